@@ -1,0 +1,1 @@
+// Benchmark driver; see Benchmarks/README.md.

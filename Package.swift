@@ -1,0 +1,63 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Targets and their allowed imports are drawn in DESIGN.md (shared/DESIGN.md).
+let package = Package(
+    name: "Carillon",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "carillon", targets: ["CarillonCLI"]),
+        .library(name: "Carillon", targets: ["Carillon"]),
+        .library(name: "MIDI", targets: ["MIDI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+    ],
+    targets: [
+        // Pure Swift MIDI core: no Foundation, no C.
+        .target(name: "MIDI"),
+
+        // C libraries, through pkg-config, with the Debian package that provides them.
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth", providers: [.apt(["libfluidsynth-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+
+        // Swift wrappers over the C libraries: typed errors, handles released in deinit.
+        .target(name: "ALSA", dependencies: ["CALSA", "MIDI"]),
+        .target(name: "FluidSynth", dependencies: ["CFluidSynth"]),
+        .target(name: "SoundFile", dependencies: ["CSndFile"]),
+
+        // Controls and mapping files: the MidiWidgetsManager equivalent.
+        .target(name: "Controls", dependencies: ["MIDI", .product(name: "Yams", package: "Yams")]),
+
+        // The render loop, mixer, sequencer and queues: no C module, testable with a fake instrument.
+        .target(name: "Engine", dependencies: [
+            "MIDI", "Controls", .product(name: "Atomics", package: "swift-atomics"),
+        ]),
+
+        // Wiring of engine, sampler, ALSA and files.
+        .target(name: "Carillon", dependencies: [
+            "MIDI", "Controls", "Engine", "ALSA", "FluidSynth", "SoundFile",
+        ]),
+
+        // The `carillon` command-line tool, one file per subcommand.
+        .executableTarget(name: "CarillonCLI", dependencies: [
+            "Carillon", "MIDI", "Controls",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        // Benchmark driver (not a test): measured side by side with peers by Benchmarks/*.
+        .executableTarget(name: "CarillonBench", dependencies: ["Carillon", "MIDI"], path: "Benchmarks/CarillonBench"),
+
+        .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
+        .testTarget(name: "ControlsTests", dependencies: ["Controls", "MIDI"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "MIDI", "Controls"]),
+        .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
+        .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
+        .testTarget(name: "ALSATests", dependencies: ["ALSA", "MIDI"]),
+        .testTarget(name: "CarillonTests", dependencies: ["Carillon", "MIDI", "Engine", "SoundFile"]),
+        .testTarget(name: "CarillonCLITests", dependencies: ["CarillonCLI"]),
+    ]
+)

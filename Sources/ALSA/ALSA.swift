@@ -1,0 +1,1 @@
+// The ALSA module; see DESIGN.md for what it holds.

@@ -1,0 +1,1 @@
+// The Carillon module; see DESIGN.md for what it holds.

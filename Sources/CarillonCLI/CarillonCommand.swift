@@ -1,0 +1,13 @@
+import ArgumentParser
+
+@main
+struct CarillonCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "carillon",
+        abstract: "A MIDI instrument host: SoundFont sampler, controllers as widgets, MIDI file player and renderer.",
+        version: "0.1.0",
+        subcommands: [
+            // Each subcommand lives in Subcommands/<Name>.swift.
+        ]
+    )
+}

@@ -1,0 +1,1 @@
+// The Controls module; see DESIGN.md for what it holds.

@@ -1,0 +1,1 @@
+// The Engine module; see DESIGN.md for what it holds.

@@ -1,0 +1,1 @@
+// The FluidSynth module; see DESIGN.md for what it holds.

@@ -1,0 +1,1 @@
+// The SoundFile module; see DESIGN.md for what it holds.
