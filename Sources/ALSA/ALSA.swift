@@ -1,1 +1,0 @@
-// The ALSA module; see DESIGN.md for what it holds.

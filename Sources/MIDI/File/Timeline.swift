@@ -1,0 +1,99 @@
+// All tracks' events merged into one list in time order.
+
+extension StandardMIDIFile {
+    /// Every event of every track, in time order with its time in seconds.
+    /// Formats 0 and 1: tracks play together; at equal ticks, events keep
+    /// track order, then file order (the merge is stable). Format 2: tracks
+    /// play one after another.
+    public func timeline() -> [TimedEvent] {
+        let map = tempoMap
+        let total = tracks.reduce(0) { $0 + $1.events.count }
+        var out: [TimedEvent] = []
+        out.reserveCapacity(total)
+        let starts = trackStartTicks
+
+        if format == .sequentialTracks || tracks.count == 1 {
+            for (k, track) in tracks.enumerated() {
+                for e in track.events {
+                    out.append(TimedEvent(seconds: 0, tick: starts[k] &+ e.tick, track: k, event: e.event))
+                }
+            }
+        } else {
+            // k-way merge with a binary heap of (tick, track) heads.
+            var heap = MergeHeap()
+            var cursor = [Int](repeating: 0, count: tracks.count)
+            for (k, track) in tracks.enumerated() where !track.events.isEmpty {
+                heap.push(tick: track.events[0].tick, track: k)
+            }
+            while let (_, k) = heap.pop() {
+                let events = tracks[k].events
+                var c = cursor[k]
+                // Take this track's run at the same tick (and beyond while it stays the smallest).
+                let limit = heap.minTick
+                repeat {
+                    out.append(TimedEvent(seconds: 0, tick: events[c].tick, track: k, event: events[c].event))
+                    c += 1
+                } while c < events.count && (events[c].tick < limit || (events[c].tick == limit && k < heap.minTrack))
+                cursor[k] = c
+                if c < events.count { heap.push(tick: events[c].tick, track: k) }
+            }
+        }
+
+        // Seconds: one forward sweep through the tempo changes (ticks are non-decreasing).
+        if map.changes.isEmpty {
+            for i in out.indices { out[i].seconds = map.seconds(atTick: out[i].tick) }
+        } else {
+            var k = 0
+            let changes = map.changes
+            for i in out.indices {
+                let t = out[i].tick
+                while k + 1 < changes.count && changes[k + 1].tick <= t { k += 1 }
+                out[i].seconds = map.seconds(atTick: t, changeIndex: k)
+            }
+        }
+        return out
+    }
+}
+
+/// A min-heap of track heads ordered by (tick, track index).
+struct MergeHeap {
+    private var items: [(tick: UInt64, track: Int)] = []
+
+    var minTick: UInt64 { items.first?.tick ?? .max }
+    var minTrack: Int { items.first?.track ?? .max }
+
+    @inline(__always)
+    private static func less(_ a: (tick: UInt64, track: Int), _ b: (tick: UInt64, track: Int)) -> Bool {
+        a.tick < b.tick || (a.tick == b.tick && a.track < b.track)
+    }
+
+    mutating func push(tick: UInt64, track: Int) {
+        items.append((tick, track))
+        var i = items.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard Self.less(items[i], items[parent]) else { break }
+            items.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    mutating func pop() -> (UInt64, Int)? {
+        guard let top = items.first else { return nil }
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            var i = 0
+            while true {
+                let l = 2 * i + 1, r = l + 1
+                var m = i
+                if l < items.count && Self.less(items[l], items[m]) { m = l }
+                if r < items.count && Self.less(items[r], items[m]) { m = r }
+                if m == i { break }
+                items.swapAt(i, m)
+                i = m
+            }
+        }
+        return (top.tick, top.track)
+    }
+}
