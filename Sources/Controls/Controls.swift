@@ -1,1 +1,0 @@
-// The Controls module; see DESIGN.md for what it holds.

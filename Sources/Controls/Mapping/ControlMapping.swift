@@ -1,0 +1,78 @@
+import MIDI
+
+/// A loaded mapping file: which controller it is for, how channels are set
+/// up, and its controls. Only ever built from a file without errors.
+public struct ControlMapping: Hashable, Sendable {
+    /// The file it came from (as given to the loader).
+    public var file: String
+    public var name: String?
+    public var description: String?
+    /// A pattern (substring, case-insensitive; or `client:port`) for the ALSA port to connect to.
+    public var port: String?
+    /// Per-channel sampler set-up, in channel order.
+    public var channels: [ChannelSetup]
+    public var controls: [ControlDefinition]
+    /// Where each control starts in the file (same order as `controls`).
+    public var locations: [SourceLocation]
+
+    public init(file: String, name: String? = nil, description: String? = nil, port: String? = nil,
+                channels: [ChannelSetup] = [], controls: [ControlDefinition] = [], locations: [SourceLocation] = [])
+    {
+        self.file = file
+        self.name = name
+        self.description = description
+        self.port = port
+        self.channels = channels
+        self.controls = controls
+        self.locations = locations
+    }
+}
+
+/// What a mapping asks of one sampler channel before any control moves.
+public struct ChannelSetup: Hashable, Sendable {
+    public var channel: Channel
+    /// A SoundFont file name or path, looked up like `--soundfont`.
+    public var soundFont: String?
+    /// Bank number 0...16383 (MSB·128 + LSB); 128 is the GM percussion bank in FluidSynth.
+    public var bank: Int?
+    public var program: UInt7?
+
+    public init(channel: Channel, soundFont: String? = nil, bank: Int? = nil, program: UInt7? = nil) {
+        self.channel = channel
+        self.soundFont = soundFont
+        self.bank = bank
+        self.program = program
+    }
+}
+
+/// A place in a file, 1-based.
+public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var column: Int
+    public init(file: String, line: Int, column: Int) {
+        self.file = file
+        self.line = line
+        self.column = column
+    }
+    public var description: String { line > 0 ? "\(file):\(line):\(column)" : file }
+}
+
+/// One mistake in a mapping file.
+public struct MappingDiagnostic: Hashable, Sendable, CustomStringConvertible {
+    public var location: SourceLocation
+    public var message: String
+    public init(_ location: SourceLocation, _ message: String) {
+        self.location = location
+        self.message = message
+    }
+    /// `file:line:column: error: message`, as compilers print it.
+    public var description: String { "\(location): error: \(message)" }
+}
+
+/// Every mistake found in a mapping file; nothing from that file is used.
+public struct MappingError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var diagnostics: [MappingDiagnostic]
+    public init(_ diagnostics: [MappingDiagnostic]) { self.diagnostics = diagnostics }
+    public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
+}

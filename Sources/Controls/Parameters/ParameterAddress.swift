@@ -1,0 +1,147 @@
+import MIDI
+
+/// The name of one parameter a control can move, Csound's "named channel":
+/// `master.gain`, `strip.3.pan`, `synth.reverb.room-size`, `channel.1.cc.74`,
+/// `transport.play`, `tone.frequency` …
+///
+/// Strip and channel numbers are MIDI channels shown to people, 1...16; inside,
+/// they are `Channel` values (0-based). Every address also has a dense integer
+/// `index` (0..<`ParameterAddress.count`) so the render thread can keep one
+/// atomic per parameter in a flat array.
+public enum ParameterAddress: Hashable, Sendable {
+    case masterGain
+    case strip(Channel, Strip)
+    case reverb(Reverb)
+    case chorus(Chorus)
+    /// A control change passed on to the sampler on this channel.
+    case channelCC(Channel, UInt7)
+    case channelProgram(Channel)
+    case channelPitchBend(Channel)
+    case transport(Transport)
+    case tone(Tone)
+
+    public enum Strip: String, CaseIterable, Sendable { case gain, pan, mute, solo }
+    public enum Reverb: String, CaseIterable, Sendable {
+        case roomSize = "room-size", damping, width, level, enabled
+    }
+    public enum Chorus: String, CaseIterable, Sendable { case level, depth, speed, voices, enabled }
+    public enum Transport: String, CaseIterable, Sendable { case play, stop, tempo, position, loop }
+    public enum Tone: String, CaseIterable, Sendable { case frequency, level, waveform, enabled }
+}
+
+// MARK: - Text form
+
+extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
+    /// The address as written in mapping files, e.g. `strip.3.pan`.
+    public var description: String {
+        switch self {
+        case .masterGain: "master.gain"
+        case .strip(let c, let p): "strip.\(c.intValue + 1).\(p.rawValue)"
+        case .reverb(let p): "synth.reverb.\(p.rawValue)"
+        case .chorus(let p): "synth.chorus.\(p.rawValue)"
+        case .channelCC(let c, let cc): "channel.\(c.intValue + 1).cc.\(cc.intValue)"
+        case .channelProgram(let c): "channel.\(c.intValue + 1).program"
+        case .channelPitchBend(let c): "channel.\(c.intValue + 1).pitch-bend"
+        case .transport(let p): "transport.\(p.rawValue)"
+        case .tone(let p): "tone.\(p.rawValue)"
+        }
+    }
+
+    /// Parses the text form; nil for anything that is not exactly one address.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        func channel(_ s: String) -> Channel? {
+            guard let n = Int(s), (1...16).contains(n), String(n) == s else { return nil }
+            return Channel(n - 1)
+        }
+        switch parts.first {
+        case "master" where parts.count == 2 && parts[1] == "gain":
+            self = .masterGain
+        case "strip" where parts.count == 3:
+            guard let c = channel(parts[1]), let p = Strip(rawValue: parts[2]) else { return nil }
+            self = .strip(c, p)
+        case "synth" where parts.count == 3:
+            if parts[1] == "reverb", let p = Reverb(rawValue: parts[2]) {
+                self = .reverb(p)
+            } else if parts[1] == "chorus", let p = Chorus(rawValue: parts[2]) {
+                self = .chorus(p)
+            } else {
+                return nil
+            }
+        case "channel" where parts.count >= 3:
+            guard let c = channel(parts[1]) else { return nil }
+            switch (parts.count, parts[2]) {
+            case (4, "cc"):
+                guard let n = Int(parts[3]), String(n) == parts[3], let cc = UInt7(exactly: n) else { return nil }
+                self = .channelCC(c, cc)
+            case (3, "program"): self = .channelProgram(c)
+            case (3, "pitch-bend"): self = .channelPitchBend(c)
+            default: return nil
+            }
+        case "transport" where parts.count == 2:
+            guard let p = Transport(rawValue: parts[1]) else { return nil }
+            self = .transport(p)
+        case "tone" where parts.count == 2:
+            guard let p = Tone(rawValue: parts[1]) else { return nil }
+            self = .tone(p)
+        default:
+            return nil
+        }
+    }
+}
+
+// MARK: - Dense index
+
+extension ParameterAddress {
+    private static let stripBase = 1
+    private static let reverbBase = stripBase + 16 * Strip.allCases.count
+    private static let chorusBase = reverbBase + Reverb.allCases.count
+    private static let ccBase = chorusBase + Chorus.allCases.count
+    private static let programBase = ccBase + 16 * 128
+    private static let pitchBendBase = programBase + 16
+    private static let transportBase = pitchBendBase + 16
+    private static let toneBase = transportBase + Transport.allCases.count
+
+    /// How many addresses exist; every `index` is below this.
+    public static let count = toneBase + Tone.allCases.count
+
+    /// A dense number in 0..<`count`, stable for a given build: the render
+    /// thread's parameter store can be a flat array indexed by it.
+    public var index: Int {
+        switch self {
+        case .masterGain: 0
+        case .strip(let c, let p):
+            Self.stripBase + c.intValue * Strip.allCases.count + Strip.allCases.firstIndex(of: p)!
+        case .reverb(let p): Self.reverbBase + Reverb.allCases.firstIndex(of: p)!
+        case .chorus(let p): Self.chorusBase + Chorus.allCases.firstIndex(of: p)!
+        case .channelCC(let c, let cc): Self.ccBase + c.intValue * 128 + cc.intValue
+        case .channelProgram(let c): Self.programBase + c.intValue
+        case .channelPitchBend(let c): Self.pitchBendBase + c.intValue
+        case .transport(let p): Self.transportBase + Transport.allCases.firstIndex(of: p)!
+        case .tone(let p): Self.toneBase + Tone.allCases.firstIndex(of: p)!
+        }
+    }
+
+    /// The address with this dense index, nil outside 0..<`count`.
+    public init?(index: Int) {
+        switch index {
+        case 0: self = .masterGain
+        case Self.stripBase..<Self.reverbBase:
+            let i = index - Self.stripBase, n = Strip.allCases.count
+            self = .strip(Channel(i / n), Strip.allCases[i % n])
+        case Self.reverbBase..<Self.chorusBase: self = .reverb(Reverb.allCases[index - Self.reverbBase])
+        case Self.chorusBase..<Self.ccBase: self = .chorus(Chorus.allCases[index - Self.chorusBase])
+        case Self.ccBase..<Self.programBase:
+            let i = index - Self.ccBase
+            self = .channelCC(Channel(i / 128), UInt7(i % 128))
+        case Self.programBase..<Self.pitchBendBase: self = .channelProgram(Channel(index - Self.programBase))
+        case Self.pitchBendBase..<Self.transportBase: self = .channelPitchBend(Channel(index - Self.pitchBendBase))
+        case Self.transportBase..<Self.toneBase: self = .transport(Transport.allCases[index - Self.transportBase])
+        case Self.toneBase..<Self.count: self = .tone(Tone.allCases[index - Self.toneBase])
+        default: return nil
+        }
+    }
+
+    /// Every address, in index order.
+    public static var all: [ParameterAddress] { (0..<count).map { ParameterAddress(index: $0)! } }
+}
