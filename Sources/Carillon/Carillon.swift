@@ -1,1 +1,0 @@
-// The Carillon module; see DESIGN.md for what it holds.

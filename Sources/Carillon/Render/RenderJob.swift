@@ -1,0 +1,173 @@
+import Engine
+import FluidSynth
+import MIDI
+import SoundFile
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Offline rendering: MIDI files through the engine's render loop, with the
+/// FluidSynth sampler, into audio files, as fast as the CPU allows. The
+/// sequencer is clocked by rendered samples, so the file holds exactly what
+/// live playback would sound like.
+///
+/// One `RenderJob` loads the SoundFont once and renders any number of files
+/// (each from a reset synth).
+public final class RenderJob {
+    public struct Options: Sendable {
+        public var sampleRate: Int = 44_100
+        /// FluidSynth's `synth.gain` (its command line's `-g`; default 0.2, as there).
+        public var gain: Double = 0.2
+        public var reverb: Bool = true
+        public var reverbLevel: Double? = nil
+        public var chorus: Bool = true
+        public var chorusLevel: Double? = nil
+        public var tail: TailPolicy = .default
+        /// Frames per block of the render loop.
+        public var blockFrames: Int = 512
+        public init() {}
+    }
+
+    public struct Summary: Sendable {
+        public var input: String
+        public var output: String
+        /// Seconds of audio written.
+        public var duration: Double
+        /// Seconds of the piece itself (to its last event).
+        public var pieceDuration: Double
+        /// Highest sample magnitude (linear; 1 = full scale).
+        public var peak: Float
+        public var clippedSamples: Int
+        /// Wall-clock seconds taken.
+        public var elapsed: Double
+
+        public var peakDBFS: Double { peak > 0 ? 20 * log10(Double(peak)) : -.infinity }
+        public var speed: Double { elapsed > 0 ? duration / elapsed : .infinity }
+    }
+
+    public struct Progress: Sendable {
+        public var rendered: Double
+        public var pieceDuration: Double
+        public var elapsed: Double
+        public var inTail: Bool
+    }
+
+    public enum Failure: Error, CustomStringConvertible {
+        case soundFont(FluidSynthError)
+        case midiFile(MIDIFileError)
+        case audioFile(SoundFileError)
+        case synth(FluidSynthError)
+        case interrupted(output: String)
+
+        public var description: String {
+            switch self {
+            case .soundFont(let e): "\(e)"
+            case .midiFile(let e): "\(e)"
+            case .audioFile(let e): "\(e)"
+            case .synth(let e): "\(e)"
+            case .interrupted(let output): "interrupted; \(output) was not written"
+            }
+        }
+    }
+
+    public let options: Options
+    public let soundFontPath: String
+    public let instrument: FluidSynthInstrument
+    private let soundFont: SoundFont
+    private let renderer: Renderer
+    private let buffer: UnsafeMutableBufferPointer<Float>
+
+    /// Creates the synth and loads the SoundFont (the slow part: do it once).
+    public init(soundFont path: String, options: Options = Options()) throws(Failure) {
+        self.options = options
+        self.soundFontPath = path
+        do throws(FluidSynthError) {
+            let settings = try Settings.forRendering(sampleRate: Double(options.sampleRate), gain: options.gain)
+            let synth = try Synth(settings: settings)
+            try synth.setReverb(on: options.reverb)
+            if let level = options.reverbLevel { try synth.setReverbLevel(level) }
+            try synth.setChorus(on: options.chorus)
+            if let level = options.chorusLevel { try synth.setChorusLevel(level) }
+            instrument = FluidSynthInstrument(synth: synth)
+        } catch {
+            throw .synth(error)
+        }
+        do throws(FluidSynthError) {
+            soundFont = try instrument.synth.loadSoundFont(at: path)
+        } catch {
+            throw .soundFont(error)
+        }
+        renderer = Renderer(instrument: instrument)
+        buffer = .allocate(capacity: 2 * options.blockFrames)
+        buffer.initialize(repeating: 0)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Renders `input` into `output`. The audio goes to a temporary file beside
+    /// `output`, renamed only when complete; on any failure or when `cancel`
+    /// is set, nothing is left under `output`.
+    public func render(
+        input: String, output: String, format: AudioFileFormat, encoding: SampleEncoding?,
+        cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil
+    ) throws(Failure) -> Summary {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let score: Score
+        do throws(MIDIFileError) { score = try Score(contentsOf: input) } catch { throw .midiFile(error) }
+
+        let writer: AudioFileWriter
+        do throws(SoundFileError) {
+            writer = try AudioFileWriter(path: output, format: format, encoding: encoding,
+                                         sampleRate: options.sampleRate, channels: 2)
+        } catch { throw .audioFile(error) }
+
+        let rate = Double(options.sampleRate)
+        _ = instrument.synth.systemReset()
+        renderer.prepare(sampleRate: rate, maxFrames: options.blockFrames)
+        renderer.schedule(score, startingAt: 0)
+        var tail = TailTracker(policy: options.tail, sampleRate: rate)
+        var blocks = 0
+        var finished = false
+
+        while !finished {
+            if cancel?.isSet == true {
+                writer.discard()
+                throw .interrupted(output: output)
+            }
+            var frames = options.blockFrames
+            let inTail = renderer.isScoreFinished
+            if inTail { frames = min(frames, tail.remainingFrames) }
+            if frames > 0 {
+                renderer.render(frames: frames, into: buffer)
+                do throws(SoundFileError) {
+                    try writer.write(UnsafeBufferPointer(buffer), frames: frames)
+                } catch { throw .audioFile(error) }
+            }
+            if inTail { finished = frames == 0 || tail.observe(peak: renderer.blockPeak, frames: frames) }
+            blocks += 1
+            if let progress, blocks & 127 == 0 {
+                progress(Progress(rendered: Double(renderer.sampleTime) / rate, pieceDuration: score.duration,
+                                  elapsed: Self.seconds(clock.now - start), inTail: inTail))
+            }
+        }
+        do throws(SoundFileError) { try writer.finish() } catch { throw .audioFile(error) }
+        return Summary(input: input, output: output, duration: Double(renderer.sampleTime) / rate,
+                       pieceDuration: score.duration, peak: renderer.peak,
+                       clippedSamples: renderer.clippedSamples, elapsed: Self.seconds(clock.now - start))
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (s, atto) = duration.components
+        return Double(s) + Double(atto) * 1e-18
+    }
+}
+
+/// Set from any thread (a signal handler included) to stop a render between blocks.
+public final class CancellationFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    public init() {}
+    public func set() { flag.store(true, ordering: .relaxed) }
+    public var isSet: Bool { flag.load(ordering: .relaxed) }
+}

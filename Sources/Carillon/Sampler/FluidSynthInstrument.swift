@@ -1,0 +1,46 @@
+import Engine
+import FluidSynth
+import Synchronization
+
+/// The FluidSynth sampler as the engine's `Instrument`: one stereo strip per
+/// MIDI channel (`synth.audio-groups` = 16) and separate reverb and chorus
+/// returns, rendered with `fluid_synth_process`.
+///
+/// Threads: build and configure it before rendering; afterwards only the render
+/// thread calls `receive`, `render` and `silence`.
+public final class FluidSynthInstrument: Instrument {
+    public let synth: Synth
+    public let stripCount: Int
+    private let effectsCount: Int
+    /// Messages FluidSynth refused (no preset on the channel, …) and failed
+    /// `fluid_synth_process` calls. Any thread.
+    private let refused = Atomic<Int>(0)
+
+    public init(synth: Synth) {
+        self.synth = synth
+        stripCount = synth.audioGroupCount
+        effectsCount = min(4, 2 * synth.effectsChannelCount * synth.effectsGroupCount)
+    }
+
+    public var refusedCount: Int { refused.load(ordering: .relaxed) }
+
+    public func prepare(sampleRate: Double, maxFrames: Int) {
+        precondition(abs(sampleRate - synth.sampleRate) < 0.5, "the synth was created for another rate")
+    }
+
+    public func receive(_ message: ChannelMessage) {
+        if !synth.send(status: message.status, data1: message.data1, data2: message.data2) {
+            refused.add(1, ordering: .relaxed)
+        }
+    }
+
+    public func render(frames: Int,
+                       dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
+                       effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>) {
+        if !synth.process(frames: frames, fx: effects, fxCount: effectsCount, out: dry, outCount: 2 * stripCount) {
+            refused.add(1, ordering: .relaxed)
+        }
+    }
+
+    public func silence() { _ = synth.allSoundsOff() }
+}

@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Finds the SoundFont to load, in this order: the path the user gave
+/// (`--soundfont`), `$CARILLON_SOUNDFONT`, the first `.sf2`/`.sf3` in the
+/// repository's `soundfonts/` folder, then the system's General MIDI fonts.
+public struct SoundFontLocator: Sendable {
+    public static let environmentVariable = "CARILLON_SOUNDFONT"
+    public static let systemFonts = [
+        "/usr/share/sounds/sf2/default-GM.sf2",
+        "/usr/share/sounds/sf2/FluidR3_GM.sf2",
+        "/usr/share/sounds/sf2/TimGM6mb.sf2",
+    ]
+    public static let installHint = "sudo apt-get install fluid-soundfont-gm"
+
+    public var explicitPath: String?
+    public var environment: String?
+    public var repositoryFolder: String?
+    public var systemPaths: [String]
+
+    public init(explicitPath: String? = nil,
+                environment: String? = getenv(SoundFontLocator.environmentVariable).map { String(cString: $0) },
+                repositoryFolder: String? = SoundFontLocator.defaultRepositoryFolder(),
+                systemPaths: [String] = SoundFontLocator.systemFonts) {
+        self.explicitPath = explicitPath
+        self.environment = environment.flatMap { $0.isEmpty ? nil : $0 }
+        self.repositoryFolder = repositoryFolder
+        self.systemPaths = systemPaths
+    }
+
+    public enum Failure: Error, Equatable, CustomStringConvertible {
+        /// The path the user named does not exist: no fallback, say so.
+        case explicitNotFound(String, source: String)
+        /// Nothing anywhere; lists every place tried.
+        case noneFound(tried: [String])
+
+        public var description: String {
+            switch self {
+            case .explicitNotFound(let path, let source):
+                "SoundFont not found: \(path) (from \(source))"
+            case .noneFound(let tried):
+                "no SoundFont found; tried: " + tried.joined(separator: ", ")
+                    + ". Install one with `\(SoundFontLocator.installHint)` or pass --soundfont FILE"
+            }
+        }
+    }
+
+    /// The SoundFont's path. A path given explicitly (option or environment)
+    /// must exist: it is never silently replaced by a fallback.
+    public func locate() throws(Failure) -> String {
+        if let explicitPath {
+            guard Self.exists(explicitPath) else { throw .explicitNotFound(explicitPath, source: "--soundfont") }
+            return explicitPath
+        }
+        if let environment {
+            guard Self.exists(environment) else { throw .explicitNotFound(environment, source: "$\(Self.environmentVariable)") }
+            return environment
+        }
+        var tried = ["--soundfont (not given)", "$\(Self.environmentVariable) (not set)"]
+        if let folder = repositoryFolder {
+            if let font = Self.firstFont(in: folder) { return font }
+            tried.append("\(folder)/*.sf2, *.sf3")
+        }
+        for path in systemPaths {
+            if Self.exists(path) { return path }
+            tried.append(path)
+        }
+        throw .noneFound(tried: tried)
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFDIR
+    }
+
+    static func firstFont(in folder: String) -> String? {
+        guard let dir = opendir(folder) else { return nil }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            let lower = name.lowercased()
+            if lower.hasSuffix(".sf2") || lower.hasSuffix(".sf3") { names.append(name) }
+        }
+        return names.sorted().map { "\(folder)/\($0)" }.first { exists($0) }
+    }
+
+    /// `soundfonts/` of the repository: beside the `Package.swift` found by
+    /// walking up from the executable (a build tree) or the working directory.
+    public static func defaultRepositoryFolder() -> String? {
+        var starts: [String] = []
+        if let exe = realpath("/proc/self/exe", nil) { starts.append(String(cString: exe)); free(exe) }
+        if let cwd = getcwd(nil, 0) { starts.append(String(cString: cwd) + "/."); free(cwd) }
+        for start in starts {
+            var dir = start
+            while let slash = dir.lastIndex(of: "/"), slash != dir.startIndex {
+                dir = String(dir[..<slash])
+                if exists(dir + "/Package.swift") { return dir + "/soundfonts" }
+            }
+        }
+        return nil
+    }
+}

@@ -1,1 +1,0 @@
-// The Engine module; see DESIGN.md for what it holds.

@@ -1,0 +1,214 @@
+import Atomics
+
+/// Sums the instrument's strips (one per MIDI channel) and effects returns into
+/// interleaved stereo, with per-strip gain, balance, mute and solo, a master
+/// gain, meters and clip counting. Parameters come from a `ParameterStore`
+/// once per block and ramp linearly across the block, so changes never click.
+///
+/// Threads: `init` anywhere; `mix` on the render thread only (no allocation,
+/// no locks); the published meters (`Meters`) from any thread.
+final class Mixer {
+    let stripCount: Int
+    let meters: Meters
+    private let parameters: ParameterStore
+
+    // Render-thread state, allocated once.
+    private let state: UnsafeMutablePointer<Float>      // per strip: current left, right gain
+    private let seen: UnsafeMutablePointer<UInt32>      // change counters of every slot
+    private let values: UnsafeMutablePointer<Float>     // latest value of every slot
+    private var master: Float = 1, reverb: Float = 1, chorus: Float = 1
+    private var scratch: UnsafeMutablePointer<Float>    // planar left, right mix
+    private var maxFrames = 0
+
+    /// Render-thread statistics of the last block and of the whole run.
+    private(set) var blockPeak: Float = 0
+    private(set) var peak: Float = 0
+    private(set) var clippedSamples = 0
+
+    init(stripCount: Int, parameters: ParameterStore) {
+        self.stripCount = stripCount
+        self.parameters = parameters
+        meters = Meters(stripCount: stripCount)
+        state = .allocate(capacity: 2 * stripCount)
+        state.initialize(repeating: 1, count: 2 * stripCount)
+        seen = .allocate(capacity: ParameterStore.slotCount)
+        seen.initialize(repeating: .max, count: ParameterStore.slotCount)
+        values = .allocate(capacity: ParameterStore.slotCount)
+        values.initialize(repeating: 0, count: ParameterStore.slotCount)
+        scratch = .allocate(capacity: 0)
+        refreshParameters()
+        master = values[ParameterStore.Parameter.masterGain.index]
+        reverb = values[ParameterStore.Parameter.reverbReturn.index]
+        chorus = values[ParameterStore.Parameter.chorusReturn.index]
+        for s in 0..<stripCount {
+            let (l, r) = targetGains(strip: s, anySolo: anySolo)
+            state[2 * s] = l; state[2 * s + 1] = r
+        }
+    }
+
+    deinit {
+        state.deallocate(); seen.deallocate(); values.deallocate(); scratch.deallocate()
+    }
+
+    func prepare(maxFrames: Int) {
+        scratch.deallocate()
+        scratch = .allocate(capacity: 2 * max(1, maxFrames))
+        self.maxFrames = maxFrames
+    }
+
+    func resetStatistics() { peak = 0; clippedSamples = 0; blockPeak = 0 }
+
+    private var anySolo = false
+
+    /// Reads every parameter slot; returns whether any changed.
+    @inline(__always) @discardableResult
+    private func refreshParameters() -> Bool {
+        var changed = false
+        for i in 0..<ParameterStore.slotCount {
+            let (value, counter) = parameters.read(i)
+            if counter != seen[i] { seen[i] = counter; values[i] = value; changed = true }
+        }
+        if changed {
+            anySolo = false
+            for s in 0..<min(stripCount, ParameterStore.stripCount)
+            where values[ParameterStore.Parameter.stripSolo(s).index] > 0.5 { anySolo = true }
+        }
+        return changed
+    }
+
+    @inline(__always)
+    private func targetGains(strip s: Int, anySolo: Bool) -> (Float, Float) {
+        // With fewer strips than channels (a single stereo output), strip 0 is the whole mix.
+        guard stripCount == ParameterStore.stripCount else { return (1, 1) }
+        let gain = values[ParameterStore.Parameter.stripGain(s).index]
+        let pan = min(1, max(-1, values[ParameterStore.Parameter.stripPan(s).index]))
+        let muted = values[ParameterStore.Parameter.stripMute(s).index] > 0.5
+        let soloed = values[ParameterStore.Parameter.stripSolo(s).index] > 0.5
+        guard !muted, !anySolo || soloed else { return (0, 0) }
+        // Balance: centre is unity on both sides; turning right fades the left.
+        return (gain * (pan > 0 ? 1 - pan : 1), gain * (pan < 0 ? 1 + pan : 1))
+    }
+
+    /// Mixes `frames` frames of `dry` (2 × stripCount planar buffers) and
+    /// `effects` (reverb L/R, chorus L/R) into `output` (interleaved stereo).
+    func mix(frames: Int,
+             dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
+             effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
+             into output: UnsafeMutablePointer<Float>) {
+        refreshParameters()
+        let mixL = scratch, mixR = scratch + maxFrames
+        mixL.update(repeating: 0, count: frames)
+        mixR.update(repeating: 0, count: frames)
+        let step = 1 / Float(frames)
+
+        for s in 0..<stripCount {
+            let (toL, toR) = targetGains(strip: s, anySolo: anySolo)
+            let fromL = state[2 * s], fromR = state[2 * s + 1]
+            state[2 * s] = toL; state[2 * s + 1] = toR
+            guard let inL = dry[2 * s], let inR = dry[2 * s + 1] else { continue }
+            let level = Self.peak(inL, frames) 
+            let levelR = Self.peak(inR, frames)
+            meters.setStripPeak(s, max(level * max(fromL, toL), levelR * max(fromR, toR)))
+            guard level > 0 || levelR > 0, fromL != 0 || toL != 0 || fromR != 0 || toR != 0 else { continue }
+            Self.accumulate(inL, into: mixL, frames: frames, from: fromL, to: toL, step: step)
+            Self.accumulate(inR, into: mixR, frames: frames, from: fromR, to: toR, step: step)
+        }
+
+        let newReverb = values[ParameterStore.Parameter.reverbReturn.index]
+        let newChorus = values[ParameterStore.Parameter.chorusReturn.index]
+        if let l = effects[0], let r = effects[1] {
+            Self.accumulate(l, into: mixL, frames: frames, from: reverb, to: newReverb, step: step)
+            Self.accumulate(r, into: mixR, frames: frames, from: reverb, to: newReverb, step: step)
+        }
+        if let l = effects[2], let r = effects[3] {
+            Self.accumulate(l, into: mixL, frames: frames, from: chorus, to: newChorus, step: step)
+            Self.accumulate(r, into: mixR, frames: frames, from: chorus, to: newChorus, step: step)
+        }
+        reverb = newReverb; chorus = newChorus
+
+        // Master: gain ramp, interleave, meters, clips.
+        let newMaster = values[ParameterStore.Parameter.masterGain.index]
+        let delta = (newMaster - master) * step
+        var gain = master
+        var blockMax: Float = 0, sumSquares: Float = 0
+        var clips = 0
+        for i in 0..<frames {
+            gain += delta
+            let l = mixL[i] * gain, r = mixR[i] * gain
+            output[2 * i] = l; output[2 * i + 1] = r
+            let m = max(abs(l), abs(r))
+            blockMax = max(blockMax, m)
+            sumSquares += l * l + r * r
+            clips &+= (abs(l) > 1 ? 1 : 0) &+ (abs(r) > 1 ? 1 : 0)
+        }
+        master = newMaster
+        blockPeak = blockMax
+        peak = max(peak, blockMax)
+        clippedSamples &+= clips
+        meters.publish(peak: blockMax, rms: (sumSquares / Float(2 * frames)).squareRoot(), clips: clips)
+    }
+
+    @inline(__always)
+    private static func peak(_ buffer: UnsafeMutablePointer<Float>, _ frames: Int) -> Float {
+        var result: Float = 0
+        for i in 0..<frames { result = max(result, abs(buffer[i])) }
+        return result
+    }
+
+    @inline(__always)
+    private static func accumulate(_ input: UnsafeMutablePointer<Float>, into mix: UnsafeMutablePointer<Float>,
+                                   frames: Int, from: Float, to: Float, step: Float) {
+        if from == to {
+            if from == 1 {
+                for i in 0..<frames { mix[i] += input[i] }
+            } else if from != 0 {
+                for i in 0..<frames { mix[i] += input[i] * from }
+            }
+        } else {
+            let delta = (to - from) * step
+            var gain = from
+            for i in 0..<frames { gain += delta; mix[i] += input[i] * gain }
+        }
+    }
+}
+
+/// Levels for a UI to read from any thread, published by the render thread
+/// once per block: the last block's master peak and RMS (linear), each
+/// strip's peak, and the count of samples beyond full scale.
+public final class Meters: @unchecked Sendable {
+    public let stripCount: Int
+    private let words: UnsafeMutablePointer<UInt32.AtomicRepresentation>
+    private let clips: UnsafeAtomic<Int>
+
+    init(stripCount: Int) {
+        self.stripCount = stripCount
+        words = .allocate(capacity: 2 + stripCount)
+        for i in 0..<(2 + stripCount) { (words + i).initialize(to: .init(0)) }
+        clips = .create(0)
+    }
+
+    deinit {
+        words.deinitialize(count: 2 + stripCount); words.deallocate()
+        _ = clips.destroy()
+    }
+
+    @inline(__always) private func word(_ i: Int) -> UnsafeAtomic<UInt32> { UnsafeAtomic(at: words + i) }
+
+    public var peak: Float { Float(bitPattern: word(0).load(ordering: .relaxed)) }
+    public var rms: Float { Float(bitPattern: word(1).load(ordering: .relaxed)) }
+    public func stripPeak(_ strip: Int) -> Float { Float(bitPattern: word(2 + strip).load(ordering: .relaxed)) }
+    /// Samples beyond ±1 since the renderer was prepared.
+    public var clippedSamples: Int { clips.load(ordering: .relaxed) }
+
+    @inline(__always) func publish(peak: Float, rms: Float, clips count: Int) {
+        word(0).store(peak.bitPattern, ordering: .relaxed)
+        word(1).store(rms.bitPattern, ordering: .relaxed)
+        if count > 0 { clips.wrappingIncrement(by: count, ordering: .relaxed) }
+    }
+
+    @inline(__always) func setStripPeak(_ strip: Int, _ value: Float) {
+        word(2 + strip).store(value.bitPattern, ordering: .relaxed)
+    }
+
+    func resetClips() { clips.store(0, ordering: .relaxed) }
+}

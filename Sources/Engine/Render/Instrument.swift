@@ -1,0 +1,27 @@
+/// A sound source the renderer drives: the FluidSynth sampler in the product,
+/// a fake in tests.
+///
+/// Threads: `prepare` before rendering starts; `receive`, `render` and
+/// `silence` on the render thread only, where they must not allocate, lock,
+/// throw or log.
+public protocol Instrument: AnyObject {
+    /// Stereo outputs the instrument renders to; MIDI channel `c` sounds in
+    /// output `c % stripCount` (16: one strip per MIDI channel).
+    var stripCount: Int { get }
+
+    /// Called before rendering, with the largest `frames` a render call will ask for.
+    func prepare(sampleRate: Double, maxFrames: Int)
+
+    /// Applies one channel message now. Render thread.
+    func receive(_ message: ChannelMessage)
+
+    /// Adds `frames` frames of sound into planar buffers, which the renderer
+    /// has zeroed: `dry` holds `2 × stripCount` pointers (left, right of each
+    /// strip), `effects` 4 (reverb left/right, chorus left/right). Render thread.
+    func render(frames: Int,
+                dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
+                effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>)
+
+    /// Stops every sound at once (all sound off on every channel). Render thread.
+    func silence()
+}

@@ -1,0 +1,145 @@
+/// The block render loop, the same for live playback and offline rendering.
+///
+/// Each `render(frames:into:)` call, on the render thread:
+/// 1. takes the events due in the block from the sequencer (the scheduled
+///    `Score`) and from the `events` queue (pushed by another thread), in time
+///    order, and splits the block at each one so it applies at its frame;
+/// 2. has the instrument render each piece into the strip buffers;
+/// 3. mixes the strips (gain, balance, mute, solo, master, meters) into the
+///    caller's interleaved stereo buffer;
+/// 4. advances the sample clock (`sampleTime`) by `frames`.
+///
+/// Threads: `prepare` and `schedule` before rendering starts (or while no
+/// render call runs); `render` and `silence` on one render thread; `events.push`
+/// on one producer thread; `parameters` and `meters` from any thread.
+/// Nothing in `render` allocates, locks, throws or logs.
+public final class Renderer: @unchecked Sendable {
+    public let instrument: any Instrument
+    /// Messages from another thread (MIDI input, UI), applied at their `frame`.
+    public let events: EventQueue
+    /// Mixer parameters, set from any thread.
+    public let parameters: ParameterStore
+    /// Levels, read from any thread.
+    public var meters: Meters { mixer.meters }
+
+    private let mixer: Mixer
+    private var sequencer = Sequencer()
+    private var buffers: UnsafeMutablePointer<Float>
+    private let dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+    private let effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+    private let dryPiece: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+    private let effectsPiece: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+    private var bufferCount: Int { 2 * instrument.stripCount + 4 }
+
+    public private(set) var sampleRate: Double = 0
+    public private(set) var maxFrames = 0
+    /// Frames rendered since `prepare`: the sample clock events are timed on.
+    public private(set) var sampleTime: UInt64 = 0
+
+    public init(instrument: any Instrument, eventCapacity: Int = 1024, parameters: ParameterStore = ParameterStore()) {
+        self.instrument = instrument
+        self.events = EventQueue(capacity: eventCapacity)
+        self.parameters = parameters
+        mixer = Mixer(stripCount: instrument.stripCount, parameters: parameters)
+        buffers = .allocate(capacity: 0)
+        let strips = instrument.stripCount
+        dry = .allocate(capacity: 2 * strips); dry.initialize(repeating: nil, count: 2 * strips)
+        dryPiece = .allocate(capacity: 2 * strips); dryPiece.initialize(repeating: nil, count: 2 * strips)
+        effects = .allocate(capacity: 4); effects.initialize(repeating: nil, count: 4)
+        effectsPiece = .allocate(capacity: 4); effectsPiece.initialize(repeating: nil, count: 4)
+    }
+
+    deinit {
+        sequencer.release()
+        buffers.deallocate()
+        dry.deallocate(); dryPiece.deallocate(); effects.deallocate(); effectsPiece.deallocate()
+    }
+
+    /// Sizes every buffer for blocks of up to `maxFrames` frames and resets the
+    /// sample clock to 0. Not on the render thread.
+    public func prepare(sampleRate: Double, maxFrames: Int) {
+        precondition(maxFrames > 0 && sampleRate > 0)
+        self.sampleRate = sampleRate
+        self.maxFrames = maxFrames
+        instrument.prepare(sampleRate: sampleRate, maxFrames: maxFrames)
+        mixer.prepare(maxFrames: maxFrames)
+        buffers.deallocate()
+        buffers = .allocate(capacity: bufferCount * maxFrames)
+        buffers.initialize(repeating: 0, count: bufferCount * maxFrames)
+        for i in 0..<(2 * instrument.stripCount) { dry[i] = buffers + i * maxFrames }
+        for i in 0..<4 { effects[i] = buffers + (2 * instrument.stripCount + i) * maxFrames }
+        sampleTime = 0
+        mixer.resetStatistics()
+        mixer.meters.resetClips()
+    }
+
+    /// Schedules a piece to start at `startFrame` of the sample clock (now by
+    /// default), replacing any piece scheduled before. Not while `render` runs.
+    public func schedule(_ score: Score, startingAt startFrame: UInt64? = nil) {
+        precondition(sampleRate > 0, "prepare before schedule")
+        sequencer.replace(with: score, sampleRate: sampleRate, startFrame: startFrame ?? sampleTime)
+    }
+
+    /// True once every scheduled event has been applied and the clock has
+    /// reached the piece's end. Render thread (or when it is idle).
+    public var isScoreFinished: Bool { sequencer.isExhausted && sampleTime >= sequencer.endFrame }
+
+    /// Where the scheduled piece ends on the sample clock.
+    public var scoreEndFrame: UInt64 { sequencer.endFrame }
+
+    /// The last block's peak (linear, both channels), the peak since `prepare`
+    /// and the samples beyond ±1 since `prepare`. Render thread.
+    public var blockPeak: Float { mixer.blockPeak }
+    public var peak: Float { mixer.peak }
+    public var clippedSamples: Int { mixer.clippedSamples }
+
+    /// Renders `frames` (≤ `maxFrames`) frames of interleaved stereo into
+    /// `output` (at least `2 × frames` samples). Render thread.
+    public func render(frames: Int, into output: UnsafeMutableBufferPointer<Float>) {
+        precondition(frames <= maxFrames && output.count >= 2 * frames)
+        guard frames > 0, let out = output.baseAddress else { return }
+        for i in 0..<bufferCount { buffers.advanced(by: i * maxFrames).update(repeating: 0, count: frames) }
+
+        let blockStart = sampleTime
+        let blockEnd = blockStart &+ UInt64(frames)
+        var done = 0
+        while true {
+            let fromScore = sequencer.next(before: blockEnd)
+            var fromQueue: TimedMessage? = nil
+            if let queued = events.peek(), queued.frame < blockEnd { fromQueue = queued }
+            let event: TimedMessage, isScore: Bool
+            if let s = fromScore, fromQueue == nil || fromQueue!.frame >= s.frame {
+                event = s; isScore = true
+            } else if let q = fromQueue {
+                event = q; isScore = false
+            } else {
+                break
+            }
+            let offset = event.frame <= blockStart ? 0 : Int(event.frame - blockStart)
+            if offset > done {
+                renderPiece(from: done, frames: offset - done)
+                done = offset
+            }
+            instrument.receive(event.message)
+            if isScore { sequencer.advance() } else { events.pop() }
+        }
+        if done < frames { renderPiece(from: done, frames: frames - done) }
+
+        mixer.mix(frames: frames, dry: dry, effects: effects, into: out)
+        sampleTime = blockEnd
+    }
+
+    @inline(__always)
+    private func renderPiece(from offset: Int, frames: Int) {
+        if offset == 0 {
+            instrument.render(frames: frames, dry: dry, effects: effects)
+            return
+        }
+        for i in 0..<(2 * instrument.stripCount) { dryPiece[i] = dry[i].map { $0 + offset } }
+        for i in 0..<4 { effectsPiece[i] = effects[i].map { $0 + offset } }
+        instrument.render(frames: frames, dry: dryPiece, effects: effectsPiece)
+    }
+
+    /// Stops every sound now (all sound off). Render thread.
+    public func silence() { instrument.silence() }
+}

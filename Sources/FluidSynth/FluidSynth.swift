@@ -1,1 +1,0 @@
-// The FluidSynth module; see DESIGN.md for what it holds.

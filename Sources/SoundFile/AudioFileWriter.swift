@@ -1,0 +1,104 @@
+import CSndFile
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes interleaved float frames to an audio file, safely: samples go to a
+/// hidden temporary file beside the target, which `finish()` renames onto the
+/// target only once complete. Whatever stops the writer earlier (an error,
+/// `discard()`, or the writer being released unfinished) removes the
+/// temporary file, so no truncated file ever appears under the target's name.
+///
+/// Not for the render thread: `write` may block on the disk.
+public final class AudioFileWriter {
+    public let path: String
+    public let temporaryPath: String
+    public let format: AudioFileFormat
+    public let encoding: SampleEncoding
+    public let sampleRate: Int
+    public let channels: Int
+    public private(set) var framesWritten = 0
+    private var file: OpaquePointer?
+    private var finished = false
+
+    public init(path: String, format: AudioFileFormat, encoding: SampleEncoding? = nil,
+                sampleRate: Int, channels: Int = 2) throws(SoundFileError) {
+        let encoding = encoding ?? format.encodings[0]
+        guard format.encodings.contains(encoding) else { throw .unsupported(format: format, encoding: encoding) }
+        self.path = path; self.format = format; self.encoding = encoding
+        self.sampleRate = sampleRate; self.channels = channels
+        temporaryPath = Self.temporaryPath(beside: path)
+
+        var info = SF_INFO()
+        info.samplerate = Int32(sampleRate)
+        info.channels = Int32(channels)
+        info.format = format.majorFormat | encoding.subtype
+        guard sf_format_check(&info) != 0 else { throw .unsupported(format: format, encoding: encoding) }
+        guard let file = sf_open(temporaryPath, Int32(SFM_WRITE), &info) else {
+            let reason = String(cString: sf_strerror(nil))
+            unlink(temporaryPath)
+            throw .cannotCreate(path: path, reason: Self.plainReason(reason, directoryOf: path))
+        }
+        self.file = file
+        // Floats beyond ±1 clip to full scale instead of wrapping around.
+        _ = sf_command(file, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+    }
+
+    deinit { discard() }
+
+    /// Appends `frames` interleaved frames.
+    public func write(_ samples: UnsafeBufferPointer<Float>, frames: Int) throws(SoundFileError) {
+        guard let file else { throw .writeFailed(path: path, reason: "writer already closed") }
+        precondition(samples.count >= frames * channels)
+        let written = sf_writef_float(file, samples.baseAddress, sf_count_t(frames))
+        guard written == frames else {
+            let reason = String(cString: sf_strerror(file))
+            discard()
+            throw .writeFailed(path: path, reason: reason)
+        }
+        framesWritten += frames
+    }
+
+    /// Closes the temporary file and renames it onto the target.
+    public func finish() throws(SoundFileError) {
+        guard let file else { throw .cannotFinish(path: path, reason: "writer already closed") }
+        self.file = nil
+        let closed = sf_close(file)
+        guard closed == 0 else {
+            unlink(temporaryPath)
+            throw .cannotFinish(path: path, reason: String(cString: sf_error_number(closed)))
+        }
+        // mkstemp-like files are 0600; give the output the usual 0666 & ~umask.
+        let mask = umask(0); umask(mask)
+        chmod(temporaryPath, 0o666 & ~mask)
+        guard rename(temporaryPath, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporaryPath)
+            throw .cannotFinish(path: path, reason: reason)
+        }
+        finished = true
+    }
+
+    /// Abandons the file: closes and removes the temporary file. Safe to call twice.
+    public func discard() {
+        if let file { sf_close(file); self.file = nil }
+        if !finished { unlink(temporaryPath) }
+    }
+
+    static func temporaryPath(beside path: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let random = UInt32.random(in: 0...UInt32.max)
+        return "\(directory).\(name).\(getpid())-\(String(random, radix: 16)).tmp"
+    }
+
+    private static func plainReason(_ reason: String, directoryOf path: String) -> String {
+        // libsndfile says "System error : Permission denied." and the like.
+        var text = reason
+        let prefix = "System error : "
+        if text.hasPrefix(prefix) { text = String(text.dropFirst(prefix.count)) }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+}

@@ -1,1 +1,0 @@
-// The SoundFile module; see DESIGN.md for what it holds.
