@@ -51,6 +51,9 @@ let package = Package(
         // Benchmark driver (not a test): measured side by side with peers by Benchmarks/*.
         .executableTarget(name: "CarillonBench", dependencies: ["Carillon", "MIDI"], path: "Benchmarks/CarillonBench"),
 
+        // Driver of the ALSA integration tests run in the VM (scripts/test-alsa-vm); not shipped.
+        .executableTarget(name: "carillon-alsa-probe", dependencies: ["ALSA", "MIDI"], path: "Tests/ALSAIntegration/Probe"),
+
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "MIDI"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "MIDI", "Controls"]),

@@ -1,0 +1,344 @@
+// carillon-alsa-probe: the driver of the ALSA VM integration tests
+// (scripts/test-alsa-vm). Each subcommand exercises one part of the ALSA
+// target against real third-party clients and prints lines the script checks.
+//
+//   listen  [--name N] [--connect SPEC]... [--autoconnect all|hw|PATTERN] [--seconds S] [--idle S]
+//   send    [--name N] [--notes 60,64,67] [--hold] [--sustain] [--wait S]
+//   sine    [--device D] [--rate R] [--period P] [--periods N] [--seconds S] [--freq F]
+//           [--format float|s32|s16] [--stall-ms M] [--rt]
+//   analyze FILE.wav --freq F
+//   speedup IN.mid OUT.mid FACTOR
+//   ports
+import ALSA
+import Glibc
+import MIDI
+import Synchronization
+
+/// One output line, flushed at once (the test script watches the output while we run).
+func say(_ line: String) {
+    print(line)
+    fflush(nil)
+}
+
+func fixed(_ x: Double, _ digits: Int) -> String {
+    let scale = Double([1, 10, 100, 1000][digits])
+    let v = (x * scale).rounded() / scale
+    return "\(v)"
+}
+
+struct Arguments {
+    var positional: [String] = []
+    var options: [String: [String]] = [:]
+    var flags: Set<String> = []
+    static let flagNames: Set<String> = ["--hold", "--sustain", "--rt", "--quiet"]
+
+    init(_ args: ArraySlice<String>) {
+        var it = args.makeIterator()
+        while let a = it.next() {
+            if Self.flagNames.contains(a) { flags.insert(a) }
+            else if a.hasPrefix("--"), let v = it.next() { options[a, default: []].append(v) }
+            else { positional.append(a) }
+        }
+    }
+    func string(_ k: String, _ d: String) -> String { options[k]?.last ?? d }
+    func int(_ k: String, _ d: Int) -> Int { options[k]?.last.flatMap { Int($0) } ?? d }
+    func double(_ k: String, _ d: Double) -> Double { options[k]?.last.flatMap { Double($0) } ?? d }
+    func all(_ k: String) -> [String] { options[k] ?? [] }
+}
+
+func fail(_ message: String) -> Never {
+    let text = Array("carillon-alsa-probe: \(message)\n".utf8)
+    _ = text.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+    exit(1)
+}
+
+func now() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+let stopSignal = Atomic<Bool>(false)
+signal(SIGTERM) { _ in stopSignal.store(true, ordering: .relaxed) }
+signal(SIGINT) { _ in stopSignal.store(true, ordering: .relaxed) }
+
+func describe(_ m: MIDIMessage) -> String {
+    switch m {
+    case .noteOn(let n): "noteOn ch=\(n.channel) note=\(n.note) vel=\(n.velocity)"
+    case .noteOff(let n): "noteOff ch=\(n.channel) note=\(n.note) vel=\(n.velocity)"
+    case .controlChange(let c): "cc ch=\(c.channel) cc=\(c.controller) value=\(c.value)"
+    case .pitchBend(let b): "pitchBend ch=\(b.channel) value=\(b.value)"
+    case .sysEx(let s): "sysEx bytes=\(s.data.count)"
+    default: "\(m)"
+    }
+}
+
+// MARK: listen
+
+final class ListenStats: @unchecked Sendable {
+    let lock = Mutex<(noteOn: Int, noteOnZero: Int, noteOff: Int, other: Int, releases: Int, last: Double)>(
+        (0, 0, 0, 0, 0, 0))
+}
+
+func listen(_ args: Arguments) -> Int32 {
+    let client: SequencerClient
+    do { client = try SequencerClient(name: args.string("--name", "carillon-probe")) } catch { fail("\(error)") }
+    for spec in args.all("--connect") {
+        do {
+            let connected = try client.connect(source: spec)
+            for p in connected { say("connected \(p.address) '\(p.clientName)' '\(p.portName)'") }
+        } catch { fail("\(error)") }
+    }
+    if let auto = args.options["--autoconnect"]?.last {
+        let policy: AutoconnectPolicy = switch auto {
+        case "all": .allSources
+        case "hw": .hardwareSources
+        default: .named(auto)
+        }
+        do {
+            for p in try client.setAutoconnect(policy) { say("connected \(p.address) '\(p.clientName)' '\(p.portName)'") }
+        } catch { fail("\(error)") }
+    }
+    let quiet = args.flags.contains("--quiet")
+    let stats = ListenStats()
+    do {
+        try client.start { event in
+            switch event {
+            case .message(let m, let source):
+                stats.lock.withLock { s in
+                    switch m {
+                    case .noteOn(let n) where n.velocity.value == 0: s.noteOnZero += 1
+                    case .noteOn: s.noteOn += 1
+                    case .noteOff: s.noteOff += 1
+                    default: s.other += 1
+                    }
+                    s.last = now()
+                }
+                if !quiet { say("msg \(source) \(describe(m))") }
+            case .release(let m, let source):
+                stats.lock.withLock { $0.releases += 1; $0.last = now() }
+                say("release \(source) \(describe(m))")
+            case .subscribed(let a): say("subscribed \(a)")
+            case .unsubscribed(let a): say("unsubscribed \(a)")
+            case .autoconnected(let p): say("autoconnected \(p.address) '\(p.clientName)' '\(p.portName)'")
+            case .portAppeared(let p): say("appeared \(p.address) '\(p.clientName)' '\(p.portName)'")
+            case .autoconnectFailed(let p, let e): say("autoconnect-failed \(p.address) \(e)")
+            case .inputOverrun: say("overrun")
+            }
+        }
+    } catch { fail("\(error)") }
+    say("ready \(client.inputPort)")
+    let seconds = args.double("--seconds", 30), idle = args.double("--idle", 0)
+    let start = now()
+    while !stopSignal.load(ordering: .relaxed), now() - start < seconds {
+        usleep(20_000)
+        if idle > 0 {
+            let last = stats.lock.withLock { $0.last }
+            if last > 0, now() - last > idle { break }
+        }
+    }
+    client.stop()
+    let s = stats.lock.withLock { $0 }
+    say("summary noteOn=\(s.noteOn) noteOnVel0=\(s.noteOnZero) noteOff=\(s.noteOff) other=\(s.other) release=\(s.releases) overruns=\(client.inputOverruns)")
+    return 0
+}
+
+// MARK: send
+
+func send(_ args: Arguments) -> Int32 {
+    let client: SequencerClient
+    do {
+        client = try SequencerClient(name: args.string("--name", "probe-sender"))
+        try client.makeOutputPort(name: "keys", hardware: true)
+    } catch { fail("\(error)") }
+    let notes = args.string("--notes", "60,64,67").split(separator: ",").compactMap { UInt7(exactly: Int($0) ?? -1) }
+    let wait = args.double("--wait", 10)
+    let start = now()
+    say("sender \(client.clientID)")
+    while (try? client.outputSubscriberCount()) ?? 0 == 0 {
+        if now() - start > wait { fail("nobody subscribed to the sender within \(wait) s") }
+        usleep(20_000)
+    }
+    do {
+        if args.flags.contains("--sustain") { try client.send(.cc(64, value: 127, channel: 0)) }
+        for n in notes { try client.send(.noteOn(n, velocity: 100, channel: 0)) }
+        if !args.flags.contains("--hold") {
+            for n in notes { try client.send(.noteOff(n, channel: 0)) }
+        }
+    } catch { fail("\(error)") }
+    say("sent \(notes.count)")
+    if args.flags.contains("--hold") {
+        say("holding")
+        while !stopSignal.load(ordering: .relaxed) { usleep(50_000) }
+    }
+    return 0
+}
+
+// MARK: sine
+
+func sine(_ args: Arguments) -> Int32 {
+    let formats: [PCMPlayback.SampleFormat] = switch args.string("--format", "any") {
+    case "float": [.float32]
+    case "s32": [.int32]
+    case "s16": [.int16]
+    default: PCMPlayback.SampleFormat.allCases
+    }
+    let config = PCMPlayback.Configuration(device: args.string("--device", "default"), sampleRate: args.int("--rate", 48000),
+        channels: 2, periodFrames: args.int("--period", 256), periods: args.int("--periods", 2), formats: formats)
+    if args.flags.contains("--rt") {
+        if let why = RealtimeScheduling.requestFIFO() { say("realtime refused: \(why)") } else { say("realtime granted") }
+    }
+    let pcm: PCMPlayback
+    do { pcm = try PCMPlayback(config) } catch { fail("\(error)") }
+    say("pcm \(pcm.summary)")
+    let freq = args.double("--freq", 440), seconds = args.double("--seconds", 2)
+    let stallMs = args.int("--stall-ms", 0)
+    let block = pcm.periodFrames
+    let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: block * 2)
+    defer { buffer.deallocate() }
+    var phase = 0.0
+    let step = 2 * Double.pi * freq / Double(pcm.sampleRate)
+    let totalBlocks = Int(seconds * Double(pcm.sampleRate)) / block
+    var worst = 0.0
+    for b in 0..<totalBlocks {
+        for i in 0..<block {
+            let v = Float(0.5 * sin(phase))
+            buffer[2 * i] = v; buffer[2 * i + 1] = v
+            phase += step
+            if phase > 2 * Double.pi { phase -= 2 * Double.pi }
+        }
+        if stallMs > 0, b == totalBlocks / 2 { usleep(UInt32(stallMs * 1000)) }  // provoke an underrun
+        let t0 = now()
+        if let error = pcm.write(UnsafeBufferPointer(buffer)) { fail("\(error)") }
+        worst = max(worst, now() - t0)
+    }
+    do { try pcm.drain() } catch { fail("\(error)") }
+    say("done frames=\(pcm.framesWritten) xruns=\(pcm.xruns) suspends=\(pcm.suspends)")
+    return 0
+}
+
+// MARK: analyze
+
+/// Reads a WAV file's first channel as Float (PCM 16/32-bit or float 32-bit).
+func readWAV(_ path: String) -> (rate: Int, samples: [Float]) {
+    guard let f = fopen(path, "rb") else { fail("cannot open \(path)") }
+    defer { fclose(f) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&chunk, 1, chunk.count, f)
+        if n <= 0 { break }
+        bytes.append(contentsOf: chunk[0..<n])
+    }
+    func u32(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 | Int(bytes[o + 2]) << 16 | Int(bytes[o + 3]) << 24 }
+    func u16(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 }
+    guard bytes.count > 12, String(decoding: bytes[0..<4], as: UTF8.self) == "RIFF" else { fail("\(path): not a WAV file") }
+    var o = 12
+    var fmt = 0, channels = 0, rate = 0, bits = 0
+    while o + 8 <= bytes.count {
+        let id = String(decoding: bytes[o..<o + 4], as: UTF8.self)
+        var size = u32(o + 4)
+        if id == "fmt " {
+            fmt = u16(o + 8); channels = u16(o + 10); rate = u32(o + 12); bits = u16(o + 22)
+            if fmt == 0xFFFE { fmt = u16(o + 32) }
+        } else if id == "data" {
+            if size == 0 || size == 0xFFFF_FFFF || o + 8 + size > bytes.count { size = bytes.count - o - 8 }
+            let frameBytes = channels * bits / 8
+            var out: [Float] = []
+            out.reserveCapacity(size / max(frameBytes, 1))
+            var p = o + 8
+            while p + frameBytes <= o + 8 + size {
+                switch (fmt, bits) {
+                case (1, 16): out.append(Float(Int16(bitPattern: UInt16(u16(p)))) / 32768)
+                case (1, 32): out.append(Float(Int32(bitPattern: UInt32(u32(p)))) / 2_147_483_648)
+                case (3, 32): out.append(Float(bitPattern: UInt32(u32(p))))
+                default: fail("\(path): unsupported format \(fmt)/\(bits) bits")
+                }
+                p += frameBytes
+            }
+            return (rate, out)
+        }
+        o += 8 + size + (size & 1)
+    }
+    fail("\(path): no data chunk")
+}
+
+func analyze(_ args: Arguments) -> Int32 {
+    guard let path = args.positional.first else { fail("analyze FILE.wav --freq F") }
+    let expected = args.double("--freq", 440)
+    let (rate, x) = readWAV(path)
+    // The sounding part: from the first to the last sample above −40 dBFS.
+    guard let first = x.firstIndex(where: { abs($0) > 0.01 }), let last = x.lastIndex(where: { abs($0) > 0.01 }),
+        last - first > rate / 10
+    else {
+        say("analysis frames=\(x.count) rms=0 freq=0 (silent)")
+        return 1
+    }
+    let s = x[first...last]
+    let rms = (s.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(s.count)).squareRoot()
+    var crossings = 0
+    var prev = s.first!
+    for v in s.dropFirst() {
+        if prev < 0, v >= 0 { crossings += 1 }
+        prev = v
+    }
+    let freq = Double(crossings) / (Double(s.count) / Double(rate))
+    let seconds = Double(s.count) / Double(rate)
+    let ok = rms > 0.2 && rms < 0.5 && abs(freq - expected) / expected < 0.02
+    say("analysis rate=\(rate) sounding=\(fixed(seconds, 2))s rms=\(fixed(rms, 3)) freq=\(fixed(freq, 1)) expected=\(expected) \(ok ? "OK" : "BAD")")
+    return ok ? 0 : 1
+}
+
+// MARK: speedup
+
+/// Copies a Standard MIDI File with every tempo event (FF 51 03) divided by FACTOR.
+func speedup(_ args: Arguments) -> Int32 {
+    guard args.positional.count == 3, let factor = Double(args.positional[2]), factor > 0 else { fail("speedup IN OUT FACTOR") }
+    guard let f = fopen(args.positional[0], "rb") else { fail("cannot open \(args.positional[0])") }
+    var bytes: [UInt8] = []
+    var c = fgetc(f)
+    while c != EOF { bytes.append(UInt8(c)); c = fgetc(f) }
+    fclose(f)
+    var i = 0, changed = 0
+    while i + 6 <= bytes.count {
+        if bytes[i] == 0xFF, bytes[i + 1] == 0x51, bytes[i + 2] == 0x03 {
+            let t = Int(bytes[i + 3]) << 16 | Int(bytes[i + 4]) << 8 | Int(bytes[i + 5])
+            let n = max(1, Int(Double(t) / factor))
+            bytes[i + 3] = UInt8(n >> 16 & 0xFF); bytes[i + 4] = UInt8(n >> 8 & 0xFF); bytes[i + 5] = UInt8(n & 0xFF)
+            changed += 1
+            i += 6
+        } else { i += 1 }
+    }
+    guard let o = fopen(args.positional[1], "wb") else { fail("cannot write \(args.positional[1])") }
+    fwrite(bytes, 1, bytes.count, o)
+    fclose(o)
+    say("speedup tempo-events=\(changed)")
+    return changed > 0 ? 0 : 1
+}
+
+// MARK: ports
+
+func ports() -> Int32 {
+    do {
+        let client = try SequencerClient(name: "carillon-probe")
+        for p in try client.ports() {
+            say("port \(p.address) '\(p.clientName)' '\(p.portName)' \(p.capabilities) \(p.type)\(p.isSource ? " source" : "")")
+        }
+    } catch { fail("\(error)") }
+    for d in PCMPlayback.devices() { say("pcm \(d)") }
+    return 0
+}
+
+let args = Array(CommandLine.arguments.dropFirst())
+guard let command = args.first else { fail("usage: carillon-alsa-probe listen|send|sine|analyze|speedup|ports …") }
+let rest = Arguments(args.dropFirst())
+let status: Int32 = switch command {
+case "listen": listen(rest)
+case "send": send(rest)
+case "sine": sine(rest)
+case "analyze": analyze(rest)
+case "speedup": speedup(rest)
+case "ports": ports()
+default: fail("unknown command \(command)")
+}
+exit(status)
