@@ -56,11 +56,14 @@ let package = Package(
 
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "MIDI"]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "MIDI", "Controls"]),
+        // Test support: counts heap calls on a thread (checks "no allocation in the block loop").
+        .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
+
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "MIDI", "Controls", "CAllocationCounter"]),
         .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "MIDI"]),
-        .testTarget(name: "CarillonTests", dependencies: ["Carillon", "MIDI", "Engine", "SoundFile"]),
+        .testTarget(name: "CarillonTests", dependencies: ["Carillon", "MIDI", "Engine", "SoundFile", "FluidSynth", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: ["CarillonCLI"]),
     ]
 )

@@ -1,0 +1,41 @@
+import ArgumentParser
+import Carillon
+
+/// The sampler's flags, named as the `fluidsynth` command line names them where it has them.
+struct SynthOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The SoundFont (SF2/SF3) to play with.",
+        discussion: "Default: $CARILLON_SOUNDFONT, then soundfonts/ in the repository, then /usr/share/sounds/sf2/default-GM.sf2, FluidR3_GM.sf2, TimGM6mb.sf2.",
+        valueName: "file"))
+    var soundfont: String?
+
+    @Option(name: [.customShort("g"), .long], help: ArgumentHelp("Synth gain, as fluidsynth's -g (0...10).", valueName: "gain"))
+    var gain: Double = 0.2
+
+    @Flag(inversion: .prefixedNo, help: "Reverb on or off.")
+    var reverb = true
+
+    @Option(name: .customLong("reverb-level"), help: ArgumentHelp("Reverb level (0...1; FluidSynth's default 0.9).", valueName: "level"))
+    var reverbLevel: Double?
+
+    @Flag(inversion: .prefixedNo, help: "Chorus on or off.")
+    var chorus = true
+
+    @Option(name: .customLong("chorus-level"), help: ArgumentHelp("Chorus level (0...10; FluidSynth's default 2).", valueName: "level"))
+    var chorusLevel: Double?
+
+    func validate() throws {
+        guard (0...10).contains(gain) else { throw ValidationError("--gain must be between 0 and 10") }
+        if let reverbLevel, !(0...1).contains(reverbLevel) {
+            throw ValidationError("--reverb-level must be between 0 and 1")
+        }
+        if let chorusLevel, !(0...10).contains(chorusLevel) {
+            throw ValidationError("--chorus-level must be between 0 and 10")
+        }
+    }
+
+    /// The SoundFont's path, by the documented search order.
+    func locateSoundFont() throws(SoundFontLocator.Failure) -> String {
+        try SoundFontLocator(explicitPath: soundfont).locate()
+    }
+}

@@ -1,0 +1,73 @@
+import Testing
+import Engine
+import MIDI
+
+@Suite struct EventQueueTests {
+    @Test func pushPop_keepsOrder() {
+        let queue = EventQueue(capacity: 8)
+        for i in 0..<5 { #expect(queue.push(TimedMessage(frame: UInt64(i), message: .noteOn(60, velocity: 1, channel: 0)))) }
+        var frames: [UInt64] = []
+        while let e = queue.peek() { frames.append(e.frame); queue.pop() }
+        #expect(frames == [0, 1, 2, 3, 4])
+        #expect(queue.peek() == nil)
+    }
+
+    @Test func push_whenFull_isRefusedAndCounted() {
+        let queue = EventQueue(capacity: 4)
+        for _ in 0..<4 { #expect(queue.push(.now(.noteOff(1, channel: 0)))) }
+        #expect(!queue.push(.now(.noteOff(1, channel: 0))))
+        #expect(queue.overflowCount == 1)
+        queue.pop()
+        #expect(queue.push(.now(.noteOff(1, channel: 0))))
+    }
+
+    @Test func producerThread_consumerThread_seeEveryEventInOrder() async {
+        let queue = EventQueue(capacity: 64)
+        let total = 200_000
+        let producer = Task.detached {
+            var i = 0
+            while i < total {
+                if queue.push(TimedMessage(frame: UInt64(i), message: .noteOn(UInt8(i % 128), velocity: 1, channel: i % 16))) { i += 1 }
+            }
+        }
+        var expected: UInt64 = 0
+        var ordered = true
+        while expected < UInt64(total) {
+            if let e = queue.peek() {
+                ordered = ordered && e.frame == expected && e.message.data1 == UInt8(expected % 128)
+                queue.pop(); expected += 1
+            }
+        }
+        await producer.value
+        #expect(ordered)
+    }
+
+    @Test func channelMessage_fromMIDIMessage_keepsWireBytes() {
+        #expect(ChannelMessage(.noteOn(60, velocity: 100, channel: 9)) == ChannelMessage(status: 0x99, data1: 60, data2: 100))
+        #expect(ChannelMessage(.pitchBend(UInt14(8192 + 5), channel: 1)) == ChannelMessage(status: 0xE1, data1: 5, data2: 64))
+        #expect(ChannelMessage(.programChange(5, channel: 2)) == ChannelMessage(status: 0xC2, data1: 5))
+        #expect(ChannelMessage(.timingClock) == nil)
+        #expect(ChannelMessage(.sysEx([0x7E, 0x7F])) == nil)
+    }
+}
+
+@Suite struct ParameterStoreTests {
+    @Test func set_changesValueAndCounter() {
+        let store = ParameterStore()
+        let index = ParameterStore.Parameter.stripGain(3).index
+        let before = store.read(index)
+        #expect(before.value == 1)
+        store.set(.stripGain(3), 0.25)
+        let after = store.read(index)
+        #expect(after.value == 0.25)
+        #expect(after.counter == before.counter &+ 1)
+        store.set(.stripGain(3), 0.25)
+        #expect(store.read(index).counter == before.counter &+ 2)
+    }
+
+    @Test func indices_areDistinct() {
+        let indices = ParameterStore.Parameter.all.map(\.index)
+        #expect(Set(indices).count == ParameterStore.slotCount)
+        #expect(indices.allSatisfy { (0..<ParameterStore.slotCount).contains($0) })
+    }
+}

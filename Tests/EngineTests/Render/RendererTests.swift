@@ -1,0 +1,115 @@
+import Testing
+import Engine
+import CAllocationCounter
+
+@Suite struct RendererTests {
+    func makeRenderer(_ fake: FakeInstrument = FakeInstrument(), block: Int = 256) -> Renderer {
+        let renderer = Renderer(instrument: fake)
+        renderer.prepare(sampleRate: 48_000, maxFrames: block)
+        return renderer
+    }
+
+    @Test func scoreEvents_applyAtTheirExactFrame() {
+        let renderer = makeRenderer()
+        // 1.0 s = frame 48000: not a multiple of the 256-frame block.
+        let times = [0.0, 0.0104, 0.5, 1.0, 1.7777]
+        var events: [Score.Event] = []
+        for (i, t) in times.enumerated() {
+            events.append(.init(seconds: t, message: .noteOn(60, velocity: 127, channel: 0)))
+            events.append(.init(seconds: t + 0.002, message: .noteOff(60, channel: 0)))
+            _ = i
+        }
+        renderer.schedule(Score(events: events))
+        let out = renderAll(renderer, frames: 96_000, block: 256)
+        var start = 0
+        for t in times {
+            let expected = Int((t * 48_000).rounded())
+            let found = onset(out, after: start)
+            #expect(found == expected)
+            start = expected + 200
+        }
+    }
+
+    @Test func queuedEvents_applyAtTheirFrameInsideTheBlock() {
+        let renderer = makeRenderer()
+        renderer.events.push(TimedMessage(frame: 300, message: .noteOn(60, velocity: 127, channel: 2)))
+        renderer.events.push(TimedMessage(frame: 301, message: .noteOff(60, channel: 2)))
+        renderer.events.push(TimedMessage(frame: 1000, message: .noteOn(61, velocity: 127, channel: 2)))
+        let out = renderAll(renderer, frames: 2048, block: 256)
+        #expect(onset(out) == 300)
+        #expect(out[2 * 301] == 0)
+        #expect(onset(out, after: 301) == 1000)
+        #expect(renderer.events.count == 0)
+    }
+
+    @Test func lateQueuedEvent_appliesAtBlockStart() {
+        let renderer = makeRenderer()
+        _ = renderAll(renderer, frames: 512, block: 256)
+        renderer.events.push(.now(.noteOn(60, velocity: 127, channel: 0)))
+        let out = renderAll(renderer, frames: 256, block: 256)
+        #expect(onset(out) == 0)
+    }
+
+    @Test func isScoreFinished_afterLastEventAndDuration() {
+        let renderer = makeRenderer()
+        renderer.schedule(Score(events: [.init(seconds: 0.01, message: .noteOn(60, velocity: 1, channel: 0))], duration: 0.1))
+        _ = renderAll(renderer, frames: 4_608, block: 256)   // 0.096 s
+        #expect(!renderer.isScoreFinished)
+        _ = renderAll(renderer, frames: 256, block: 256)
+        #expect(renderer.isScoreFinished)
+    }
+
+    @Test func renderLoop_allocatesNothing_withFakeInstrument() {
+        let fake = FakeInstrument()
+        fake.recordsMessages = false
+        let renderer = makeRenderer(fake, block: 128)
+        var events: [Score.Event] = []
+        for i in 0..<2_000 {
+            events.append(.init(seconds: Double(i) * 0.001, message: .noteOn(UInt8(i % 128), velocity: 100, channel: i % 16)))
+            events.append(.init(seconds: Double(i) * 0.001 + 0.0005, message: .noteOff(UInt8(i % 128), channel: i % 16)))
+        }
+        renderer.schedule(Score(events: events))
+        renderer.parameters.set(.stripGain(3), 0.5)
+        let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 256)
+        defer { output.deallocate() }
+        carillon_allocations_arm()
+        for block in 0..<1_000 {
+            if block % 10 == 0 { renderer.events.push(.now(.controlChange(7, value: 100, channel: 1))) }
+            renderer.render(frames: 128, into: output)
+        }
+        let calls = carillon_allocations_disarm()
+        #expect(calls == 0, "heap calls in 1000 blocks: \(calls)")
+    }
+
+    @Test func allocationCounter_countsAnAllocation() {
+        carillon_allocations_arm()
+        let array = [Int](repeating: 1, count: Int.random(in: 100...200))
+        let calls = carillon_allocations_disarm()
+        #expect(array.count >= 100)
+        #expect(calls >= 1)
+    }
+}
+
+@Suite struct TailTrackerTests {
+    @Test func stopsAfterHoldOfSilence() {
+        var tracker = TailTracker(policy: TailPolicy(silenceThreshold: -60, silenceHold: 0.01, maxTail: 10), sampleRate: 1000)
+        #expect(!tracker.observe(peak: 0.5, frames: 5))
+        #expect(!tracker.observe(peak: 0.0001, frames: 5))
+        #expect(tracker.observe(peak: 0.0001, frames: 5))
+    }
+
+    @Test func loudBlock_restartsTheHold() {
+        var tracker = TailTracker(policy: TailPolicy(silenceThreshold: -60, silenceHold: 0.01, maxTail: 10), sampleRate: 1000)
+        #expect(!tracker.observe(peak: 0, frames: 8))
+        #expect(!tracker.observe(peak: 0.01, frames: 8))
+        #expect(!tracker.observe(peak: 0, frames: 8))
+        #expect(tracker.observe(peak: 0, frames: 8))
+    }
+
+    @Test func stopsAtMaxTail_evenWhenLoud() {
+        var tracker = TailTracker(policy: TailPolicy(silenceThreshold: -60, silenceHold: 0.5, maxTail: 0.02), sampleRate: 1000)
+        #expect(!tracker.observe(peak: 1, frames: 10))
+        #expect(tracker.remainingFrames == 10)
+        #expect(tracker.observe(peak: 1, frames: 10))
+    }
+}
