@@ -8,6 +8,7 @@ struct CarillonCommand: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             // Each subcommand lives in Subcommands/<Name>.swift.
+            Render.self,
         ]
     )
 }
