@@ -19,6 +19,13 @@ public struct ParameterNumberAssembler: Sendable {
         public var kind: Kind
         public var parameter: UInt14
         public var action: Action
+
+        public init(channel: Channel, kind: Kind, parameter: UInt14, action: Action) {
+            self.channel = channel
+            self.kind = kind
+            self.parameter = parameter
+            self.action = action
+        }
     }
 
     private struct State: Sendable {
