@@ -9,6 +9,7 @@ struct CarillonCommand: ParsableCommand {
         subcommands: [
             // Each subcommand lives in Subcommands/<Name>.swift.
             Render.self,
+            Inspect.self,
         ]
     )
 }
