@@ -60,3 +60,13 @@ func check<T: BinaryInteger>(
     }
     return result
 }
+
+/// Process-wide alsa-lib settings.
+public enum ALSALibrary {
+    /// Stops alsa-lib from printing its own error lines to stderr (Carillon
+    /// reports failures as `ALSAError`). Done once, by the first
+    /// `SequencerClient` or `PCMPlayback`; harmless to call again.
+    public static func silenceErrorMessages() { _ = silenced }
+
+    private static let silenced: Void = carillon_silence_alsa_lib_errors()
+}

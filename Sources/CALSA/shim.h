@@ -47,3 +47,16 @@ static inline void carillon_seq_ev_set_sysex(snd_seq_event_t *ev, unsigned int l
 static inline int carillon_seq_ev_is_variable(const snd_seq_event_t *ev) {
     return (ev->flags & SND_SEQ_EVENT_LENGTH_MASK) == SND_SEQ_EVENT_LENGTH_VARIABLE;
 }
+
+// alsa-lib prints its own diagnostics ("ALSA lib seq_hw.c:466: …") to stderr.
+// Carillon reports every failure as a typed error instead; Swift cannot
+// write the variadic handler type, so the silent handler lives here.
+static void carillon_alsa_quiet_error_handler(const char *file, int line, const char *function, int err,
+                                              const char *fmt, ...) {
+    (void)file; (void)line; (void)function; (void)err; (void)fmt;
+}
+
+/// snd_lib_error_set_handler with a handler that prints nothing.
+static inline void carillon_silence_alsa_lib_errors(void) {
+    snd_lib_error_set_handler(carillon_alsa_quiet_error_handler);
+}

@@ -81,6 +81,7 @@ public final class PCMPlayback: @unchecked Sendable {
     /// `snd_pcm_hw_params_*` call for a setting it refuses.
     public init(_ config: Configuration) throws(ALSAError) {
         requested = config
+        ALSALibrary.silenceErrorMessages()
         var handle: OpaquePointer?
         try check("snd_pcm_open", snd_pcm_open(&handle, config.device, SND_PCM_STREAM_PLAYBACK, 0),
             kind: .pcmUnavailable(device: config.device))

@@ -33,6 +33,7 @@ public final class SequencerClient: @unchecked Sendable {
     /// Throws `ALSAError` of kind `.sequencerUnavailable` when there is no
     /// sequencer (no /dev/snd/seq).
     public init(name: String = "carillon", inputPortName: String = "input") throws(ALSAError) {
+        ALSALibrary.silenceErrorMessages()
         var seq: OpaquePointer?
         try check("snd_seq_open", snd_seq_open(&seq, "default", SND_SEQ_OPEN_DUPLEX, SND_SEQ_NONBLOCK),
             kind: .sequencerUnavailable)

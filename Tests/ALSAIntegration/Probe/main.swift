@@ -274,18 +274,27 @@ func analyze(_ args: Arguments) -> Int32 {
         say("analysis frames=\(x.count) rms=0 freq=0 (silent)")
         return 1
     }
-    let s = x[first...last]
-    let rms = (s.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(s.count)).squareRoot()
-    var crossings = 0
-    var prev = s.first!
-    for v in s.dropFirst() {
-        if prev < 0, v >= 0 { crossings += 1 }
-        prev = v
+    let s = Array(x[first...last])
+    // RMS over the 10 ms blocks that sound (an xrun leaves a gap of silence in the capture).
+    let block = max(rate / 100, 1)
+    var sum = 0.0, counted = 0, gaps = 0
+    for b in stride(from: 0, to: s.count - block, by: block) {
+        let e = s[b..<b + block].reduce(0.0) { $0 + Double($1) * Double($1) }
+        if (e / Double(block)).squareRoot() > 0.05 { sum += e; counted += block } else { gaps += 1 }
     }
-    let freq = Double(crossings) / (Double(s.count) / Double(rate))
+    let rms = counted > 0 ? (sum / Double(counted)).squareRoot() : 0
+    // Frequency from the median distance between upward zero crossings (robust to gaps).
+    var crossings: [Double] = []
+    for i in 1..<s.count where s[i - 1] < 0 && s[i] >= 0 {
+        crossings.append(Double(i - 1) + Double(-s[i - 1] / (s[i] - s[i - 1])))
+    }
+    var periods = zip(crossings.dropFirst(), crossings).map { $0 - $1 }.sorted()
+    if periods.isEmpty { periods = [0] }
+    let median = periods[periods.count / 2]
+    let freq = median > 0 ? Double(rate) / median : 0
     let seconds = Double(s.count) / Double(rate)
-    let ok = rms > 0.2 && rms < 0.5 && abs(freq - expected) / expected < 0.02
-    say("analysis rate=\(rate) sounding=\(fixed(seconds, 2))s rms=\(fixed(rms, 3)) freq=\(fixed(freq, 1)) expected=\(expected) \(ok ? "OK" : "BAD")")
+    let ok = rms > 0.25 && rms < 0.45 && abs(freq - expected) / expected < 0.01 && seconds > args.double("--min-seconds", 0.5)
+    say("analysis rate=\(rate) sounding=\(fixed(seconds, 2))s gaps=\(gaps)x10ms rms=\(fixed(rms, 3)) freq=\(fixed(freq, 1)) expected=\(expected) \(ok ? "OK" : "BAD")")
     return ok ? 0 : 1
 }
 

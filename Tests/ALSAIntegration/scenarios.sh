@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Runs INSIDE the ALSA VM (started by scripts/test-alsa-vm): each scenario
+# drives carillon-alsa-probe (the ALSA target) against real third-party ALSA
+# clients — aconnect, aplaymidi, amidi on VirMIDI, arecord on the loopback card —
+# and prints PASS/FAIL lines, then "RESULT <passed> <failed>".
+#
+# Usage: scenarios.sh PROBE OUTDIR FAST.mid EXPECTED_NOTEON EXPECTED_NOTEON_VEL0 EXPECTED_NOTEOFF [CARILLON]
+set -u
+probe=$1 out=$2 fastmid=$3 exp_on=$4 exp_on0=$5 exp_off=$6 carillon=${7:-}
+passed=0 failed=0
+ok() { echo "PASS $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+ms() { date +%s%3N; }
+
+# wait_for FILE REGEX [SECONDS]: until a line of FILE matches.
+wait_for() {
+  local file=$1 re=$2 limit=${3:-10} i
+  for ((i = 0; i < limit * 20; i++)); do
+    grep -qE -- "$re" "$file" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# start_listener NAME ARGS...: runs `probe listen`, sets LPID, LOG and PORT (client:port).
+start_listener() {
+  local name=$1; shift
+  LOG=$out/$name.log
+  "$probe" listen --name "$name" "$@" >"$LOG" 2>&1 &
+  LPID=$!
+  if ! wait_for "$LOG" '^ready ' 15; then PORT=""; return 1; fi
+  PORT=$(awk '/^ready /{print $2; exit}' "$LOG")
+}
+stop_listener() { kill -TERM "$LPID" 2>/dev/null; wait "$LPID" 2>/dev/null; }
+has() { grep -qE -- "$2" "$1"; }
+
+echo "=== cards and clients"
+cat /proc/asound/cards
+aconnect -l | sed 's/^/  /'
+
+# 1. Our client is visible to aconnect.
+t=$(ms)
+if start_listener carillon-vmtest; then
+  if aconnect -l | grep -q "client ${PORT%%:*}: 'carillon-vmtest'"; then ok "client listed by aconnect -l ($PORT)"
+  else bad "client listed by aconnect -l" "$(aconnect -l | head -20)"; fi
+else bad "client listed by aconnect -l" "listener did not start: $(cat "$LOG")"; fi
+stop_listener
+echo "    ($(($(ms) - t)) ms)"
+
+# 2. aplaymidi plays a real openttd-openmsx file (tempo ×10) into our port: every note arrives.
+t=$(ms)
+if start_listener lst-aplay --quiet --idle 3 --seconds 120; then
+  aplaymidi -p "$PORT" "$fastmid"; rc=$?
+  wait "$LPID"
+  sum=$(grep '^summary' "$LOG")
+  want="noteOn=$((exp_on - exp_on0)) noteOnVel0=$exp_on0 noteOff=$exp_off "
+  if [[ $rc == 0 && $sum == "summary $want"* && $sum == *"overruns=0" ]]; then ok "aplaymidi $(basename "$fastmid"): $sum"
+  else bad "aplaymidi note count" "aplaymidi rc=$rc, want '$want', got '$sum'"; fi
+else bad "aplaymidi note count" "listener did not start"; fi
+echo "    ($(($(ms) - t)) ms)"
+
+# 3. --connect by case-insensitive name substring, VirMIDI raw port as the keyboard.
+t=$(ms)
+if start_listener lst-name --connect "virtual raw midi 2-1"; then
+  amidi -p hw:VirMIDI,1 -S '90 3C 64 80 3C 00'
+  if has "$LOG" '^connected 25:0 ' && wait_for "$LOG" '^msg 25:0 noteOff ch=0 note=60' 5 && has "$LOG" '^msg 25:0 noteOn ch=0 note=60 vel=100'
+  then ok "--connect by name 'virtual raw midi 2-1' -> 25:0, notes arrive"
+  else bad "--connect by name" "$(cat "$LOG")"; fi
+else bad "--connect by name" "$(cat "$LOG")"; fi
+stop_listener
+echo "    ($(($(ms) - t)) ms)"
+
+# 4. --connect by client:port.
+t=$(ms)
+if start_listener lst-addr --connect 26:0; then
+  amidi -p hw:VirMIDI,2 -S '91 40 50'
+  if has "$LOG" '^connected 26:0 ' && wait_for "$LOG" '^msg 26:0 noteOn ch=1 note=64 vel=80' 5
+  then ok "--connect by address 26:0, notes arrive"
+  else bad "--connect by address" "$(cat "$LOG")"; fi
+else bad "--connect by address" "$(cat "$LOG")"; fi
+stop_listener
+echo "    ($(($(ms) - t)) ms)"
+
+# 5. --connect with no match: a clear error naming it and listing the candidates, non-zero exit.
+"$probe" listen --connect nosuch-device --seconds 1 >"$out/nomatch.out" 2>"$out/nomatch.err"; rc=$?
+if [[ $rc != 0 ]] && has "$out/nomatch.err" "no sequencer source matches 'nosuch-device'" && has "$out/nomatch.err" "24:0 'Virtual Raw MIDI 2-0'"
+then ok "--connect nosuch-device: exit $rc, $(head -c 160 "$out/nomatch.err")…"
+else bad "--connect no match" "rc=$rc $(cat "$out/nomatch.err")"; fi
+
+# 6. A VirMIDI raw port as a keyboard, subscribed with aconnect: notes, CC, bend, SysEx;
+#    then unsubscribed while holding a note and the pedal: both released.
+t=$(ms)
+if start_listener lst-kbd; then
+  aconnect 24:0 "$PORT"
+  wait_for "$LOG" '^subscribed 24:0' 5
+  amidi -p hw:VirMIDI,0 -S '90 3C 64 B0 07 64 E0 00 40 E0 7F 7F F0 7E 7F 09 01 F7 90 40 64 B0 40 7F'
+  wait_for "$LOG" '^msg 24:0 cc ch=0 cc=64 value=127' 5
+  missing=""
+  for re in '^msg 24:0 noteOn ch=0 note=60 vel=100' '^msg 24:0 cc ch=0 cc=7 value=100' \
+    '^msg 24:0 pitchBend ch=0 value=8192' '^msg 24:0 pitchBend ch=0 value=16383' '^msg 24:0 sysEx bytes=4'; do
+    has "$LOG" "$re" || missing+=" [$re]"
+  done
+  [[ -z $missing ]] && ok "amidi -> hw:VirMIDI,0 -> aconnect -> carillon: note, CC, bend, SysEx" || bad "VirMIDI keyboard" "missing$missing"
+  aconnect -d 24:0 "$PORT"
+  if wait_for "$LOG" '^release 24:0 cc ch=0 cc=64 value=0' 5 && has "$LOG" '^unsubscribed 24:0' &&
+    has "$LOG" '^release 24:0 noteOff ch=0 note=60' && has "$LOG" '^release 24:0 noteOff ch=0 note=64'
+  then ok "aconnect -d while holding notes 60, 64 and the pedal: $(grep -c '^release' "$LOG") releases"
+  else bad "release on unsubscribe" "$(tail -8 "$LOG")"; fi
+else bad "VirMIDI keyboard" "$(cat "$LOG")"; fi
+stop_listener
+echo "    ($(($(ms) - t)) ms)"
+
+# 7. A sending client killed (SIGKILL) while it holds 3 notes and the pedal: its notes are released.
+t=$(ms)
+if start_listener lst-kill --autoconnect probe-sender; then
+  "$probe" send --name probe-sender --notes 60,64,67 --hold --sustain >"$out/sender.log" 2>&1 & spid=$!
+  if wait_for "$LOG" '^msg [0-9:]+ noteOn ch=0 note=67' 10; then
+    t_kill=$(ms)
+    kill -KILL $spid; wait $spid 2>/dev/null
+    if wait_for "$LOG" '^release [0-9:]+ cc ch=0 cc=64 value=0' 5 && [[ $(grep -c '^release [0-9:]* noteOff' "$LOG") == 3 ]]
+    then ok "kill -9 of a client holding 60,64,67 + pedal: 3 note-offs and CC64=0 within $(($(ms) - t_kill)) ms"
+    else bad "release on client exit" "$(tail -8 "$LOG")"; fi
+  else bad "release on client exit" "sender's notes never arrived: $(cat "$LOG" "$out/sender.log")"; kill -KILL $spid; fi
+else bad "release on client exit" "$(cat "$LOG")"; fi
+stop_listener
+echo "    ($(($(ms) - t)) ms)"
+
+# 8. --autoconnect all: current sources now, and a port that appears after start.
+t=$(ms)
+if start_listener lst-auto --autoconnect all; then
+  "$probe" send --name late-keyboard --notes 72 >"$out/late.log" 2>&1
+  if has "$LOG" '^connected 24:0 ' && wait_for "$LOG" "^autoconnected [0-9:]+ 'late-keyboard'" 5 &&
+    wait_for "$LOG" '^msg [0-9:]+ noteOff ch=0 note=72' 5
+  then ok "autoconnect: VirMIDI ports at start, 'late-keyboard' when it appeared, its notes arrive"
+  else bad "autoconnect late port" "$(cat "$LOG" "$out/late.log")"; fi
+else bad "autoconnect late port" "$(cat "$LOG")"; fi
+stop_listener
+echo "    ($(($(ms) - t)) ms)"
+
+# 9–10. PCM: a 440 Hz sine to hw:Loopback,0, captured by arecord from hw:Loopback,1.
+#   S16_LE capture forces the playback to S16 (conversion path), FLOAT_LE keeps float.
+for spec in "64 S16_LE" "256 FLOAT_LE"; do
+  read -r period fmt <<<"$spec"
+  t=$(ms)
+  wav=$out/capture-$period.wav
+  arecord -q -D hw:Loopback,1 -f "$fmt" -r 48000 -c 2 -d 4 "$wav" & rec=$!
+  sleep 0.5
+  "$probe" sine --device hw:Loopback,0 --period "$period" --periods 2 --seconds 2 --freq 440 --rt >"$out/sine-$period.log" 2>&1; rc=$?
+  wait $rec
+  cat "$out/sine-$period.log" | sed 's/^/    /'
+  analysis=$("$probe" analyze "$wav" --freq 440 --min-seconds 1.5); arc=$?
+  echo "    $analysis"
+  if [[ $rc == 0 && $arc == 0 ]] && has "$out/sine-$period.log" "period $period × 2" && has "$out/sine-$period.log" "$fmt"
+  then ok "PCM $fmt period $period×2 -> loopback capture has the sine ($(grep -o 'xruns=[0-9]*' "$out/sine-$period.log"))"
+  else bad "PCM period $period×2" "rc=$rc $analysis $(cat "$out/sine-$period.log")"; fi
+  echo "    ($(($(ms) - t)) ms)"
+done
+
+# 11. A writer that stalls longer than the buffer: the underrun is counted and playback goes on.
+"$probe" sine --device hw:Loopback,0 --period 256 --periods 2 --seconds 1 --stall-ms 300 >"$out/stall.log" 2>&1; rc=$?
+x=$(grep -o 'xruns=[0-9]*' "$out/stall.log" | cut -d= -f2)
+if [[ $rc == 0 && ${x:-0} -ge 1 ]]; then ok "stall of 300 ms at 256×2: xruns=$x counted, not fatal"
+else bad "xrun counting" "rc=$rc $(cat "$out/stall.log")"; fi
+
+# 12. carillon ports (when the carillon executable was built).
+if [[ -n $carillon ]]; then
+  "$carillon" ports >"$out/ports.out" 2>&1; rc=$?
+  if [[ $rc == 0 ]] && has "$out/ports.out" "24:0" && has "$out/ports.out" "Virtual Raw MIDI 2-0" && has "$out/ports.out" "hw:Loopback,0"
+  then ok "carillon ports lists VirMIDI sources and hw:Loopback,0"
+  else bad "carillon ports" "rc=$rc $(cat "$out/ports.out")"; fi
+  sed 's/^/    /' "$out/ports.out"
+fi
+
+echo "RESULT $passed $failed"
