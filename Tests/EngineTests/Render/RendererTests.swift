@@ -93,23 +93,23 @@ import CAllocationCounter
 @Suite struct TailTrackerTests {
     @Test func stopsAfterHoldOfSilence() {
         var tracker = TailTracker(policy: TailPolicy(silenceThreshold: -60, silenceHold: 0.01, maxTail: 10), sampleRate: 1000)
-        #expect(!tracker.observe(peak: 0.5, frames: 5))
-        #expect(!tracker.observe(peak: 0.0001, frames: 5))
-        #expect(tracker.observe(peak: 0.0001, frames: 5))
+        do { let done = tracker.observe(peak: 0.5, frames: 5); #expect(!done) }
+        do { let done = tracker.observe(peak: 0.0001, frames: 5); #expect(!done) }
+        do { let done = tracker.observe(peak: 0.0001, frames: 5); #expect(done) }
     }
 
     @Test func loudBlock_restartsTheHold() {
         var tracker = TailTracker(policy: TailPolicy(silenceThreshold: -60, silenceHold: 0.01, maxTail: 10), sampleRate: 1000)
-        #expect(!tracker.observe(peak: 0, frames: 8))
-        #expect(!tracker.observe(peak: 0.01, frames: 8))
-        #expect(!tracker.observe(peak: 0, frames: 8))
-        #expect(tracker.observe(peak: 0, frames: 8))
+        do { let done = tracker.observe(peak: 0, frames: 8); #expect(!done) }
+        do { let done = tracker.observe(peak: 0.01, frames: 8); #expect(!done) }
+        do { let done = tracker.observe(peak: 0, frames: 8); #expect(!done) }
+        do { let done = tracker.observe(peak: 0, frames: 8); #expect(done) }
     }
 
     @Test func stopsAtMaxTail_evenWhenLoud() {
         var tracker = TailTracker(policy: TailPolicy(silenceThreshold: -60, silenceHold: 0.5, maxTail: 0.02), sampleRate: 1000)
-        #expect(!tracker.observe(peak: 1, frames: 10))
+        do { let done = tracker.observe(peak: 1, frames: 10); #expect(!done) }
         #expect(tracker.remainingFrames == 10)
-        #expect(tracker.observe(peak: 1, frames: 10))
+        do { let done = tracker.observe(peak: 1, frames: 10); #expect(done) }
     }
 }
