@@ -640,7 +640,7 @@ final class MappingReader {
         default: ok = true
         }
         guard ok else {
-            error(node, "a \(kind.rawValue) cannot read \(source.description.components(separatedBy: " ch").first ?? "this source")"
+            error(node, "a \(kind.rawValue) cannot read \(source.description.components(separatedBy: " on ").first ?? "this source")"
                 + (kind == .encoder ? " (encoders read cc, nrpn or rpn)" : " (pads read note, cc or channel-pressure)"))
             return nil
         }

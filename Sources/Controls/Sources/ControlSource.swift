@@ -84,9 +84,9 @@ public struct ControlSource: Hashable, Sendable {
 }
 
 extension ControlSource: CustomStringConvertible {
-    /// Short text for tables: "CC 7 ch 1", "CC14 1/33 any", "NRPN 1234 ch 2".
+    /// Short text for tables and messages: "CC 7 on channel 1", "CC 1+33 on any channel".
     public var description: String {
-        let ch = channel.map { "ch \($0.intValue + 1)" } ?? "any ch"
+        let ch = channel.map { "on channel \($0.intValue + 1)" } ?? "on any channel"
         switch message {
         case .cc(let n): return "CC \(n) \(ch)"
         case .cc14(let msb, _): return "CC \(msb)+\(msb.intValue + 32) \(ch)"
