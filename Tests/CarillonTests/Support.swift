@@ -1,0 +1,51 @@
+import Foundation
+import SoundFile
+
+let openmsx = "/usr/share/games/openttd/baseset/openmsx"
+let timGM = "/usr/share/sounds/sf2/TimGM6mb.sf2"
+
+func scratchDirectory() -> String {
+    let path = NSTemporaryDirectory() + "carillon-tests-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// Runs a program to completion; returns its exit status.
+@discardableResult
+func run(_ executable: String, _ arguments: [String]) throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationStatus
+}
+
+/// Energy envelope: RMS of both channels in consecutive windows of `window` frames.
+func envelope(_ file: AudioFileReader, window: Int) -> [Double] {
+    let windows = file.frames / window
+    var out = [Double](repeating: 0, count: windows)
+    file.samples.withUnsafeBufferPointer { s in
+        for w in 0..<windows {
+            var sum = 0.0
+            for i in (w * window * 2)..<((w + 1) * window * 2) { sum += Double(s[i]) * Double(s[i]) }
+            out[w] = (sum / Double(2 * window)).squareRoot()
+        }
+    }
+    return out
+}
+
+/// Pearson correlation over the common length.
+func correlation(_ a: [Double], _ b: [Double]) -> Double {
+    let n = min(a.count, b.count)
+    guard n > 1 else { return 0 }
+    let ma = a[..<n].reduce(0, +) / Double(n), mb = b[..<n].reduce(0, +) / Double(n)
+    var sab = 0.0, saa = 0.0, sbb = 0.0
+    for i in 0..<n {
+        let x = a[i] - ma, y = b[i] - mb
+        sab += x * y; saa += x * x; sbb += y * y
+    }
+    return sab / (saa * sbb).squareRoot()
+}
