@@ -1,1 +1,15 @@
-// Benchmark driver; see Benchmarks/README.md.
+// Benchmark driver; see Benchmarks/README.md. Not a test: run by Benchmarks/*.sh.
+//   CarillonBench generate-smf OUT.mid [NOTES]    deterministic large SMF
+//   CarillonBench parse FILE.mid [RUNS]            SMF parse throughput
+import Foundation
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "generate-smf":
+    try ParseBenchmark.generate(arguments: Array(arguments.dropFirst()))
+case "parse":
+    try ParseBenchmark.parse(arguments: Array(arguments.dropFirst()))
+default:
+    FileHandle.standardError.write(Data("usage: CarillonBench generate-smf OUT.mid [NOTES] | parse FILE.mid [RUNS]\n".utf8))
+    exit(2)
+}

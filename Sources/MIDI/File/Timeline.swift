@@ -19,23 +19,25 @@ extension StandardMIDIFile {
                 }
             }
         } else {
-            // k-way merge with a binary heap of (tick, track) heads.
+            // k-way merge with a binary heap of (tick, track) heads; a track's run of events
+            // that stays first is copied without touching the heap.
+            let trackEvents = tracks.map(\.events)
             var heap = MergeHeap()
             var cursor = [Int](repeating: 0, count: tracks.count)
-            for (k, track) in tracks.enumerated() where !track.events.isEmpty {
-                heap.push(tick: track.events[0].tick, track: k)
+            for (k, events) in trackEvents.enumerated() where !events.isEmpty {
+                heap.push(tick: events[0].tick, track: k)
             }
-            while let (_, k) = heap.pop() {
-                let events = tracks[k].events
-                var c = cursor[k]
-                // Take this track's run at the same tick (and beyond while it stays the smallest).
-                let limit = heap.minTick
-                repeat {
-                    out.append(TimedEvent(seconds: 0, tick: events[c].tick, track: k, event: events[c].event))
-                    c += 1
-                } while c < events.count && (events[c].tick < limit || (events[c].tick == limit && k < heap.minTrack))
-                cursor[k] = c
-                if c < events.count { heap.push(tick: events[c].tick, track: k) }
+            while let k = heap.topTrack {
+                trackEvents[k].withUnsafeBufferPointer { events in
+                    var c = cursor[k]
+                    let (limit, limitTrack) = heap.secondBest
+                    repeat {
+                        out.append(TimedEvent(seconds: 0, tick: events[c].tick, track: k, event: events[c].event))
+                        c += 1
+                    } while c < events.count && (events[c].tick < limit || (events[c].tick == limit && k < limitTrack))
+                    cursor[k] = c
+                    if c < events.count { heap.replaceTop(tick: events[c].tick) } else { heap.removeTop() }
+                }
             }
         }
 
@@ -59,8 +61,14 @@ extension StandardMIDIFile {
 struct MergeHeap {
     private var items: [(tick: UInt64, track: Int)] = []
 
-    var minTick: UInt64 { items.first?.tick ?? .max }
-    var minTrack: Int { items.first?.track ?? .max }
+    var topTrack: Int? { items.first?.track }
+
+    /// The smallest head other than the top: (tick, track), or (max, max) when there is none.
+    var secondBest: (UInt64, Int) {
+        var best: (tick: UInt64, track: Int) = (.max, .max)
+        for i in 1..<min(3, max(1, items.count)) where Self.less(items[i], best) { best = items[i] }
+        return (best.tick, best.track)
+    }
 
     @inline(__always)
     private static func less(_ a: (tick: UInt64, track: Int), _ b: (tick: UInt64, track: Int)) -> Bool {
@@ -78,22 +86,33 @@ struct MergeHeap {
         }
     }
 
-    mutating func pop() -> (UInt64, Int)? {
-        guard let top = items.first else { return nil }
+    /// The top track's head moved on to `tick`.
+    mutating func replaceTop(tick: UInt64) {
+        items[0].tick = tick
+        siftDown()
+    }
+
+    mutating func removeTop() {
         let last = items.removeLast()
         if !items.isEmpty {
             items[0] = last
+            siftDown()
+        }
+    }
+
+    private mutating func siftDown() {
+        items.withUnsafeMutableBufferPointer { items in
             var i = 0
+            let n = items.count
             while true {
                 let l = 2 * i + 1, r = l + 1
                 var m = i
-                if l < items.count && Self.less(items[l], items[m]) { m = l }
-                if r < items.count && Self.less(items[r], items[m]) { m = r }
+                if l < n && Self.less(items[l], items[m]) { m = l }
+                if r < n && Self.less(items[r], items[m]) { m = r }
                 if m == i { break }
                 items.swapAt(i, m)
                 i = m
             }
         }
-        return (top.tick, top.track)
     }
 }
