@@ -340,7 +340,7 @@ final class MappingReader {
                 ("follow-value", [.toggle]), ("values", [.selector]), ("shows", [.readout]),
             ]
             for (key, kinds) in only where byKey[key] != nil && !kinds.contains(kind) {
-                error(byKey[key]!.keyNode, "'\(key)' applies to \(kinds.map { $0.rawValue + "s" }.joined(separator: ", ")) only, not to a \(kind.rawValue)")
+                error(byKey[key]!.keyNode, "'\(key)' applies to \(kinds.map { $0.rawValue + "s" }.joined(separator: ", ")) only, not to \(kind.withArticle)")
             }
         }
 
@@ -384,7 +384,7 @@ final class MappingReader {
         }
         if let v = byKey["values"] {
             if case .sequence(let items) = v.value {
-                let values = items.compactMap { number($0, "a selector value") }
+                let values = items.compactMap { number($0, in: -1e9...1e9, "a selector value") }
                 if items.count < 2 || items.count > 128 {
                     error(v.value, "a selector needs 2 to 128 values, found \(items.count)")
                 } else if values.count == items.count {
@@ -413,7 +413,7 @@ final class MappingReader {
         if let s = byKey["soft-takeover"] {
             let on = bool(s.value, "soft-takeover") ?? false
             if on, let kind, !kind.isAbsolute {
-                error(s.value, "soft takeover applies to faders, knobs and selectors, not to a \(kind.rawValue)")
+                error(s.value, "soft takeover applies to faders, knobs and selectors, not to \(kind.withArticle)")
             }
             definition.softTakeover = on
         } else {
@@ -430,7 +430,7 @@ final class MappingReader {
         }
 
         // Defaults are checked against the control's value range once targets are known.
-        if let d = byKey["default"], let value = number(d.value, "default") {
+        if let d = byKey["default"], let value = number(d.value, in: -1e9...1e9, "default") {
             let range = definition.range
                 ?? definition.selectorValues.map { ValueRange($0.min()!, $0.max()!) }
                 ?? definition.targets.first.map {
@@ -461,7 +461,8 @@ final class MappingReader {
             expected("a list of two numbers [from, to] (\(what))", node)
             return nil
         }
-        guard let a = number(items[0], "\(what) start"), let b = number(items[1], "\(what) end") else { return nil }
+        guard let a = number(items[0], in: -1e9...1e9, "\(what) start"), let b = number(items[1], in: -1e9...1e9, "\(what) end")
+        else { return nil }
         if a == b {
             error(node, "\(what) [\(Self.format(a)), \(Self.format(b))] is empty")
             return nil
@@ -477,7 +478,9 @@ final class MappingReader {
             if let shapeNode { error(shapeNode, "a linear curve has no shape") }
             return .linear
         case "exponential":
-            if let shape, shape == 0 { error(shapeNode, "an exponential curve needs a shape other than 0") }
+            if let shape, shape == 0 || abs(shape) > 20 {
+                error(shapeNode, "an exponential curve needs a shape in -20...20 other than 0")
+            }
             return .exponential(shape: shape ?? Curve.defaultExponentialShape)
         case "logarithmic":
             if let shape, shape <= 0 { error(shapeNode, "a logarithmic curve needs a shape above 0") }
@@ -640,7 +643,7 @@ final class MappingReader {
         default: ok = true
         }
         guard ok else {
-            error(node, "a \(kind.rawValue) cannot read \(source.description.components(separatedBy: " on ").first ?? "this source")"
+            error(node, "\(kind.withArticle) cannot read \(source.description.components(separatedBy: " on ").first ?? "this source")"
                 + (kind == .encoder ? " (encoders read cc, nrpn or rpn)" : " (pads read note, cc or channel-pressure)"))
             return nil
         }
@@ -748,4 +751,9 @@ final class MappingReader {
 extension Node {
     /// The resolved tag's name (Yams keeps `Tag.name` internal).
     fileprivate var tagName: Tag.Name { Tag.Name(rawValue: tag.rawValue) }
+}
+
+extension ControlKind {
+    /// "a fader", "an encoder".
+    fileprivate var withArticle: String { (rawValue.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + rawValue }
 }

@@ -22,7 +22,7 @@ public enum ParameterUnit: String, CaseIterable, Sendable {
     /// A short display string: "-6.0 dB", "440 Hz", "+2 st", "50 %".
     public func format(_ value: Double, integral: Bool = false) -> String {
         let number: String
-        if integral {
+        if integral, value.isFinite, abs(value) < 1e15 {
             number = String(Int(value.rounded()))
         } else {
             switch self {

@@ -306,7 +306,7 @@ public final class ControlSurface {
         case (.selector, .absolute(let p)):
             guard takeOver(def, &rt, p) else { runtimes[i] = rt; return }
             let steps = def.selectorSteps
-            rt.index = min(Int(p * Double(steps)), steps - 1)
+            rt.index = min(max(Int(p * Double(steps)), 0), steps - 1)
             rt.shaped = steps > 1 ? Double(rt.index) / Double(steps - 1) : 0
             rt.position = p
         case (_, .relative(let delta)):
@@ -327,6 +327,12 @@ public final class ControlSurface {
         recompute(i, &rt)
         runtimes[i] = rt
         publish(from: i)
+    }
+
+    /// The nearest of `steps` evenly spaced steps for a shaped position (0 for NaN).
+    private static func step(_ shaped: Double, of steps: Int) -> Int {
+        let x = (shaped * Double(steps - 1)).rounded()
+        return x.isFinite ? min(max(Int(x), 0), steps - 1) : 0
     }
 
     private static func isPressed(_ input: Input, current: Bool) -> Bool {
@@ -438,7 +444,7 @@ public final class ControlSurface {
                 if let values = def.selectorValues {
                     rt.index = values.firstIndex(where: { abs($0 - value) < 1e-9 }) ?? rt.index
                 } else {
-                    rt.index = Int((shaped * Double(def.selectorSteps - 1)).rounded())
+                    rt.index = Self.step(shaped, of: def.selectorSteps)
                 }
                 rt.shaped = def.selectorSteps > 1 ? Double(rt.index) / Double(def.selectorSteps - 1) : 0
                 rt.position = rt.shaped
@@ -465,6 +471,7 @@ public final class ControlSurface {
     /// controls that drive it follow it (soft takeover then waits for the
     /// hardware), readouts that show it update. Nothing is published.
     public func parameterDidChange(_ address: ParameterAddress, value: Double) {
+        guard value.isFinite else { return }
         let v = registry.info(for: address).clamp(value)
         values[address.index] = v
         follow(address, value: v, except: nil)
@@ -474,7 +481,7 @@ public final class ControlSurface {
     /// Returns false when no readout has that name.
     @discardableResult
     public func setReadout(_ name: String, value: Double) -> Bool {
-        guard let i = indexByName[name], definitions[i].kind == .readout else { return false }
+        guard let i = indexByName[name], definitions[i].kind == .readout, value.isFinite else { return false }
         runtimes[i].readoutValue = value
         runtimes[i].value = value
         notifyObservers(i)
@@ -486,7 +493,7 @@ public final class ControlSurface {
     /// control's range and unit. Returns false for an unknown name or a readout.
     @discardableResult
     public func setValue(_ value: Double, ofControl name: String) -> Bool {
-        guard let i = indexByName[name], definitions[i].kind != .readout else { return false }
+        guard let i = indexByName[name], definitions[i].kind != .readout, value.isFinite else { return false }
         let def = definitions[i]
         var rt = runtimes[i]
         if def.kind == .selector {
@@ -494,7 +501,7 @@ public final class ControlSurface {
             if let values = def.selectorValues {
                 rt.index = values.enumerated().min(by: { abs($0.1 - value) < abs($1.1 - value) })?.0 ?? 0
             } else {
-                rt.index = Int((resolved[i].range.unscale(value) * Double(steps - 1)).rounded())
+                rt.index = Self.step(resolved[i].range.unscale(value), of: steps)
             }
             rt.shaped = steps > 1 ? Double(rt.index) / Double(steps - 1) : 0
             rt.position = rt.shaped

@@ -149,7 +149,7 @@ func diagnostics(_ yaml: String) -> [String] {
             """
         #expect(diagnostics(yaml) == [
             "m.yaml:5:5: error: 'encoding' applies to encoders only, not to a fader",
-            "m.yaml:9:13: error: a encoder cannot read note 1 (encoders read cc, nrpn or rpn)",
+            "m.yaml:9:13: error: an encoder cannot read note 1 (encoders read cc, nrpn or rpn)",
             "m.yaml:10:15: error: unknown encoding 'offset64'; did you mean 'offset-64'? (one of twos-complement, sign-magnitude, offset-64)",
             "m.yaml:14:5: error: a readout has no MIDI source; the engine sets it",
             "m.yaml:15:12: error: unknown target 'transport.temp'; did you mean 'transport.tempo'?",
