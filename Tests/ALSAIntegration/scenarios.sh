@@ -4,9 +4,9 @@
 # clients — aconnect, aplaymidi, amidi on VirMIDI, arecord on the loopback card —
 # and prints PASS/FAIL lines, then "RESULT <passed> <failed>".
 #
-# Usage: scenarios.sh PROBE OUTDIR FAST.mid EXPECTED_NOTEON EXPECTED_NOTEON_VEL0 EXPECTED_NOTEOFF [CARILLON]
+# Usage: scenarios.sh PROBE OUTDIR FAST.mid EXPECTED_NOTEON EXPECTED_NOTEON_VEL0 EXPECTED_NOTEOFF [CARILLON [TEST_BUNDLE]]
 set -u
-probe=$1 out=$2 fastmid=$3 exp_on=$4 exp_on0=$5 exp_off=$6 carillon=${7:-}
+probe=$1 out=$2 fastmid=$3 exp_on=$4 exp_on0=$5 exp_off=$6 carillon=${7:-} bundle=${8:-}
 passed=0 failed=0
 ok() { echo "PASS $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
@@ -37,6 +37,16 @@ has() { grep -qE -- "$2" "$1"; }
 echo "=== cards and clients"
 cat /proc/asound/cards
 aconnect -l | sed 's/^/  /'
+
+# 0. The ALSATests suite with a real sequencer (SequencerClientTests run only here).
+if [[ -n $bundle ]]; then
+  t=$(ms)
+  "$bundle" --testing-library swift-testing --filter ALSATests >"$out/alsatests.log" 2>&1; rc=$?
+  line=$(grep -E 'Test run with [0-9]+ tests' "$out/alsatests.log" | sed 's/\x1b\[[0-9;]*m//g' | tail -1)
+  if [[ $rc == 0 ]] && grep -q 'SequencerClientTests passed' "$out/alsatests.log"; then ok "ALSATests in the VM: $line"
+  else bad "ALSATests in the VM" "exit $rc: $(grep -E '✘|error' "$out/alsatests.log" | head -20)"; fi
+  echo "    ($(($(ms) - t)) ms)"
+fi
 
 # 1. Our client is visible to aconnect.
 t=$(ms)
