@@ -303,6 +303,17 @@ public final class ControlSurface {
             rt.index = min(max(0, n), def.selectorSteps - 1)
             rt.shaped = def.selectorSteps > 1 ? Double(rt.index) / Double(def.selectorSteps - 1) : 0
             rt.position = rt.shaped
+        case (.selector, .press(let down, _)):
+            // A button or pad on a selector steps to the next choice, wrapping round.
+            guard down else { return }
+            rt.index = (rt.index + 1) % def.selectorSteps
+            rt.shaped = def.selectorSteps > 1 ? Double(rt.index) / Double(def.selectorSteps - 1) : 0
+            rt.position = rt.shaped
+        case (.selector, .relative(let delta)):
+            // NRPN/RPN increment and decrement move one step.
+            rt.index = min(max(rt.index + (delta > 0 ? 1 : delta < 0 ? -1 : 0), 0), def.selectorSteps - 1)
+            rt.shaped = def.selectorSteps > 1 ? Double(rt.index) / Double(def.selectorSteps - 1) : 0
+            rt.position = rt.shaped
         case (.selector, .absolute(let p)):
             guard takeOver(def, &rt, p) else { runtimes[i] = rt; return }
             let steps = def.selectorSteps

@@ -150,6 +150,19 @@ import Testing
         #expect(s.state(named: "Wave")?.display == "3")
     }
 
+    @Test func selector_stepsOnEachPressOfANote() {
+        let s = ControlSurface(controls: [
+            ControlDefinition(name: "Next", kind: .selector, source: .init(.note(60), channel: 0),
+                              targets: [.init(.tone(.waveform))], selectorValues: [0, 1, 2, 3])
+        ])
+        let r = Recorder(s)
+        for _ in 0..<5 {
+            s.receive(.noteOn(60, velocity: 100, channel: 0))
+            s.receive(.noteOff(60, channel: 0))
+        }
+        #expect(r.values(.tone(.waveform)) == [1, 2, 3, 0, 1])
+    }
+
     @Test func readout_isSetByTheEngineOnly() {
         let s = ControlSurface(controls: [
             ControlDefinition(name: "Tempo", kind: .readout, source: nil, readoutParameter: .transport(.tempo)),
