@@ -205,14 +205,14 @@ final class MappingReader {
         }
         guard let top = fields(root, allowed: MappingKeys.top, "the mapping file") else { return nil }
         var mapping = ControlMapping(file: file)
-        var defaultChannel: Channel?
+        var defaultChannel = ChannelChoice.any
         var controlsNode: Node?
         for (key, _, value) in top {
             switch key {
             case "name": mapping.name = string(value)
             case "description": mapping.description = string(value)
             case "port": mapping.port = string(value, "a port name pattern")
-            case "channel": defaultChannel = channel(value) ?? nil
+            case "channel": defaultChannel = channel(value) ?? .any
             case "channels": mapping.channels = channelSetups(value)
             case "controls": controlsNode = value
             default: break
@@ -228,10 +228,12 @@ final class MappingReader {
         }
         var sourceNodes: [Node?] = []
         for item in list {
-            if let (definition, sourceNode) = control(item, defaultChannel: defaultChannel) {
-                mapping.controls.append(definition)
-                mapping.locations.append(location(item))
-                sourceNodes.append(sourceNode)
+            if let (definitions, sourceNode) = control(item, defaultChannel: defaultChannel) {
+                for definition in definitions {
+                    mapping.controls.append(definition)
+                    mapping.locations.append(location(item))
+                    sourceNodes.append(sourceNode)
+                }
             }
         }
         checkConflicts(mapping, sourceNodes: sourceNodes)
@@ -265,17 +267,34 @@ final class MappingReader {
 
     // MARK: Channels
 
-    /// 1...16 or `any` (nil inside). Returns .some(nil) for `any`.
-    private func channel(_ node: Node) -> Channel?? {
-        if case .scalar(let s) = node, node.tagName == .str, ["any", "all", "omni"].contains(s.string) {
-            return .some(nil)
+    /// A source's channel as written: one channel, any channel, or each
+    /// channel (the control is repeated for channels 1...16).
+    enum ChannelChoice: Equatable {
+        case one(Channel)
+        case any
+        case each
+
+        var channel: Channel? {
+            if case .one(let c) = self { return c }
+            return nil
+        }
+    }
+
+    /// 1...16, `any` or `each`.
+    private func channel(_ node: Node) -> ChannelChoice? {
+        if case .scalar(let s) = node, node.tagName == .str {
+            switch s.string {
+            case "any", "all", "omni": return .any
+            case "each": return .each
+            default: break
+            }
         }
         guard isNumberScalar(node) else {
-            expected("a MIDI channel 1...16 or 'any'", node)
+            expected("a MIDI channel 1...16, 'any' or 'each'", node)
             return nil
         }
         guard let n = integer(node, in: 1...16, "channel") else { return nil }
-        return .some(Channel(n - 1))
+        return .one(Channel(n - 1))
     }
 
     private func channelSetups(_ node: Node) -> [ChannelSetup] {
@@ -303,7 +322,7 @@ final class MappingReader {
 
     // MARK: Controls
 
-    private func control(_ node: Node, defaultChannel: Channel?) -> (ControlDefinition, Node?)? {
+    private func control(_ node: Node, defaultChannel: ChannelChoice) -> ([ControlDefinition], Node?)? {
         guard let entries = fields(node, allowed: MappingKeys.control, "a control") else { return nil }
         var byKey: [String: (keyNode: Node, value: Node)] = [:]
         for (key, keyNode, value) in entries { byKey[key] = (keyNode, value) }
@@ -346,12 +365,16 @@ final class MappingReader {
 
         var source: ControlSource?
         var sourceNode: Node?
+        var each = false
         if let s = byKey["source"] {
             sourceNode = s.value
             if kind == .readout {
                 error(s.keyNode, "a readout has no MIDI source; the engine sets it")
             } else {
-                source = self.source(s.value, defaultChannel: defaultChannel, kind: kind)
+                if let (read, choice) = self.source(s.value, defaultChannel: defaultChannel, kind: kind) {
+                    source = read
+                    each = choice == .each
+                }
             }
         } else if kind != nil && kind != .readout {
             error(node, "missing key 'source' in \(what)")
@@ -423,8 +446,9 @@ final class MappingReader {
             definition.readoutParameter = address(text, s.value)
         }
 
+        var templates: [String?] = []
         if let t = byKey["targets"] {
-            definition.targets = targets(t.value)
+            (definition.targets, templates) = targets(t.value, each: each)
         } else if kind != nil && kind != .readout {
             error(node, "missing key 'targets' in \(what)")
         }
@@ -453,7 +477,20 @@ final class MappingReader {
             }
         }
         guard diagnostics.count == failuresBefore else { return nil }
-        return (definition, sourceNode)
+        guard each, let source else { return ([definition], sourceNode) }
+        // `channel: each`: one control per channel, `*` in targets replaced by that channel.
+        let copies = (0..<16).map { c -> ControlDefinition in
+            var copy = definition
+            copy.name = "\(definition.name) (ch \(c + 1))"
+            copy.source = ControlSource(source.message, channel: Channel(c))
+            for (i, template) in templates.enumerated() {
+                if let template, let a = ParameterAddress(template.replacingOccurrences(of: "*", with: String(c + 1))) {
+                    copy.targets[i].address = a
+                }
+            }
+            return copy
+        }
+        return (copies, sourceNode)
     }
 
     private func range(_ node: Node, _ what: String) -> ValueRange? {
@@ -527,7 +564,9 @@ final class MappingReader {
 
     // MARK: Sources
 
-    private func source(_ node: Node, defaultChannel: Channel?, kind: ControlKind?) -> ControlSource? {
+    private func source(_ node: Node, defaultChannel: ChannelChoice, kind: ControlKind?)
+        -> (ControlSource, ChannelChoice)?
+    {
         // Shorthand: `source: pitch-bend`.
         if case .scalar(let s) = node, node.tagName == .str {
             let message: ControlSource.Message? = switch s.string {
@@ -544,7 +583,8 @@ final class MappingReader {
                 error(node, text)
                 return nil
             }
-            return checked(ControlSource(message, channel: defaultChannel), kind: kind, node: node)
+            return checked(ControlSource(message, channel: defaultChannel.channel), kind: kind, node: node)
+                .map { ($0, defaultChannel) }
         }
         guard let entries = fields(node, allowed: MappingKeys.source, "a source") else { return nil }
         var message: ControlSource.Message?
@@ -615,7 +655,7 @@ final class MappingReader {
             }
         }
         guard let message else { return nil }
-        return checked(ControlSource(message, channel: channel), kind: kind, node: node)
+        return checked(ControlSource(message, channel: channel.channel), kind: kind, node: node).map { ($0, channel) }
     }
 
     private func parameterNumber(_ node: Node, _ key: String) -> UInt14? {
@@ -663,20 +703,23 @@ final class MappingReader {
         }
     }
 
-    private func targets(_ node: Node) -> [TargetBinding] {
+    /// The targets, and for each its `*` template (with `channel: each`) or nil.
+    private func targets(_ node: Node, each: Bool) -> ([TargetBinding], [String?]) {
         let items: [Node]
         switch node {
         case .sequence(let list): items = Array(list)
         case .scalar, .mapping: items = [node]
         default:
             expected("a list of targets", node)
-            return []
+            return ([], [])
         }
         if items.isEmpty { error(node, "a control needs at least one target") }
         var result: [TargetBinding] = []
+        var templates: [String?] = []
         var seen: Set<ParameterAddress> = []
         for item in items {
             var binding: TargetBinding?
+            var template: String?
             if case .mapping = item {
                 guard let entries = fields(item, allowed: MappingKeys.target, "a target") else { continue }
                 var addressValue: Node?
@@ -688,7 +731,9 @@ final class MappingReader {
                     error(item, "missing key 'address' in a target")
                     continue
                 }
-                guard let text = string(addressValue, "a parameter address"), let a = address(text, addressValue) else { continue }
+                guard let text = string(addressValue, "a parameter address"),
+                    let a = templateAddress(text, addressValue, each: each, template: &template)
+                else { continue }
                 binding = TargetBinding(a)
                 if let rangeValue, let r = range(rangeValue, "target range") {
                     let info = registry.info(for: a)
@@ -699,7 +744,7 @@ final class MappingReader {
                     binding?.range = r
                 }
             } else if let text = string(item, "a parameter address") {
-                guard let a = address(text, item) else { continue }
+                guard let a = templateAddress(text, item, each: each, template: &template) else { continue }
                 binding = TargetBinding(a)
             }
             guard let binding else { continue }
@@ -708,8 +753,26 @@ final class MappingReader {
                 continue
             }
             result.append(binding)
+            templates.append(template)
         }
-        return result
+        return (result, templates)
+    }
+
+    /// An address that may hold `*` for the channel when the source has `channel: each`.
+    private func templateAddress(_ text: String, _ node: Node, each: Bool, template: inout String?) -> ParameterAddress? {
+        guard text.contains("*") else { return address(text, node) }
+        guard each else {
+            error(node, "'*' in '\(text)' stands for the source's channel; it needs 'channel: each' in the source")
+            return nil
+        }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts.filter({ $0.contains("*") }) == ["*"], parts[1] == "*" else {
+            error(node, "'*' may only stand for the channel, as in strip.*.gain or channel.*.cc.7")
+            return nil
+        }
+        guard let a = address(text.replacingOccurrences(of: "*", with: "1"), node) else { return nil }
+        template = text
+        return a
     }
 
     // MARK: Conflicts

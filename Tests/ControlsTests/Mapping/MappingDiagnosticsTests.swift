@@ -204,3 +204,52 @@ func diagnostics(_ yaml: String) -> [String] {
         #expect(bad.errors.contains("/nonexistent.yaml: error:"))
     }
 }
+
+@Suite struct MappingEachChannelTests {
+    @Test func eachChannel_repeatsTheControlPerChannel() throws {
+        let mapping = try ControlMapping.parse(yaml: """
+            controls:
+              - name: Volume
+                kind: fader
+                source: { cc: 7, channel: each }
+                targets: [channel.*.cc.7, { address: strip.*.gain, range: [-30, 0] }, master.gain]
+            """)
+        #expect(mapping.controls.count == 16)
+        #expect(mapping.controls[4].name == "Volume (ch 5)")
+        #expect(mapping.controls[4].source == ControlSource(.cc(7), channel: 4))
+        #expect(mapping.controls[4].targets.map(\.address) == [.channelCC(4, 7), .strip(4, .gain), .masterGain])
+        let surface = ControlSurface(mapping: mapping)
+        let r = Recorder(surface)
+        surface.receive(cc(7, 0, ch: 12))
+        #expect(r.values(.channelCC(11, 7)) == [0])
+        #expect(r.values(.strip(11, .gain)) == [-30])
+        #expect(r.changes.count == 3)
+    }
+
+    @Test func wildcard_needsEachChannel() {
+        let yaml = """
+            controls:
+              - name: V
+                kind: fader
+                source: { cc: 7, channel: 1 }
+                targets: [channel.*.cc.7]
+              - name: W
+                kind: fader
+                source: { cc: 8, channel: each }
+                targets: [channel.1.cc.*]
+            """
+        #expect(diagnostics(yaml) == [
+            "m.yaml:5:15: error: '*' in 'channel.*.cc.7' stands for the source's channel; it needs 'channel: each' in the source",
+            "m.yaml:9:15: error: '*' may only stand for the channel, as in strip.*.gain or channel.*.cc.7",
+        ])
+    }
+
+    @Test func eachChannel_conflictsWithASingleChannel() {
+        let yaml = """
+            controls:
+              - { name: All, kind: fader, source: { cc: 7, channel: each }, targets: [channel.*.cc.7] }
+              - { name: One, kind: fader, source: { cc: 7, channel: 3 }, targets: [master.gain] }
+            """
+        #expect(diagnostics(yaml) == ["m.yaml:3:39: error: CC 7 on channel 3 is already used by control 'All (ch 3)' (line 2)"])
+    }
+}
