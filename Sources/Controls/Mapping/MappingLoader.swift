@@ -357,6 +357,7 @@ final class MappingReader {
             let only: [(String, [ControlKind])] = [
                 ("encoding", [.encoder]), ("acceleration", [.encoder]), ("resolution", [.encoder]),
                 ("follow-value", [.toggle]), ("values", [.selector]), ("shows", [.readout]),
+                ("invert", [.fader, .knob, .encoder, .pad, .selector]),
             ]
             for (key, kinds) in only where byKey[key] != nil && !kinds.contains(kind) {
                 error(byKey[key]!.keyNode, "'\(key)' applies to \(kinds.map { $0.rawValue + "s" }.joined(separator: ", ")) only, not to \(kind.withArticle)")

@@ -117,6 +117,7 @@ public final class ControlSurface {
                 rt.position = def.shaping.inverse(rt.shaped)
             }
             rt.on = rt.shaped >= 0.5
+            if let shown = def.readoutParameter { rt.readoutValue = registry.info(for: shown).defaultValue }
             runtimes.append(rt)
             recompute(i, &runtimes[i])
             if indexByName[def.name] == nil { indexByName[def.name] = i }

@@ -168,7 +168,8 @@ import Testing
             ControlDefinition(name: "Tempo", kind: .readout, source: nil, readoutParameter: .transport(.tempo)),
             ControlDefinition(name: "Meter", kind: .readout, source: nil, range: ValueRange(-60, 0), unit: .decibels),
         ])
-        #expect(s.state(named: "Tempo")?.display == "—")
+        #expect(s.state(named: "Tempo")?.display == "120.0 bpm")  // the parameter's default
+        #expect(s.state(named: "Meter")?.display == "—")  // nothing set yet
         s.parameterDidChange(.transport(.tempo), value: 96)
         #expect(s.state(named: "Tempo")?.display == "96.0 bpm")
         #expect(s.setReadout("Meter", value: -12))
