@@ -23,14 +23,15 @@ func run(_ executable: String, _ arguments: [String]) throws -> Int32 {
     return process.terminationStatus
 }
 
-/// Energy envelope: RMS of both channels in consecutive windows of `window` frames.
-func envelope(_ file: AudioFileReader, window: Int) -> [Double] {
-    let windows = file.frames / window
+/// Energy envelope: RMS of both channels in consecutive windows of `window`
+/// frames, starting `skip` frames in.
+func envelope(_ file: AudioFileReader, window: Int, skip: Int = 0) -> [Double] {
+    let windows = (file.frames - skip) / window
     var out = [Double](repeating: 0, count: windows)
     file.samples.withUnsafeBufferPointer { s in
         for w in 0..<windows {
             var sum = 0.0
-            for i in (w * window * 2)..<((w + 1) * window * 2) { sum += Double(s[i]) * Double(s[i]) }
+            for i in (2 * skip + w * window * 2)..<(2 * skip + (w + 1) * window * 2) { sum += Double(s[i]) * Double(s[i]) }
             out[w] = (sum / Double(2 * window)).squareRoot()
         }
     }

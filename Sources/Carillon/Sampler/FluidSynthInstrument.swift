@@ -16,6 +16,11 @@ public final class FluidSynthInstrument: Instrument {
     /// `fluid_synth_process` calls. Any thread.
     private let refused = Atomic<Int>(0)
 
+    /// FluidSynth renders in blocks of 64 frames and applies events between blocks.
+    public let eventGranularity = 64
+    /// Frames rendered since creation: where FluidSynth's 64-frame grid stands.
+    private var renderedFrames = 0
+
     public init(synth: Synth) {
         self.synth = synth
         stripCount = synth.audioGroupCount
@@ -24,8 +29,15 @@ public final class FluidSynthInstrument: Instrument {
 
     public var refusedCount: Int { refused.load(ordering: .relaxed) }
 
+    /// Checks the rate and moves FluidSynth's block grid to start now (by
+    /// rendering and dropping the frames left in its current 64-frame block).
     public func prepare(sampleRate: Double, maxFrames: Int) {
         precondition(abs(sampleRate - synth.sampleRate) < 0.5, "the synth was created for another rate")
+        let partial = renderedFrames % eventGranularity
+        if partial != 0 {
+            _ = synth.process(frames: eventGranularity - partial, fx: nil, fxCount: 0, out: nil, outCount: 0)
+        }
+        renderedFrames = 0
     }
 
     public func receive(_ message: ChannelMessage) {
@@ -37,6 +49,7 @@ public final class FluidSynthInstrument: Instrument {
     public func render(frames: Int,
                        dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
                        effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>) {
+        renderedFrames &+= frames
         if !synth.process(frames: frames, fx: effects, fxCount: effectsCount, out: dry, outCount: 2 * stripCount) {
             refused.add(1, ordering: .relaxed)
         }

@@ -9,7 +9,14 @@ public protocol Instrument: AnyObject {
     /// output `c % stripCount` (16: one strip per MIDI channel).
     var stripCount: Int { get }
 
+    /// The instrument applies events only every `eventGranularity` frames of
+    /// its own clock (FluidSynth: 64); after `prepare`, that grid starts at the
+    /// renderer's frame 0. The renderer moves each event to the nearest grid
+    /// frame, so onsets are within half a grid step of exact.
+    var eventGranularity: Int { get }
+
     /// Called before rendering, with the largest `frames` a render call will ask for.
+    /// An instrument with an event grid aligns it to start now.
     func prepare(sampleRate: Double, maxFrames: Int)
 
     /// Applies one channel message now. Render thread.
@@ -24,4 +31,8 @@ public protocol Instrument: AnyObject {
 
     /// Stops every sound at once (all sound off on every channel). Render thread.
     func silence()
+}
+
+extension Instrument {
+    public var eventGranularity: Int { 1 }
 }

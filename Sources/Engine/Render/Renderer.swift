@@ -30,6 +30,7 @@ public final class Renderer: @unchecked Sendable {
     private let dryPiece: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     private let effectsPiece: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     private var bufferCount: Int { 2 * instrument.stripCount + 4 }
+    private let granularity: Int
 
     public private(set) var sampleRate: Double = 0
     public private(set) var maxFrames = 0
@@ -41,6 +42,7 @@ public final class Renderer: @unchecked Sendable {
         self.events = EventQueue(capacity: eventCapacity)
         self.parameters = parameters
         mixer = Mixer(stripCount: instrument.stripCount, parameters: parameters)
+        granularity = max(1, instrument.eventGranularity)
         buffers = .allocate(capacity: 0)
         let strips = instrument.stripCount
         dry = .allocate(capacity: 2 * strips); dry.initialize(repeating: nil, count: 2 * strips)
@@ -102,11 +104,15 @@ public final class Renderer: @unchecked Sendable {
 
         let blockStart = sampleTime
         let blockEnd = blockStart &+ UInt64(frames)
+        // Events apply on the instrument's grid: each moves to the nearest grid
+        // frame, and is due in this block when that frame is.
+        let grid = UInt64(granularity), half = grid / 2
+        let bound = (blockEnd &+ grid &- 1) / grid &* grid &- half
         var done = 0
         while true {
-            let fromScore = sequencer.next(before: blockEnd)
+            let fromScore = sequencer.next(before: bound)
             var fromQueue: TimedMessage? = nil
-            if let queued = events.peek(), queued.frame < blockEnd { fromQueue = queued }
+            if let queued = events.peek(), queued.frame < bound { fromQueue = queued }
             let event: TimedMessage, isScore: Bool
             if let s = fromScore, fromQueue == nil || fromQueue!.frame >= s.frame {
                 event = s; isScore = true
@@ -115,7 +121,8 @@ public final class Renderer: @unchecked Sendable {
             } else {
                 break
             }
-            let offset = event.frame <= blockStart ? 0 : Int(event.frame - blockStart)
+            let snapped = grid == 1 ? event.frame : (event.frame &+ half) / grid &* grid
+            let offset = snapped <= blockStart ? 0 : Int(snapped - blockStart)
             if offset > done {
                 renderPiece(from: done, frames: offset - done)
                 done = offset

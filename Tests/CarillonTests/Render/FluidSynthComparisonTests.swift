@@ -29,13 +29,22 @@ import SoundFile
         #expect(b.duration >= summary.pieceDuration - 0.1)
         #expect(a.duration <= summary.pieceDuration + TailPolicy.default.maxTail + 0.05)
 
-        let window = 441   // 10 ms
-        let ea = envelope(a, window: window), eb = envelope(b, window: window)
-        let pieceWindows = Int(summary.pieceDuration * 100)
-        let r = correlation(Array(ea.prefix(pieceWindows)), Array(eb.prefix(pieceWindows)))
+        // 10 ms RMS envelopes over the piece. fluidsynth's player sends each
+        // event at the first 64-frame block after its time, to sound in the
+        // block after that (1-3 ms late); Carillon applies it at the nearest
+        // block edge (onset test). So the best of lags 0...192 frames counts.
+        let window = 441
+        let pieceWindows = Int(summary.pieceDuration * 100) - 1
+        let ea = Array(envelope(a, window: window).prefix(pieceWindows))
+        var best = (r: -1.0, lag: 0)
+        for lag in stride(from: 0, through: 192, by: 32) {
+            let r = correlation(ea, Array(envelope(b, window: window, skip: lag).prefix(pieceWindows)))
+            if r > best.r { best = (r, lag) }
+        }
+        let r = best.r
         let peakA = a.samples.map(abs).max() ?? 0, peakB = b.samples.map(abs).max() ?? 0
         print("comparison \(file): piece \(summary.pieceDuration) s, carillon \(a.duration) s, fluidsynth \(b.duration) s, "
-              + "10 ms RMS envelope correlation \(r), peak \(peakA) vs \(peakB)")
+              + "10 ms RMS envelope correlation \(r) (fluidsynth \(best.lag) frames later), peak \(peakA) vs \(peakB)")
         #expect(r > 0.95)
         #expect(abs(peakA - peakB) / peakB < 0.2)
     }

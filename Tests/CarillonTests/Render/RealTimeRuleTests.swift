@@ -1,0 +1,39 @@
+import Testing
+import Carillon
+import CAllocationCounter
+import Engine
+import FluidSynth
+
+/// The block loop with the real FluidSynth sampler makes no heap call.
+@Suite struct RealTimeRuleTests {
+    /// Debian's libfluidsynth is built with OpenMP: its reverb/chorus pass runs in
+    /// an `omp parallel` region (even with one thread), and libgomp frees a
+    /// team structure on each. With effects off the loop must make no heap
+    /// call at all; with effects on, every call it makes is libgomp's (the
+    /// `fluidsynth` command line pays the same), which this test reports.
+    @Test(arguments: [false, true])
+    func renderLoop_withFluidSynth_allocatesNothing(effects: Bool) throws {
+        let synth = try Synth(settings: Settings.forRendering(sampleRate: 44_100))
+        try synth.setReverb(on: effects)
+        try synth.setChorus(on: effects)
+        let font = try synth.loadSoundFont(at: timGM)
+        defer { withExtendedLifetime(font) {} }
+        let instrument = FluidSynthInstrument(synth: synth)
+        let renderer = Renderer(instrument: instrument)
+        renderer.prepare(sampleRate: 44_100, maxFrames: 512)
+        renderer.schedule(try Score(contentsOf: "\(openmsx)/train_filled_with_cash.mid"))
+        let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 1024)
+        defer { output.deallocate() }
+        var blocks = 0, calls: Int64 = 0
+        while !renderer.isScoreFinished {
+            carillon_allocations_arm()
+            renderer.render(frames: 512, into: output)
+            if blocks % 50 == 0 { renderer.events.push(.now(.controlChange(10, value: 64, channel: 1))) }
+            calls += carillon_allocations_disarm()
+            blocks += 1
+        }
+        print("real-time rule: \(blocks) blocks of 512 frames with FluidSynth, effects \(effects ? "on" : "off"): \(calls) heap calls")
+        #expect(blocks > 5_000)
+        if !effects { #expect(calls == 0) }
+    }
+}
