@@ -52,6 +52,28 @@ import Testing
         }
     }
 
+    @Test func writer_outputReadByMidicsvAsOriginal() throws {
+        let files = Self.files
+        try #require(!files.isEmpty, "no .mid files in \(Self.folder): run scripts/setup")
+        let temporary = NSTemporaryDirectory() + "carillon-written-\(ProcessInfo.processInfo.processIdentifier).mid"
+        defer { try? FileManager.default.removeItem(atPath: temporary) }
+        for path in files {
+            let file = try StandardMIDIFile(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+            try Data(file.serialized()).write(to: URL(fileURLWithPath: temporary))
+            #expect(try Self.runMidicsv(temporary) == Self.runMidicsv(path), "\(path): midicsv reads the written file differently")
+        }
+    }
+
+    @Test func realFile_insideRIFFReadAsPlain() throws {
+        let files = Self.files
+        try #require(!files.isEmpty, "no .mid files in \(Self.folder): run scripts/setup")
+        let smf = Array(try Data(contentsOf: URL(fileURLWithPath: files[0])))
+        let pad: [UInt8] = smf.count % 2 == 1 ? [0] : []
+        let riff = Array("RIFF".utf8) + SMFBytes.le32(UInt32(4 + 8 + smf.count + pad.count)) + Array("RMID".utf8)
+            + Array("data".utf8) + SMFBytes.le32(UInt32(smf.count)) + smf + pad
+        #expect(try StandardMIDIFile(bytes: riff) == StandardMIDIFile(bytes: smf))
+    }
+
     @Test func realFiles_timelineSortedAndComplete() throws {
         let files = Self.files
         try #require(!files.isEmpty, "no .mid files in \(Self.folder): run scripts/setup")

@@ -82,6 +82,12 @@ import Testing
         #expect(file.tracks[0].events[2].tick == 16)
     }
 
+    @Test func textString_utf8OrLatin1() {
+        #expect(MetaEvent.string(from: Array("Piano".utf8)) == "Piano")
+        #expect(MetaEvent.string(from: Array("Grüße".utf8)) == "Grüße")
+        #expect(MetaEvent.string(from: [0x53, 0x70, 0xE5, 0x72]) == "Spår")   // Latin-1, as in real files
+    }
+
     @Test func division_smpte() throws {
         let file = try StandardMIDIFile(bytes: B.file(division: 0xE728, tracks: [B.endOfTrack]))   // -25 fps, 40 ticks
         #expect(file.division == .smpte(framesPerSecond: 25, ticksPerFrame: 40))
