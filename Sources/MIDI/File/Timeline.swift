@@ -6,54 +6,65 @@ extension StandardMIDIFile {
     /// track order, then file order (the merge is stable). Format 2: tracks
     /// play one after another.
     public func timeline() -> [TimedEvent] {
-        let map = tempoMap
         let total = tracks.reduce(0) { $0 + $1.events.count }
         var out: [TimedEvent] = []
         out.reserveCapacity(total)
-        let starts = trackStartTicks
+        var clock = SecondsSweep(tempoMap)
 
         if format == .sequentialTracks || tracks.count == 1 {
-            for (k, track) in tracks.enumerated() {
+            for (k, (track, start)) in zip(tracks, trackStartTicks).enumerated() {
                 for e in track.events {
-                    out.append(TimedEvent(seconds: 0, tick: starts[k] &+ e.tick, track: k, event: e.event))
+                    let tick = start &+ e.tick
+                    out.append(TimedEvent(seconds: clock.seconds(atTick: tick), tick: tick, track: k, event: e.event))
                 }
             }
-        } else {
-            // k-way merge with a binary heap of (tick, track) heads; a track's run of events
-            // that stays first is copied without touching the heap.
-            let trackEvents = tracks.map(\.events)
-            var heap = MergeHeap()
-            var cursor = [Int](repeating: 0, count: tracks.count)
-            for (k, events) in trackEvents.enumerated() where !events.isEmpty {
-                heap.push(tick: events[0].tick, track: k)
-            }
-            while let k = heap.topTrack {
-                trackEvents[k].withUnsafeBufferPointer { events in
-                    var c = cursor[k]
-                    let (limit, limitTrack) = heap.secondBest
-                    repeat {
-                        out.append(TimedEvent(seconds: 0, tick: events[c].tick, track: k, event: events[c].event))
-                        c += 1
-                    } while c < events.count && (events[c].tick < limit || (events[c].tick == limit && k < limitTrack))
-                    cursor[k] = c
-                    if c < events.count { heap.replaceTop(tick: events[c].tick) } else { heap.removeTop() }
-                }
-            }
+            return out
         }
 
-        // Seconds: one forward sweep through the tempo changes (ticks are non-decreasing).
-        if map.changes.isEmpty {
-            for i in out.indices { out[i].seconds = map.seconds(atTick: out[i].tick) }
-        } else {
-            var k = 0
-            let changes = map.changes
-            for i in out.indices {
-                let t = out[i].tick
-                while k + 1 < changes.count && changes[k + 1].tick <= t { k += 1 }
-                out[i].seconds = map.seconds(atTick: t, changeIndex: k)
+        // k-way merge with a binary heap of (tick, track) heads; a track's run of events
+        // that stays first is copied without touching the heap.
+        let trackEvents = tracks.map(\.events)
+        var heap = MergeHeap()
+        var cursor = [Int](repeating: 0, count: tracks.count)
+        for (k, events) in trackEvents.enumerated() where !events.isEmpty {
+            heap.push(tick: events[0].tick, track: k)
+        }
+        while let k = heap.topTrack {
+            trackEvents[k].withUnsafeBufferPointer { events in
+                var c = cursor[k]
+                let (limit, limitTrack) = heap.secondBest
+                repeat {
+                    let tick = events[c].tick
+                    out.append(TimedEvent(seconds: clock.seconds(atTick: tick), tick: tick, track: k, event: events[c].event))
+                    c += 1
+                } while c < events.count && (events[c].tick < limit || (events[c].tick == limit && k < limitTrack))
+                cursor[k] = c
+                if c < events.count { heap.replaceTop(tick: events[c].tick) } else { heap.removeTop() }
             }
         }
         return out
+    }
+}
+
+/// Seconds at non-decreasing ticks: walks forward through the tempo changes.
+struct SecondsSweep {
+    let map: TempoMap
+    var index = 0
+    var nextChangeTick: UInt64
+
+    init(_ map: TempoMap) {
+        self.map = map
+        nextChangeTick = map.changes.count > 1 ? map.changes[1].tick : .max
+    }
+
+    @inline(__always)
+    mutating func seconds(atTick tick: UInt64) -> Double {
+        if map.changes.isEmpty { return map.seconds(atTick: tick) }
+        while tick >= nextChangeTick {
+            index += 1
+            nextChangeTick = index + 1 < map.changes.count ? map.changes[index + 1].tick : .max
+        }
+        return map.seconds(atTick: tick, changeIndex: index)
     }
 }
 
