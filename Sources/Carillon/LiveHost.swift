@@ -68,7 +68,8 @@ public final class LiveHost: @unchecked Sendable {
     }
 
     public let options: Options
-    public let client: SequencerClient
+    /// Nil only with `audio = false` on a machine without a sequencer: the controls still show.
+    public let client: SequencerClient?
     public let surface: ControlSurface?
     public let mapping: ControlMapping?
     private let renderer: Renderer?
@@ -112,7 +113,13 @@ public final class LiveHost: @unchecked Sendable {
     public init(soundFont path: String?, mapping: ControlMapping?, options: Options) throws(Failure) {
         self.options = options
         self.mapping = mapping
-        do { client = try SequencerClient(name: options.clientName) } catch { throw .alsa(error) }
+        do {
+            client = try SequencerClient(name: options.clientName)
+        } catch {
+            guard !options.audio else { throw .alsa(error) }
+            client = nil
+            shared.log.withLock { $0.append("no MIDI input: \(error)") }
+        }
         surface = mapping.map { ControlSurface(mapping: $0) }
         guard options.audio, let path else {
             renderer = nil; pcm = nil; instrument = nil; soundFont = nil
@@ -148,6 +155,7 @@ public final class LiveHost: @unchecked Sendable {
     @discardableResult
     public func start() throws(Failure) -> [PortInfo] {
         var connected: [PortInfo] = []
+        guard let client else { return [] }
         do {
             for spec in options.connect { connected += try client.connect(source: spec) }
             if options.autoconnect {
@@ -254,7 +262,7 @@ public final class LiveHost: @unchecked Sendable {
     /// Ends cleanly: input stopped (sources' held notes no longer matter),
     /// all sound off, the device drained, the ports closed. Idempotent.
     public func stop() {
-        client.stop()
+        client?.stop()
         shared.stop.store(true, ordering: .releasing)
         output?.join()
         output = nil

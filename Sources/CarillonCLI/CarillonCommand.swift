@@ -11,6 +11,7 @@ struct CarillonCommand: ParsableCommand {
             Render.self,
             Inspect.self,
             Ports.self,
+            Live.self,
             Mapping.self,
         ]
     )
