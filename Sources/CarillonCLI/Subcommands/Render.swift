@@ -166,6 +166,11 @@ enum Interruption {
             action.sa_flags = 0
             sigaction(sig, &action, nil)
         }
+        // A parent may have started us with these signals blocked (a blocked mask is inherited).
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT); sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 }
 

@@ -1,0 +1,133 @@
+import Testing
+import Foundation
+
+/// Whole `carillon render` command lines: output files, exit status, messages.
+@Suite(.serialized) struct RenderCommandTests {
+    static let openmsx = "/usr/share/games/openttd/baseset/openmsx"
+    static let timGM = "/usr/share/sounds/sf2/TimGM6mb.sf2"
+
+    /// The `carillon` built beside this test bundle.
+    static var carillon: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("carillon").path
+    }
+
+    struct Result { var status: Int32; var stdout: String; var stderr: String }
+
+    static func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: carillon)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out; process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    static func finish(_ p: (Process, Pipe, Pipe)) -> Result {
+        let out = p.1.fileHandleForReading.readDataToEndOfFile()
+        let err = p.2.fileHandleForReading.readDataToEndOfFile()
+        p.0.waitUntilExit()
+        return Result(status: p.0.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+                      stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    static func carillon(_ arguments: [String]) throws -> Result { finish(try start(arguments)) }
+
+    static func scratch() -> String {
+        let path = NSTemporaryDirectory() + "carillon-cli-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    static func contents(_ dir: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).sorted()
+    }
+
+    @Test func render_writesTheFile_andASummaryLine() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try Self.carillon(["render", "\(Self.openmsx)/train_filled_with_cash.mid", "-o", "\(dir)/out.flac",
+                                   "--soundfont", Self.timGM, "--bits", "24", "--no-chorus", "--tail", "2"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(Self.contents(dir) == ["out.flac"])
+        #expect(r.stdout.contains("out.flac: 1:1"))   // 1:10.x: the piece plus at most 2 s of tail
+        #expect(r.stdout.contains("dBFS") && r.stdout.contains("clipped samples") && r.stdout.contains("real time"))
+        #expect(r.stderr.isEmpty)   // not a terminal: no progress bar
+    }
+
+    @Test func severalInputs_goToTheOutputDirectory() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try Self.carillon(["render", "\(Self.openmsx)/train_filled_with_cash.mid", "\(Self.openmsx)/coconut_run2.mid",
+                                   "--output-dir", dir, "--format", "ogg", "--soundfont", Self.timGM, "-q"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(Self.contents(dir) == ["coconut_run2.ogg", "train_filled_with_cash.ogg"])
+        #expect(r.stdout.isEmpty)
+    }
+
+    @Test(arguments: [("SIGINT", SIGINT), ("SIGTERM", SIGTERM)])
+    func signal_duringRender_leavesNoFile(name: String, signal: Int32) throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let running = try Self.start(["render", "\(Self.openmsx)/tttheme2.mid", "-o", "\(dir)/long.wav", "--soundfont", Self.timGM])
+        // Wait until the temporary file exists: the render is under way.
+        var waited = 0
+        while Self.contents(dir).isEmpty && waited < 200 { usleep(50_000); waited += 1 }
+        #expect(Self.contents(dir).first?.hasPrefix(".long.wav.") == true)
+        kill(running.0.processIdentifier, signal)
+        let r = Self.finish(running)
+        #expect(r.status == 128 + signal)
+        #expect(Self.contents(dir).isEmpty)
+        #expect(r.stderr.contains("interrupted") && r.stderr.contains(name) && r.stderr.contains("was not written"))
+    }
+
+    @Test func unwritableOutput_isOneClearError() throws {
+        let r = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "-o", "/nonexistent-dir/x.wav", "--soundfont", Self.timGM])
+        #expect(r.status != 0)
+        #expect(r.stderr.hasPrefix("carillon render: error: cannot create /nonexistent-dir/x.wav"))
+        #expect(r.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func missingSoundFont_isOneClearError() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "-o", "\(dir)/x.wav", "--soundfont", "/nope/none.sf2"])
+        #expect(r.status != 0)
+        #expect(r.stderr == "carillon render: error: SoundFont not found: /nope/none.sf2 (from --soundfont)\n")
+        #expect(Self.contents(dir).isEmpty)
+    }
+
+    @Test func corruptSoundFont_isOneClearError() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        FileManager.default.createFile(atPath: "\(dir)/bad.sf2", contents: Data("not a soundfont".utf8))
+        let r = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "-o", "\(dir)/x.wav", "--soundfont", "\(dir)/bad.sf2"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("not a SoundFont"))
+        #expect(Self.contents(dir) == ["bad.sf2"])
+    }
+
+    @Test func badMIDIFile_isOneClearError_andLeavesNothing() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        FileManager.default.createFile(atPath: "\(dir)/bad.mid", contents: Data("hello".utf8))
+        let r = try Self.carillon(["render", "\(dir)/bad.mid", "-o", "\(dir)/x.wav", "--soundfont", Self.timGM])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("bad.mid: not a readable MIDI file"))
+        #expect(r.stderr.split(separator: "\n").count == 1)
+        #expect(Self.contents(dir) == ["bad.mid"])
+    }
+
+    @Test func outputWithSeveralInputs_isAUsageError() throws {
+        let r = try Self.carillon(["render", "a.mid", "b.mid", "-o", "x.wav"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("--output-dir"))
+    }
+
+    @Test func oggWithBits_isAUsageError() throws {
+        let r = try Self.carillon(["render", "a.mid", "-o", "x.ogg", "--bits", "24"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("Ogg Vorbis has no bit depth"))
+    }
+}
