@@ -530,9 +530,13 @@ public final class ControlSurface {
         return true
     }
 
-    /// Makes every soft-takeover control wait for its hardware again (after loading a preset).
+    /// Makes every soft-takeover control wait for its hardware again, as if
+    /// its position were unknown (after loading a preset or reconnecting).
     public func resetPickup() {
-        for i in runtimes.indices where definitions[i].softTakeover { runtimes[i].pickedUp = false }
+        for i in runtimes.indices where definitions[i].softTakeover {
+            runtimes[i].pickedUp = false
+            runtimes[i].lastHardware = nil
+        }
     }
 
     /// Publishes every control's current target values (to bring a new subscriber up to date).

@@ -380,3 +380,63 @@ import Testing
         #expect(r.values(.channelCC(0, 7)) == [3])
     }
 }
+
+@Suite struct ControlSurfaceSubscriptionTests {
+    static func surface() -> ControlSurface {
+        ControlSurface(controls: [
+            ControlDefinition(name: "F", kind: .fader, source: .init(.cc(0), channel: 0), range: ValueRange(0, 127),
+                              targets: [.init(.channelCC(0, 7)), .init(.strip(0, .gain))]),
+        ])
+    }
+
+    final class Store: ParameterChangeSubscriber {
+        var values: [Int: Float] = [:]
+        func parameterDidChange(_ change: ParameterChange) { values[change.index] = change.value }
+    }
+
+    @Test func unsubscribe_stopsDelivery() {
+        let s = Self.surface()
+        var count = 0
+        let token = s.subscribe { _ in count += 1 }
+        s.receive(cc(0, 10))
+        s.unsubscribe(token)
+        s.receive(cc(0, 20))
+        #expect(count == 2)  // two targets, first message only
+    }
+
+    @Test func protocolSubscriber_receivesByDenseIndex() {
+        let s = Self.surface()
+        let store = Store()
+        s.subscribe(store)
+        s.receive(cc(0, 127))
+        #expect(store.values[ParameterAddress.channelCC(0, 7).index] == 127)
+        #expect(store.values[ParameterAddress.strip(0, .gain).index] == 6)
+    }
+
+    @Test func observeControls_seesEachChange() {
+        let s = Self.surface()
+        var seen: [String] = []
+        s.observeControls { seen.append("\($0.name)=\($0.display)") }
+        s.receive(cc(0, 64))
+        #expect(seen == ["F=64.00"])
+    }
+
+    @Test func publishAll_bringsANewSubscriberUpToDate() {
+        let s = Self.surface()
+        s.receive(cc(0, 100))
+        let r = Recorder(s)
+        s.publishAll()
+        #expect(r.values(.channelCC(0, 7)) == [100])
+        #expect(s.value(of: .channelCC(0, 7)) == 100)
+    }
+
+    @Test func resetPickup_makesFadersWaitAgain() {
+        let s = Self.surface()
+        let r = Recorder(s)
+        s.receive(cc(0, 90))
+        s.resetPickup()
+        s.receive(cc(0, 10))  // far from 90: ignored
+        #expect(r.values(.channelCC(0, 7)) == [90])
+        #expect(s.state(named: "F")!.awaitingPickup)
+    }
+}
