@@ -803,8 +803,8 @@ final class MappingReader {
                     plain.channel == nil || numbered.channel == nil || plain.channel == numbered.channel,
                     let cc = plain.controllers.first(where: { [6, 38, 96, 97, 98, 99, 100, 101].contains($0) })
                 {
-                    let other = a.isParameterNumber ? controls[j].name : controls[j].name
-                    error(at: where_, "CC \(cc) is an NRPN/RPN controller, and control '\(other)' (line \(location(sourceNodes[j]).line)) uses \(numbered.isParameterNumber && a.isParameterNumber ? "CC \(cc)" : "NRPN/RPN") on the same channel")
+                    let uses = a.isParameterNumber ? "CC \(cc)" : "NRPN/RPN"
+                    error(at: where_, "CC \(cc) is an NRPN/RPN controller, and control '\(controls[j].name)' (line \(location(sourceNodes[j]).line)) uses \(uses) on the same channel")
                     break
                 }
             }

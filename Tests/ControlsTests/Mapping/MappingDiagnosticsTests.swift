@@ -129,6 +129,17 @@ func diagnostics(_ yaml: String) -> [String] {
         ])
     }
 
+    @Test func nrpnAfterAPlainDataEntryCC_isAConflict() {
+        let yaml = """
+            controls:
+              - { name: Data, kind: knob, source: { cc: 38, channel: 1 }, targets: [strip.4.pan] }
+              - { name: Param, kind: knob, source: { rpn: 0 }, targets: [strip.3.pan] }
+            """
+        #expect(diagnostics(yaml) == [
+            "m.yaml:3:40: error: CC 38 is an NRPN/RPN controller, and control 'Data' (line 2) uses CC 38 on the same channel"
+        ])
+    }
+
     @Test func kindSpecificKeys_areRejectedElsewhere() {
         let yaml = """
             controls:
