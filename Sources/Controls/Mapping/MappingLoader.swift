@@ -226,17 +226,20 @@ final class MappingReader {
             expected("a list of controls", controlsNode)
             return nil
         }
-        var sourceNodes: [Node?] = []
+        // Controls with mistakes still take part in the checks for duplicate
+        // names and sources, so one run reports those too.
+        var all: [Checked] = []
         for item in list {
-            if let (definitions, sourceNode) = control(item, defaultChannel: defaultChannel) {
-                for definition in definitions {
+            guard let (definitions, sourceNode, ok) = control(item, defaultChannel: defaultChannel) else { continue }
+            for definition in definitions {
+                all.append(Checked(definition: definition, location: location(item), sourceNode: sourceNode))
+                if ok {
                     mapping.controls.append(definition)
                     mapping.locations.append(location(item))
-                    sourceNodes.append(sourceNode)
                 }
             }
         }
-        checkConflicts(mapping, sourceNodes: sourceNodes)
+        checkConflicts(all)
         return mapping
     }
 
@@ -322,7 +325,15 @@ final class MappingReader {
 
     // MARK: Controls
 
-    private func control(_ node: Node, defaultChannel: ChannelChoice) -> ([ControlDefinition], Node?)? {
+    /// A control read from the file, with or without mistakes, for the conflict checks.
+    struct Checked {
+        var definition: ControlDefinition
+        var location: SourceLocation
+        var sourceNode: Node?
+    }
+
+    /// The control(s) an item describes, and whether it was free of mistakes.
+    private func control(_ node: Node, defaultChannel: ChannelChoice) -> ([ControlDefinition], Node?, Bool)? {
         guard let entries = fields(node, allowed: MappingKeys.control, "a control") else { return nil }
         var byKey: [String: (keyNode: Node, value: Node)] = [:]
         for (key, keyNode, value) in entries { byKey[key] = (keyNode, value) }
@@ -477,8 +488,8 @@ final class MappingReader {
                 }
             }
         }
-        guard diagnostics.count == failuresBefore else { return nil }
-        guard each, let source else { return ([definition], sourceNode) }
+        let ok = diagnostics.count == failuresBefore
+        guard each, let source else { return ([definition], sourceNode, ok) }
         // `channel: each`: one control per channel, `*` in targets replaced by that channel.
         let copies = (0..<16).map { c -> ControlDefinition in
             var copy = definition
@@ -491,7 +502,7 @@ final class MappingReader {
             }
             return copy
         }
-        return (copies, sourceNode)
+        return (copies, sourceNode, ok)
     }
 
     private func range(_ node: Node, _ what: String) -> ValueRange? {
@@ -587,6 +598,7 @@ final class MappingReader {
             return checked(ControlSource(message, channel: defaultChannel.channel), kind: kind, node: node)
                 .map { ($0, defaultChannel) }
         }
+        let failuresBefore = diagnostics.count
         guard let entries = fields(node, allowed: MappingKeys.source, "a source") else { return nil }
         var message: ControlSource.Message?
         var messageKeys: [Node] = []
@@ -655,7 +667,7 @@ final class MappingReader {
                 error(bitsNode, "'bits' applies to nrpn and rpn sources only")
             }
         }
-        guard let message else { return nil }
+        guard let message, diagnostics.count == failuresBefore else { return nil }
         return checked(ControlSource(message, channel: channel.channel), kind: kind, node: node).map { ($0, channel) }
     }
 
@@ -778,23 +790,24 @@ final class MappingReader {
 
     // MARK: Conflicts
 
-    private func checkConflicts(_ mapping: ControlMapping, sourceNodes: [Node?]) {
+    private func checkConflicts(_ all: [Checked]) {
         var names: [String: Int] = [:]
-        for (i, def) in mapping.controls.enumerated() {
-            if let j = names[def.name] {
-                error(at: mapping.locations[i], "control name '\(def.name)' is already used at line \(mapping.locations[j].line)")
+        for (i, entry) in all.enumerated() where !entry.definition.name.isEmpty {
+            if let j = names[entry.definition.name] {
+                error(at: entry.location, "control name '\(entry.definition.name)' is already used at line \(all[j].location.line)")
             } else {
-                names[def.name] = i
+                names[entry.definition.name] = i
             }
         }
-        let controls = mapping.controls
-        for i in controls.indices {
-            guard let a = controls[i].source else { continue }
+        for i in all.indices {
+            guard let a = all[i].definition.source else { continue }
             for j in 0..<i {
-                guard let b = controls[j].source else { continue }
-                let where_ = location(sourceNodes[i])
+                guard let b = all[j].definition.source else { continue }
+                let here = location(all[i].sourceNode)
+                let other = all[j].definition.name
+                let otherLine = location(all[j].sourceNode).line
                 if a.overlaps(b) {
-                    error(at: where_, "\(a) is already used by control '\(controls[j].name)' (line \(location(sourceNodes[j]).line))")
+                    error(at: here, "\(a) is already used by control '\(other)' (line \(otherLine))")
                     break
                 }
                 // Plain CCs that collide with the NRPN/RPN controllers of another control.
@@ -804,7 +817,7 @@ final class MappingReader {
                     let cc = plain.controllers.first(where: { [6, 38, 96, 97, 98, 99, 100, 101].contains($0) })
                 {
                     let uses = a.isParameterNumber ? "CC \(cc)" : "NRPN/RPN"
-                    error(at: where_, "CC \(cc) is an NRPN/RPN controller, and control '\(controls[j].name)' (line \(location(sourceNodes[j]).line)) uses \(uses) on the same channel")
+                    error(at: here, "CC \(cc) is an NRPN/RPN controller, and control '\(other)' (line \(otherLine)) uses \(uses) on the same channel")
                     break
                 }
             }

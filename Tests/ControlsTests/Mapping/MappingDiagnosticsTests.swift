@@ -264,3 +264,18 @@ func diagnostics(_ yaml: String) -> [String] {
         #expect(diagnostics(yaml) == ["m.yaml:3:39: error: CC 7 on channel 3 is already used by control 'All (ch 3)' (line 2)"])
     }
 }
+
+@Suite struct MappingConflictWithMistakesTests {
+    @Test func brokenControl_stillCountsForDuplicates() {
+        let yaml = """
+            controls:
+              - { name: A, kind: fadr, source: { cc: 7 }, targets: [master.gain] }
+              - { name: A, kind: fader, source: { cc: 7 }, targets: [strip.1.gain] }
+            """
+        #expect(diagnostics(yaml) == [
+            "m.yaml:2:22: error: unknown control kind 'fadr'; did you mean 'fader'?",
+            "m.yaml:3:5: error: control name 'A' is already used at line 2",
+            "m.yaml:3:37: error: CC 7 on any channel is already used by control 'A' (line 2)",
+        ])
+    }
+}
