@@ -43,6 +43,8 @@ public final class LiveHost: @unchecked Sendable {
         public var reverb = true
         public var chorus = true
         public var realtime = true
+        /// Log every parameter change a control makes (plain, non-terminal output).
+        public var logParameterChanges = false
         public init() {}
     }
 
@@ -168,6 +170,16 @@ public final class LiveHost: @unchecked Sendable {
         if let surface, let renderer {
             let parameters = renderer.parameters, events = renderer.events
             surface.subscribe { change in Self.apply(change, parameters: parameters, events: events) }
+            // The mapping's channel set-up: programs first (before any note arrives).
+            for setup in mapping?.channels ?? [] {
+                if let program = setup.program {
+                    events.push(.now(.programChange(program.value, channel: setup.channel.intValue)))
+                }
+            }
+        }
+        if let surface, options.logParameterChanges {
+            let shared = self.shared
+            surface.subscribe { change in shared.log.withLock { $0.append("parameter \(change)") } }
         }
         if let renderer, let pcm {
             do {

@@ -193,4 +193,72 @@ if [[ -n $carillon ]]; then
   sed 's/^/    /' "$out/ports.out"
 fi
 
+# 14–17. carillon live (release build; env LIVE_CARILLON, LIVE_REF = offline render of FAST.mid at
+#        LIVE_RATE, LIVE_SF2, LIVE_MAPPING, LIVE_EXPECTED_MESSAGES = channel messages in FAST.mid). TCG makes the guest ~30× slower than the host, so the live tests use
+#        22050 Hz and 512×4 periods (23 ms): the buffer at which they expect no xruns.
+if [[ -n ${LIVE_CARILLON:-} ]]; then
+  rate=${LIVE_RATE:-22050}
+  live_run() {  # live_run NAME SECONDS ARGS... : starts carillon live (sets LIVEPID, LIVELOG) and arecord
+    local name=$1 secs=$2; shift 2
+    LIVELOG=$out/live-$name.log
+    arecord -q -D hw:Loopback,1 -f FLOAT_LE -r "$rate" -c 2 -d $((secs + 3)) "$out/live-$name.wav" & RECPID=$!
+    "$LIVE_CARILLON" live -d hw:Loopback,0 -r "$rate" --period 512 --periods 4 --soundfont "$LIVE_SF2" \
+      --duration "$secs" "$@" >"$LIVELOG" 2>&1 & LIVEPID=$!
+    wait_for "$LIVELOG" 'MIDI in at' 20
+  }
+  live_end() { wait "$LIVEPID"; LIVERC=$?; wait "$RECPID"; }
+  summary() { grep -o 'blocks=.*' "$LIVELOG" | tail -1; }
+
+  for variant in connect direct; do
+    t=$(ms)
+    if [[ $variant == connect ]]; then
+      live_run connect 14 --connect "midi through"
+      aplaymidi -p 14:0 "$fastmid"; arc=$?
+      src=14:0
+    else
+      live_run direct 14
+      aplaymidi -p carillon:0 "$fastmid"; arc=$?
+      src=$(grep -o '^connected [0-9]*:[0-9]*' "$LIVELOG" | tail -1 | cut -d' ' -f2)
+    fi
+    live_end
+    sed 's/^/    /' "$LIVELOG" | grep -v '^    parameter' | tail -4
+    env=$("$probe" envelope "$out/live-$variant.wav" "$LIVE_REF" --max-lag 10 --min-correlation 0.8); erc=$?
+    echo "    $env"
+    msgs=$(grep -o "messages by source: .*" "$LIVELOG")
+    if [[ $LIVERC == 0 && $arc == 0 && $erc == 0 ]] && grep -q "xruns=0 " <<<"$(summary)" && grep -q "$src=$LIVE_EXPECTED_MESSAGES\b" <<<"$msgs"; then
+      ok "live ($variant): aplaymidi -> carillon live -> hw:Loopback,0 -> arecord: $env, $(summary | cut -d' ' -f1-2), $msgs"
+    else
+      bad "live ($variant)" "live rc=$LIVERC aplaymidi rc=$arc $env $(summary) $msgs"
+    fi
+    echo "    ($(($(ms) - t)) ms)"
+  done
+
+  # A sending client killed while it holds an organ chord with the pedal down: silence after.
+  t=$(ms)
+  live_run kill 12 --autoconnect
+  "$probe" send --name organist --notes 48,55,60,64 --program 19 --sustain --hold >"$out/organist.log" 2>&1 & spid=$!
+  wait_for "$LIVELOG" "autoconnected .*'organist'" 10
+  sleep 4
+  kill -KILL $spid; wait $spid 2>/dev/null
+  live_end
+  hr=$("$probe" hold-release "$out/live-kill.wav" --hold 4 --after 1); hrc=$?
+  echo "    $hr"
+  if [[ $LIVERC == 0 && $hrc == 0 ]] && grep -q 'disconnected .*notes released' "$LIVELOG"
+  then ok "live: kill -9 of a client holding an organ chord + pedal -> silence after release ($hr)"
+  else bad "live kill" "rc=$LIVERC $hr $(grep -v '^parameter' "$LIVELOG" | tail -5)"; fi
+  echo "    ($(($(ms) - t)) ms)"
+
+  # --no-audio with a mapping: a VirMIDI keyboard's CC moves its control and the parameter it targets.
+  t=$(ms)
+  log=$out/live-noaudio.log
+  "$LIVE_CARILLON" live --no-audio --mapping "$LIVE_MAPPING" --connect 24:0 --duration 4 >"$log" 2>&1 & lp=$!
+  wait_for "$log" 'MIDI in at' 10
+  amidi -p hw:VirMIDI,0 -S 'B0 01 40 B3 01 7F'
+  wait $lp; rc=$?
+  if [[ $rc == 0 ]] && grep -q 'parameter channel.1.cc.1 = 64' "$log" && grep -q 'parameter channel.4.cc.1 = 127' "$log"
+  then ok "live --no-audio --mapping general-midi.yaml: CC1 on channels 1 and 4 -> $(grep '^parameter' "$log" | tr '\n' ' ')"
+  else bad "live --no-audio mapping" "rc=$rc $(cat "$log")"; fi
+  echo "    ($(($(ms) - t)) ms)"
+fi
+
 echo "RESULT $passed $failed"

@@ -308,7 +308,10 @@ final class InputLoop: @unchecked Sendable {
         switch UInt32(ev.type) {
         case SND_SEQ_EVENT_PORT_SUBSCRIBED.rawValue:
             let c = ev.data.connect
-            if SeqAddress(c.dest) == inputPort, subscribed.insert(SeqAddress(c.sender)).inserted {
+            // Our own subscription to the announce port is bookkeeping, not a MIDI source.
+            if SeqAddress(c.dest) == inputPort, SeqAddress(c.sender) != .systemAnnounce,
+                subscribed.insert(SeqAddress(c.sender)).inserted
+            {
                 handler(.subscribed(SeqAddress(c.sender)))
             }
         case SND_SEQ_EVENT_PORT_UNSUBSCRIBED.rawValue:

@@ -93,6 +93,8 @@ struct Live: ParsableCommand {
         options.reverb = synth.reverb
         options.chorus = synth.chorus
         options.realtime = !noRealtime
+        let terminal = isatty(1) == 1 && (getenv("TERM").map { String(cString: $0) } ?? "dumb") != "dumb"
+        options.logParameterChanges = !terminal
 
         let host: LiveHost
         do { host = try LiveHost(soundFont: fontPath, mapping: loaded, options: options) } catch { fail("\(error)") }
@@ -102,7 +104,7 @@ struct Live: ParsableCommand {
         signal(SIGINT) { _ in interrupted.store(true, ordering: .relaxed) }
         signal(SIGTERM) { _ in interrupted.store(true, ordering: .relaxed) }
 
-        let view = LiveView(terminal: isatty(1) == 1 && (getenv("TERM").map { String(cString: $0) } ?? "dumb") != "dumb")
+        let view = LiveView(terminal: terminal)
         if let client = host.client {
             view.line("carillon live: MIDI in at \(client.inputPort) '\(client.name)'"
                 + (connected.isEmpty ? "" : "; connected " + connected.map { "\($0.address) '\($0.clientName)'" }.joined(separator: ", ")))

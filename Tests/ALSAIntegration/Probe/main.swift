@@ -3,10 +3,12 @@
 // target against real third-party clients and prints lines the script checks.
 //
 //   listen  [--name N] [--connect SPEC]... [--autoconnect all|hw|PATTERN] [--seconds S] [--idle S]
-//   send    [--name N] [--notes 60,64,67] [--hold] [--sustain] [--wait S]
+//   send    [--name N] [--notes 60,64,67] [--program P] [--hold] [--sustain] [--wait S]
 //   sine    [--device D] [--rate R] [--period P] [--periods N] [--seconds S] [--freq F]
 //           [--format float|s32|s16] [--stall-ms M] [--rt]
 //   analyze FILE.wav --freq F
+//   envelope CAPTURE.wav REFERENCE.wav [--min-correlation C] [--max-lag S]
+//   hold-release FILE.wav --hold S [--after S]
 //   speedup IN.mid OUT.mid FACTOR
 //   ports
 import ALSA
@@ -160,6 +162,9 @@ func send(_ args: Arguments) -> Int32 {
         usleep(20_000)
     }
     do {
+        if let program = args.options["--program"]?.last.flatMap({ Int($0) }).flatMap({ UInt7(exactly: $0) }) {
+            try client.send(.programChange(program, channel: 0))
+        }
         if args.flags.contains("--sustain") { try client.send(.cc(64, value: 127, channel: 0)) }
         for n in notes { try client.send(.noteOn(n, velocity: 100, channel: 0)) }
         if !args.flags.contains("--hold") {
@@ -298,6 +303,70 @@ func analyze(_ args: Arguments) -> Int32 {
     return ok ? 0 : 1
 }
 
+// MARK: envelope
+
+/// 10 ms RMS envelope of the first channel.
+func envelope(_ x: [Float], rate: Int) -> [Double] {
+    let block = rate / 100
+    return stride(from: 0, to: x.count - block, by: block).map { b in
+        (x[b..<b + block].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(block)).squareRoot()
+    }
+}
+
+/// Compares the 10 ms RMS envelopes of a capture and a reference (same rate):
+/// the best Pearson correlation over lags of ±`--max-lag` seconds.
+func compareEnvelopes(_ args: Arguments) -> Int32 {
+    guard args.positional.count == 2 else { fail("envelope CAPTURE.wav REFERENCE.wav [--min-correlation C] [--max-lag S]") }
+    let (r1, a) = readWAV(args.positional[0]), (r2, b) = readWAV(args.positional[1])
+    guard r1 == r2 else { fail("rates differ: \(r1) and \(r2)") }
+    let ea = envelope(a, rate: r1), eb = envelope(b, rate: r2)
+    let maxLag = Int(args.double("--max-lag", 3) * 100)
+    var best = (corr: -2.0, lag: 0)
+    for lag in -maxLag...maxLag {
+        // Pairs (ea[i + lag], eb[i]) over the reference's length.
+        var n = 0.0, sa = 0.0, sb = 0.0, saa = 0.0, sbb = 0.0, sab = 0.0
+        for i in 0..<eb.count {
+            let j = i + lag
+            let va = j >= 0 && j < ea.count ? ea[j] : 0
+            let vb = eb[i]
+            n += 1; sa += va; sb += vb; saa += va * va; sbb += vb * vb; sab += va * vb
+        }
+        let cov = sab / n - sa / n * sb / n
+        let den = ((saa / n - sa / n * sa / n) * (sbb / n - sb / n * sb / n)).squareRoot()
+        let corr = den > 0 ? cov / den : 0
+        if corr > best.corr { best = (corr, lag) }
+    }
+    let minimum = args.double("--min-correlation", 0.8)
+    let ok = best.corr >= minimum
+    say("envelope correlation=\(fixed(best.corr, 3)) lag=\(best.lag * 10)ms capture=\(fixed(Double(a.count) / Double(r1), 2))s reference=\(fixed(Double(b.count) / Double(r2), 2))s \(ok ? "OK" : "BAD")")
+    return ok ? 0 : 1
+}
+
+// MARK: hold-release
+
+/// For a capture of notes held `--hold` seconds and then released (their
+/// sender killed): RMS from 0.5 s after the onset to 0.5 s before the release,
+/// and from `--after` seconds after the release for 1.5 s. The notes must
+/// sound, then stop: held RMS > 0.01 and after RMS < 1/30 of it.
+func holdRelease(_ args: Arguments) -> Int32 {
+    guard let path = args.positional.first else { fail("hold-release FILE.wav --hold S [--after S]") }
+    let (rate, x) = readWAV(path)
+    let hold = args.double("--hold", 3), after = args.double("--after", 1)
+    guard let onset = x.firstIndex(where: { abs($0) > 0.005 }) else {
+        say("hold-release silent capture BAD"); return 1
+    }
+    func rms(_ from: Double, _ to: Double) -> Double {
+        let a = min(x.count, onset + Int(from * Double(rate))), b = min(x.count, onset + Int(to * Double(rate)))
+        guard b > a else { return 0 }
+        return (x[a..<b].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(b - a)).squareRoot()
+    }
+    let held = rms(0.5, hold - 0.5), released = rms(hold + after, hold + after + 1.5)
+    let covered = Double(x.count - onset) / Double(rate) >= hold + after + 1.5
+    let ok = covered && held > 0.01 && released < held / 30
+    say("hold-release onset=\(fixed(Double(onset) / Double(rate), 2))s held-rms=\(fixed(held, 4)) after-rms=\(fixed(released, 4))\(covered ? "" : " (capture too short)") \(ok ? "OK" : "BAD")")
+    return ok ? 0 : 1
+}
+
 // MARK: speedup
 
 /// Copies a Standard MIDI File with every tempo event (FF 51 03) divided by FACTOR.
@@ -347,6 +416,8 @@ case "send": send(rest)
 case "sine": sine(rest)
 case "analyze": analyze(rest)
 case "speedup": speedup(rest)
+case "envelope": compareEnvelopes(rest)
+case "hold-release": holdRelease(rest)
 case "ports": ports()
 default: fail("unknown command \(command)")
 }
