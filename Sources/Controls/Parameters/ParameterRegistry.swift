@@ -11,8 +11,11 @@ public struct ParameterInfo: Hashable, Sendable {
         case integer
         /// 0 = off, 1 = on.
         case toggle
-        /// Acts when it becomes 1 (play, stop): a momentary control sends 1
-        /// for one block, then 0.
+        /// Acts when it becomes 1 (play, stop): a momentary control sends 1,
+        /// then 0 at the next `ControlSurface.tick()`. A consumer should treat
+        /// each change to 1 as an event (queue it, or count it with a change
+        /// counter), not sample the value once per block, or a press shorter
+        /// than a block can be missed.
         case trigger
     }
 
