@@ -128,47 +128,117 @@ final class Mixer {
 
         // Master: gain ramp, interleave, meters, clips.
         let newMaster = values[ParameterStore.Parameter.masterGain.index]
-        let delta = (newMaster - master) * step
-        var gain = master
-        var blockMax: Float = 0, sumSquares: Float = 0
-        var clips = 0
-        for i in 0..<frames {
-            gain += delta
-            let l = mixL[i] * gain, r = mixR[i] * gain
-            output[2 * i] = l; output[2 * i + 1] = r
-            let m = max(abs(l), abs(r))
-            blockMax = max(blockMax, m)
-            sumSquares += l * l + r * r
-            clips &+= (abs(l) > 1 ? 1 : 0) &+ (abs(r) > 1 ? 1 : 0)
-        }
+        let stats = Self.master(left: mixL, right: mixR, frames: frames, from: master, to: newMaster,
+                                step: step, into: output)
         master = newMaster
-        blockPeak = blockMax
-        peak = max(peak, blockMax)
-        clippedSamples &+= clips
-        meters.publish(peak: blockMax, rms: (sumSquares / Float(2 * frames)).squareRoot(), clips: clips)
+        blockPeak = stats.peak
+        peak = max(peak, stats.peak)
+        clippedSamples &+= stats.clips
+        meters.publish(peak: stats.peak, rms: (stats.sumSquares / Float(2 * frames)).squareRoot(), clips: stats.clips)
+    }
+
+    // MARK: Kernels
+    //
+    // Eight frames at a time in SIMD registers; the reductions (peak, sum of
+    // squares, clip count) keep eight partial results and fold them at the end.
+    // Magnitudes are compared as integer bit patterns (sign bit cleared), which
+    // order like the floats they are and need no NaN handling.
+
+    private typealias Floats = SIMD8<Float>
+    private typealias Bits = SIMD8<UInt32>
+    private static let lanes = 8
+    private static let ramp = Floats(1, 2, 3, 4, 5, 6, 7, 8)
+
+    @inline(__always)
+    private static func load(_ p: UnsafeMutablePointer<Float>, _ i: Int) -> Floats {
+        UnsafeRawPointer(p + i).loadUnaligned(as: Floats.self)
     }
 
     @inline(__always)
-    private static func peak(_ buffer: UnsafeMutablePointer<Float>, _ frames: Int) -> Float {
-        var result: Float = 0
-        for i in 0..<frames { result = max(result, abs(buffer[i])) }
-        return result
+    private static func store(_ v: Floats, _ p: UnsafeMutablePointer<Float>, _ i: Int) {
+        UnsafeMutableRawPointer(p + i).storeBytes(of: v, as: Floats.self)
     }
 
+    /// The largest magnitude in the buffer.
+    @inline(__always)
+    private static func peak(_ buffer: UnsafeMutablePointer<Float>, _ frames: Int) -> Float {
+        let mask = Bits(repeating: 0x7FFF_FFFF)
+        var best = Bits(repeating: 0)
+        var i = 0
+        while i + lanes <= frames {
+            best = pointwiseMax(best, UnsafeRawPointer(buffer + i).loadUnaligned(as: Bits.self) & mask)
+            i += lanes
+        }
+        var result = best.max()
+        while i < frames { result = Swift.max(result, buffer[i].bitPattern & 0x7FFF_FFFF); i += 1 }
+        return Float(bitPattern: result)
+    }
+
+    /// mix += input × gain, the gain going linearly from `from` to `to` over the frames.
     @inline(__always)
     private static func accumulate(_ input: UnsafeMutablePointer<Float>, into mix: UnsafeMutablePointer<Float>,
                                    frames: Int, from: Float, to: Float, step: Float) {
-        if from == to {
+        if from == to && from == 0 { return }
+        let delta = (to - from) * step
+        var gain = Floats(repeating: from) + ramp * delta
+        let advance = Floats(repeating: delta * Float(lanes))
+        var i = 0
+        if delta == 0 {
             if from == 1 {
-                for i in 0..<frames { mix[i] += input[i] }
-            } else if from != 0 {
-                for i in 0..<frames { mix[i] += input[i] * from }
+                while i + lanes <= frames { store(load(mix, i) + load(input, i), mix, i); i += lanes }
+            } else {
+                while i + lanes <= frames { store(load(mix, i) + load(input, i) * gain, mix, i); i += lanes }
             }
         } else {
-            let delta = (to - from) * step
-            var gain = from
-            for i in 0..<frames { gain += delta; mix[i] += input[i] * gain }
+            while i + lanes <= frames {
+                store(load(mix, i) + load(input, i) * gain, mix, i)
+                gain += advance
+                i += lanes
+            }
         }
+        while i < frames { mix[i] += input[i] * (from + delta * Float(i + 1)); i += 1 }
+    }
+
+    /// Applies the master gain ramp and interleaves into `output`; returns the
+    /// peak, the sum of squares and the samples beyond ±1.
+    @inline(__always)
+    private static func master(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int,
+                               from: Float, to: Float, step: Float, into output: UnsafeMutablePointer<Float>)
+        -> (peak: Float, sumSquares: Float, clips: Int) {
+        let delta = (to - from) * step
+        var gain = Floats(repeating: from) + ramp * delta
+        let advance = Floats(repeating: delta * Float(lanes))
+        let mask = Bits(repeating: 0x7FFF_FFFF), one = Bits(repeating: Float(1).bitPattern)
+        var best = Bits(repeating: 0), squares = Floats(repeating: 0), clips = Bits(repeating: 0)
+        var i = 0
+        while i + lanes <= frames {
+            let l = load(left, i) * gain, r = load(right, i) * gain
+            gain += advance
+            let lm = unsafeBitCast(l, to: Bits.self) & mask, rm = unsafeBitCast(r, to: Bits.self) & mask
+            best = pointwiseMax(best, pointwiseMax(lm, rm))
+            squares += l * l + r * r
+            clips &+= Bits(repeating: 0).replacing(with: 1, where: lm .> one)
+            clips &+= Bits(repeating: 0).replacing(with: 1, where: rm .> one)
+            // Interleave: l0 r0 l1 r1 … as two 8-lane stores.
+            let low = SIMD8<Float>(l[0], r[0], l[1], r[1], l[2], r[2], l[3], r[3])
+            let high = SIMD8<Float>(l[4], r[4], l[5], r[5], l[6], r[6], l[7], r[7])
+            store(low, output, 2 * i)
+            store(high, output, 2 * i + lanes)
+            i += lanes
+        }
+        var peakBits = best.max()
+        var sum = squares.sum()
+        var clipCount = Int(clips.wrappedSum())
+        while i < frames {
+            let g = from + delta * Float(i + 1)
+            let l = left[i] * g, r = right[i] * g
+            output[2 * i] = l; output[2 * i + 1] = r
+            peakBits = Swift.max(peakBits, l.bitPattern & 0x7FFF_FFFF, r.bitPattern & 0x7FFF_FFFF)
+            sum += l * l + r * r
+            clipCount += (abs(l) > 1 ? 1 : 0) + (abs(r) > 1 ? 1 : 0)
+            i += 1
+        }
+        return (Float(bitPattern: peakBits), sum, clipCount)
     }
 }
 
