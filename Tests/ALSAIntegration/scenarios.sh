@@ -241,7 +241,7 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
   sleep 4
   kill -KILL $spid; wait $spid 2>/dev/null
   live_end
-  hr=$("$probe" hold-release "$out/live-kill.wav" --hold 4 --after 1); hrc=$?
+  hr=$("$probe" hold-release "$out/live-kill.wav" --held 4 --after 1); hrc=$?
   echo "    $hr"
   if [[ $LIVERC == 0 && $hrc == 0 ]] && grep -q 'disconnected .*notes released' "$LIVELOG"
   then ok "live: kill -9 of a client holding an organ chord + pedal -> silence after release ($hr)"

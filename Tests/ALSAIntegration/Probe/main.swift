@@ -8,7 +8,7 @@
 //           [--format float|s32|s16] [--stall-ms M] [--rt]
 //   analyze FILE.wav --freq F
 //   envelope CAPTURE.wav REFERENCE.wav [--min-correlation C] [--max-lag S]
-//   hold-release FILE.wav --hold S [--after S]
+//   hold-release FILE.wav --held S [--after S]
 //   speedup IN.mid OUT.mid FACTOR
 //   ports
 import ALSA
@@ -23,7 +23,8 @@ func say(_ line: String) {
 }
 
 func fixed(_ x: Double, _ digits: Int) -> String {
-    let scale = Double([1, 10, 100, 1000][digits])
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
     let v = (x * scale).rounded() / scale
     return "\(v)"
 }
@@ -344,14 +345,14 @@ func compareEnvelopes(_ args: Arguments) -> Int32 {
 
 // MARK: hold-release
 
-/// For a capture of notes held `--hold` seconds and then released (their
+/// For a capture of notes held `--held` seconds and then released (their
 /// sender killed): RMS from 0.5 s after the onset to 0.5 s before the release,
 /// and from `--after` seconds after the release for 1.5 s. The notes must
 /// sound, then stop: held RMS > 0.01 and after RMS < 1/30 of it.
 func holdRelease(_ args: Arguments) -> Int32 {
-    guard let path = args.positional.first else { fail("hold-release FILE.wav --hold S [--after S]") }
+    guard let path = args.positional.first else { fail("hold-release FILE.wav --held S [--after S]") }
     let (rate, x) = readWAV(path)
-    let hold = args.double("--hold", 3), after = args.double("--after", 1)
+    let hold = args.double("--held", 3), after = args.double("--after", 1)
     guard let onset = x.firstIndex(where: { abs($0) > 0.005 }) else {
         say("hold-release silent capture BAD"); return 1
     }
