@@ -4,6 +4,8 @@ import Atomics
 /// one thread (MIDI input, a UI) pushes, the render thread peeks and pops.
 /// Fixed capacity, chosen at creation; a push onto a full queue is refused
 /// and counted in `overflowCount`, never blocks and never allocates.
+/// The renderer takes events from the head while they are due, so a producer
+/// pushes in non-decreasing `frame` order (live input: `.now`, frame 0).
 public final class EventQueue: @unchecked Sendable {
     private let slots: UnsafeMutablePointer<TimedMessage>
     private let mask: Int
