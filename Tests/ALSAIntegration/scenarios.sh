@@ -202,7 +202,7 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
     local name=$1 secs=$2; shift 2
     LIVELOG=$out/live-$name.log
     arecord -q -D hw:Loopback,1 -f FLOAT_LE -r "$rate" -c 2 -d $((secs + 3)) "$out/live-$name.wav" & RECPID=$!
-    "$LIVE_CARILLON" live -d hw:Loopback,0 -r "$rate" --period 512 --periods 4 --soundfont "$LIVE_SF2" \
+    env ${LIVE_PRELOAD:+LD_PRELOAD=$LIVE_PRELOAD} "$LIVE_CARILLON" live -d hw:Loopback,0 -r "$rate" --period 512 --periods 4 --soundfont "$LIVE_SF2" \
       --duration "$secs" "$@" >"$LIVELOG" 2>&1 & LIVEPID=$!
     wait_for "$LIVELOG" 'MIDI in at' 20
   }
@@ -216,7 +216,8 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
       aplaymidi -p 14:0 "$fastmid"; arc=$?
       src=14:0
     else
-      live_run direct 14
+      # The render thread's real-time rules, checked by an LD_PRELOAD interposer (rtcheck.c).
+      LIVE_PRELOAD=${RTCHECK:-} live_run direct 14
       aplaymidi -p carillon:0 "$fastmid"; arc=$?
       src=$(grep -o '^connected [0-9]*:[0-9]*' "$LIVELOG" | tail -1 | cut -d' ' -f2)
     fi
@@ -229,6 +230,15 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
       ok "live ($variant): aplaymidi -> carillon live -> hw:Loopback,0 -> arecord: $env, $(summary | cut -d' ' -f1-2), $msgs"
     else
       bad "live ($variant)" "live rc=$LIVERC aplaymidi rc=$arc $env $(summary) $msgs"
+    fi
+    if [[ $variant == direct && -n ${RTCHECK:-} ]]; then
+      rt=$(grep '^rtcheck:' "$LIVELOG" | tail -1)
+      # Frees inside FluidSynth's OpenMP region (libgomp's team teardown, one per block) are
+      # Debian's libfluidsynth's own; any allocation, lock or other free in the loop fails.
+      others=$(grep -o '\[[^]]*\]' <<<"$rt" | grep -v libfluidsynth)
+      if [[ -n $rt ]] && grep -q ' allocations=0 ' <<<"$rt" && grep -q ' locks=0 lock-waits=0' <<<"$rt" && [[ -z $others ]]
+      then ok "render thread during live playback: $(cut -d' ' -f3- <<<"$rt")"
+      else bad "render thread real-time rules" "${rt:-no rtcheck line}"; fi
     fi
     echo "    ($(($(ms) - t)) ms)"
   done
