@@ -1,4 +1,7 @@
 import CFluidSynth
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A `fluid_synth_t`.
 ///
@@ -23,8 +26,12 @@ public final class Synth {
     /// Loads an SF2 or SF3 file and selects its presets on every channel.
     public func loadSoundFont(at path: String) throws(FluidSynthError) -> SoundFont {
         if let problem = SoundFont.problem(with: path) { throw problem }
+        // A damaged file makes libinstpatch (FluidSynth's DLS loader, tried after
+        // the SF2 one) log GLib criticals on stderr; the typed error says it all.
+        let muted = carillon_glib_mute()
+        defer { carillon_glib_unmute(muted) }
         let id = try check(fluid_synth_sfload(handle, path, 1), "fluid_synth_sfload",
-                           orThrow: .soundFontUnreadable(path: path, reason: "FluidSynth could not load it"))
+                           orThrow: .soundFontUnreadable(path: path, reason: "damaged or truncated (FluidSynth could not load it)"))
         return SoundFont(path: path, id: id, synth: self)
     }
 

@@ -104,8 +104,19 @@ import Foundation
         FileManager.default.createFile(atPath: "\(dir)/bad.sf2", contents: Data("not a soundfont".utf8))
         let r = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "-o", "\(dir)/x.wav", "--soundfont", "\(dir)/bad.sf2"])
         #expect(r.status != 0)
-        #expect(r.stderr.contains("not a SoundFont"))
+        #expect(r.stderr == "carillon render: error: not a SoundFont (SF2/SF3): \(dir)/bad.sf2\n")
         #expect(Self.contents(dir) == ["bad.sf2"])
+    }
+
+    @Test func truncatedSoundFont_isOneClearError() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let head = try FileHandle(forReadingFrom: URL(fileURLWithPath: Self.timGM)).readData(ofLength: 5000)
+        FileManager.default.createFile(atPath: "\(dir)/cut.sf2", contents: head)
+        let r = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "-o", "\(dir)/x.wav", "--soundfont", "\(dir)/cut.sf2"])
+        #expect(r.status != 0)
+        #expect(r.stderr == "carillon render: error: cannot read SoundFont \(dir)/cut.sf2: damaged or truncated (FluidSynth could not load it)\n")
+        #expect(Self.contents(dir) == ["cut.sf2"])
     }
 
     @Test func badMIDIFile_isOneClearError_andLeavesNothing() throws {

@@ -52,7 +52,7 @@ func temporaryFile(_ name: String, contents: [UInt8]) -> String {
         let path = temporaryFile("truncated.sf2", contents: head)
         defer { unlink(path) }
         let synth = try makeSynth()
-        #expect(throws: FluidSynthError.soundFontUnreadable(path: path, reason: "FluidSynth could not load it")) {
+        #expect(throws: FluidSynthError.soundFontUnreadable(path: path, reason: "damaged or truncated (FluidSynth could not load it)")) {
             try synth.loadSoundFont(at: path)
         }
     }
