@@ -99,6 +99,33 @@ import Testing
         #expect(file.duration == 2)
     }
 
+    @Test(arguments: [1, 2, 3, 7, 40])
+    func merge_matchesStableSort(trackCount: Int) {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15 &* UInt64(trackCount)
+        func next(_ n: UInt64) -> UInt64 {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return state % n
+        }
+        var tracks: [Track] = []
+        for k in 0..<trackCount {
+            var tick: UInt64 = 0
+            var events: [TrackEvent] = []
+            for n in 0..<Int(next(300)) {
+                tick += next(4)   // many equal ticks within and across tracks
+                events.append(TrackEvent(tick: tick, event: .midi(.cc(UInt7(n % 128), value: UInt7(k % 128), channel: 0))))
+            }
+            tracks.append(Track(events: events))
+        }
+        let file = StandardMIDIFile(format: .multiTrack, division: .ticksPerQuarterNote(96), tracks: tracks)
+        let expected = tracks.enumerated().flatMap { k, t in t.events.enumerated().map { (t: $0.element.tick, k: k, i: $0.offset, e: $0.element.event) } }
+            .sorted { ($0.t, $0.k, $0.i) < ($1.t, $1.k, $1.i) }
+        let timeline = file.timeline()
+        #expect(timeline.map(\.tick) == expected.map(\.t))
+        #expect(timeline.map(\.track) == expected.map(\.k))
+        #expect(timeline.map(\.event) == expected.map(\.e))
+        #expect(timeline.map(\.seconds) == expected.map { Double($0.t) / 192 })
+    }
+
     @Test func format2_tracksPlayOneAfterAnother() throws {
         let one: [UInt8] = [0x00, 0xFF, 0x51, 0x03, 0x0F, 0x42, 0x40, 0x00, 0x90, 1, 1, 0x60, 0x80, 1, 0] + B.endOfTrack   // 1 s per quarter
         let two: [UInt8] = [0x00, 0x90, 2, 1, 0x60, 0x80, 2, 0] + B.endOfTrack   // default tempo again: 0.5 s
