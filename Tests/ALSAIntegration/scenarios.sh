@@ -258,6 +258,22 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
   else bad "live kill" "rc=$LIVERC $hr $(grep -v '^parameter' "$LIVELOG" | tail -5)"; fi
   echo "    ($(($(ms) - t)) ms)"
 
+  # MIDI in -> audio out latency: a note sent at a known time, its onset in the loopback capture
+  # (arecord with 64-frame periods piped into the probe). Measured, not asserted.
+  for spec in "512 4" "256 2"; do
+    read -r period n <<<"$spec"
+    arecord -q -D hw:Loopback,1 -t raw -f FLOAT_LE -r "$rate" -c 2 --period-size=64 --buffer-size=2048 -d 25 2>/dev/null |
+      "$probe" latency --target carillon:0 --rate "$rate" --notes 6 >"$out/latency-$period.log" 2>&1 & pp=$!
+    sleep 0.5
+    "$LIVE_CARILLON" live -d hw:Loopback,0 -r "$rate" --period "$period" --periods "$n" --soundfont "$LIVE_SF2" \
+      --duration 30 >"$out/latency-live-$period.log" 2>&1 & lp=$!
+    wait $pp
+    kill -INT $lp; wait $lp
+    pkill -x arecord; sleep 0.3
+    echo "MEASURE MIDI-in to audio-out latency at $rate Hz, $period×$n: $(grep -o 'median=.*' "$out/latency-$period.log" || echo 'not measured')," \
+      "$(grep -o 'xruns=[0-9]*' "$out/latency-live-$period.log" | tail -1)"
+  done
+
   # --no-audio with a mapping: a VirMIDI keyboard's CC moves its control and the parameter it targets.
   t=$(ms)
   log=$out/live-noaudio.log

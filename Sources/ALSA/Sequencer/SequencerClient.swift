@@ -171,6 +171,15 @@ public final class SequencerClient: @unchecked Sendable {
         return port
     }
 
+    /// Subscribes `destination` to our output port (created if needed): what
+    /// `send` sends reaches it. Connecting twice is not an error.
+    public func connectOutput(to destination: SeqAddress) throws(ALSAError) {
+        let port = try makeOutputPort()
+        let rc = snd_seq_connect_to(handle.seq, port, Int32(destination.client), Int32(destination.port))
+        if rc == -EBUSY { return }
+        try check("snd_seq_connect_to", rc, context: "\(destination)")
+    }
+
     /// How many ports are subscribed to our output port.
     public func outputSubscriberCount() throws(ALSAError) -> Int {
         guard let outputPort else { return 0 }

@@ -9,9 +9,11 @@
 //   analyze FILE.wav --freq F
 //   envelope CAPTURE.wav REFERENCE.wav [--min-correlation C] [--max-lag S]
 //   hold-release FILE.wav --held S [--after S]
+//   latency [--target carillon:0] [--rate R] [--notes N] < raw FLOAT_LE stereo capture
 //   speedup IN.mid OUT.mid FACTOR
 //   ports
 import ALSA
+import CALSA
 import Glibc
 import MIDI
 import Synchronization
@@ -368,6 +370,76 @@ func holdRelease(_ args: Arguments) -> Int32 {
     return ok ? 0 : 1
 }
 
+// MARK: latency
+
+/// MIDI in → audio out: sends a note-on to `--target` (e.g. carillon:0) at a
+/// known time while capturing `--device` (the loopback's capture side), and
+/// times the onset of the sound. Prints each measurement and the median.
+func latency(_ args: Arguments) -> Int32 {
+    let rate = args.int("--rate", 22050), count = args.int("--notes", 6)
+    // Capture first, configured (the loopback's playback side then takes these settings, as
+    // when arecord starts first in the other scenarios); then wait for the target to appear.
+    // The capture comes on stdin, raw FLOAT_LE stereo at --rate, from
+    // `arecord -D hw:Loopback,1 -t raw -f FLOAT_LE --period-size=64 …` started before the player.
+    let client: SequencerClient
+    let targetSpec = args.string("--target", "carillon:0")
+    do { client = try SequencerClient(name: "latency-probe") } catch { fail("\(error)") }
+    // client:port, or name:port as aplaymidi takes it.
+    let parts = targetSpec.split(separator: ":")
+    var target: SeqAddress? = nil
+    let waitUntil = now() + args.double("--wait", 30)
+    while target == nil, now() < waitUntil {
+        target = SeqAddress(targetSpec) ?? (try? client.ports())?.first {
+            $0.isDestination && parts.count == 2 && $0.clientName.lowercased() == parts[0].lowercased()
+                && String($0.address.port) == parts[1]
+        }?.address
+        if target == nil { usleep(100_000) }
+    }
+    guard let target else { fail("no destination '\(targetSpec)'") }
+    do { try client.connectOutput(to: target) } catch { fail("\(error)") }
+    say("latency connected to \(target)")
+    let chunk = 128
+    var buffer = [Float](repeating: 0, count: chunk * 2)
+    var results: [Double] = []
+    var sentAt: Double? = nil
+    var nextSend = now() + 1.0
+    var quietSince = now()
+    var readErrors = 0
+    let deadline = now() + Double(count) * 2.0 + 5
+    while results.count < count, now() < deadline {
+        let bytes = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, chunk * 8) }
+        let readAt = now()
+        if bytes == 0 { break }
+        let n = bytes < 0 ? -Int(EIO) : bytes / 8
+        if n < 0 {
+            readErrors += 1
+            if readErrors <= 3 { say("latency capture: read error") }
+            continue
+        }
+        let frames = Int(n)
+        if let sent = sentAt {
+            if let i = (0..<frames).first(where: { abs(buffer[2 * $0]) > 0.01 }) {
+                let onset = readAt - Double(frames - i) / Double(rate)
+                results.append(onset - sent)
+                say("latency note \(results.count): \(fixed((onset - sent) * 1000, 1)) ms")
+                sentAt = nil
+                try? client.send(.noteOff(72, channel: 0))
+                nextSend = readAt + 1.5
+            }
+        } else {
+            if (0..<frames).contains(where: { abs(buffer[2 * $0]) > 0.002 }) { quietSince = readAt }
+            if readAt >= nextSend, readAt - quietSince > 0.5 {
+                sentAt = now()
+                do { try client.send(.noteOn(72, velocity: 120, channel: 0)) } catch { fail("\(error)") }
+            }
+        }
+    }
+    guard !results.isEmpty else { say("latency none measured (capture errors: \(readErrors), note pending: \(sentAt != nil))"); return 1 }
+    let sorted = results.sorted()
+    say("latency median=\(fixed(sorted[sorted.count / 2] * 1000, 1))ms min=\(fixed(sorted.first! * 1000, 1))ms max=\(fixed(sorted.last! * 1000, 1))ms n=\(sorted.count)")
+    return 0
+}
+
 // MARK: speedup
 
 /// Copies a Standard MIDI File with every tempo event (FF 51 03) divided by FACTOR.
@@ -419,6 +491,7 @@ case "analyze": analyze(rest)
 case "speedup": speedup(rest)
 case "envelope": compareEnvelopes(rest)
 case "hold-release": holdRelease(rest)
+case "latency": latency(rest)
 case "ports": ports()
 default: fail("unknown command \(command)")
 }
