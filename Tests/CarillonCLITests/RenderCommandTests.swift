@@ -130,6 +130,36 @@ import Foundation
         #expect(Self.contents(dir) == ["bad.mid"])
     }
 
+    @Test func severalInputs_oneBad_theOthersAreWritten_andTheExitIsNonZero() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        FileManager.default.createFile(atPath: "\(dir)/bad.mid", contents: Data("MThd".utf8))
+        let r = try Self.carillon(["render", "\(dir)/bad.mid", "\(Self.openmsx)/coconut_run2.mid", "--output-dir", dir,
+                                   "--soundfont", Self.timGM, "-q"])
+        #expect(r.status == 1)
+        #expect(r.stderr.hasPrefix("carillon render: error: \(dir)/bad.mid: "))
+        #expect(Self.contents(dir) == ["bad.mid", "coconut_run2.wav"])
+    }
+
+    @Test func onATerminal_showsProgressWithSpeed() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // util-linux `script` runs the command on a pseudo-terminal.
+        let command = "\(Self.carillon) render \(Self.openmsx)/coconut_run2.mid -o \(dir)/x.wav --soundfont \(Self.timGM)"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(text.contains("× real time ETA"))
+        #expect(text.contains("coconut_run2.mid ["))
+    }
+
     @Test func outputWithSeveralInputs_isAUsageError() throws {
         let r = try Self.carillon(["render", "a.mid", "b.mid", "-o", "x.wav"])
         #expect(r.status != 0)
