@@ -21,28 +21,78 @@ extension StandardMIDIFile {
             return out
         }
 
-        // k-way merge with a binary heap of (tick, track) heads; a track's run of events
-        // that stays first is copied without touching the heap.
-        let trackEvents = tracks.map(\.events)
-        var heap = MergeHeap()
-        var cursor = [Int](repeating: 0, count: tracks.count)
-        for (k, events) in trackEvents.enumerated() where !events.isEmpty {
-            heap.push(tick: events[0].tick, track: k)
+        // k-way merge: a binary heap of track heads (tick, track, position). A track's run of
+        // events that stays first is copied without touching the heap.
+        var heap: [MergeHead] = []
+        heap.reserveCapacity(tracks.count)
+        for (k, track) in tracks.enumerated() where !track.events.isEmpty {
+            MergeHead.push(MergeHead(tick: track.events[0].tick, track: k, position: 0), into: &heap)
         }
-        while let k = heap.topTrack {
-            trackEvents[k].withUnsafeBufferPointer { events in
-                var c = cursor[k]
-                let (limit, limitTrack) = heap.secondBest
-                repeat {
-                    let tick = events[c].tick
-                    out.append(TimedEvent(seconds: clock.seconds(atTick: tick), tick: tick, track: k, event: events[c].event))
-                    c += 1
-                } while c < events.count && (events[c].tick < limit || (events[c].tick == limit && k < limitTrack))
-                cursor[k] = c
-                if c < events.count { heap.replaceTop(tick: events[c].tick) } else { heap.removeTop() }
+        tracks.withUnsafeBufferPointer { tracks in
+            heap.withUnsafeMutableBufferPointer { heapBuffer in
+                var count = heapBuffer.count
+                while count > 0 {
+                    let head = heapBuffer[0]
+                    let k = head.track
+                    // The best head after this one is a child of the root.
+                    var limit = MergeHead(tick: .max, track: .max, position: 0)
+                    if count > 1 { limit = heapBuffer[1] }
+                    if count > 2 && heapBuffer[2] < limit { limit = heapBuffer[2] }
+                    tracks[k].events.withUnsafeBufferPointer { events in
+                        var c = head.position
+                        repeat {
+                            let tick = events[c].tick
+                            out.append(TimedEvent(seconds: clock.seconds(atTick: tick), tick: tick, track: k, event: events[c].event))
+                            c += 1
+                        } while c < events.count && (events[c].tick < limit.tick || (events[c].tick == limit.tick && k < limit.track))
+                        if c < events.count {
+                            heapBuffer[0] = MergeHead(tick: events[c].tick, track: k, position: c)
+                        } else {
+                            count -= 1
+                            heapBuffer[0] = heapBuffer[count]
+                        }
+                    }
+                    MergeHead.siftDown(heapBuffer, count: count)
+                }
             }
         }
         return out
+    }
+}
+
+/// A track's next event in the timeline merge, ordered by (tick, track).
+struct MergeHead: Comparable {
+    var tick: UInt64
+    var track: Int
+    var position: Int
+
+    @inline(__always)
+    static func < (a: MergeHead, b: MergeHead) -> Bool { a.tick < b.tick || (a.tick == b.tick && a.track < b.track) }
+    static func == (a: MergeHead, b: MergeHead) -> Bool { a.tick == b.tick && a.track == b.track }
+
+    static func push(_ head: MergeHead, into heap: inout [MergeHead]) {
+        heap.append(head)
+        var i = heap.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard heap[i] < heap[parent] else { break }
+            heap.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    @inline(__always)
+    static func siftDown(_ heap: UnsafeMutableBufferPointer<MergeHead>, count n: Int) {
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < n && heap[l] < heap[m] { m = l }
+            if r < n && heap[r] < heap[m] { m = r }
+            if m == i { return }
+            heap.swapAt(i, m)
+            i = m
+        }
     }
 }
 
@@ -65,65 +115,5 @@ struct SecondsSweep {
             nextChangeTick = index + 1 < map.changes.count ? map.changes[index + 1].tick : .max
         }
         return map.seconds(atTick: tick, changeIndex: index)
-    }
-}
-
-/// A min-heap of track heads ordered by (tick, track index).
-struct MergeHeap {
-    private var items: [(tick: UInt64, track: Int)] = []
-
-    var topTrack: Int? { items.first?.track }
-
-    /// The smallest head other than the top: (tick, track), or (max, max) when there is none.
-    var secondBest: (UInt64, Int) {
-        var best: (tick: UInt64, track: Int) = (.max, .max)
-        for i in 1..<min(3, max(1, items.count)) where Self.less(items[i], best) { best = items[i] }
-        return (best.tick, best.track)
-    }
-
-    @inline(__always)
-    private static func less(_ a: (tick: UInt64, track: Int), _ b: (tick: UInt64, track: Int)) -> Bool {
-        a.tick < b.tick || (a.tick == b.tick && a.track < b.track)
-    }
-
-    mutating func push(tick: UInt64, track: Int) {
-        items.append((tick, track))
-        var i = items.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard Self.less(items[i], items[parent]) else { break }
-            items.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    /// The top track's head moved on to `tick`.
-    mutating func replaceTop(tick: UInt64) {
-        items[0].tick = tick
-        siftDown()
-    }
-
-    mutating func removeTop() {
-        let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
-            siftDown()
-        }
-    }
-
-    private mutating func siftDown() {
-        items.withUnsafeMutableBufferPointer { items in
-            var i = 0
-            let n = items.count
-            while true {
-                let l = 2 * i + 1, r = l + 1
-                var m = i
-                if l < n && Self.less(items[l], items[m]) { m = l }
-                if r < n && Self.less(items[r], items[m]) { m = r }
-                if m == i { break }
-                items.swapAt(i, m)
-                i = m
-            }
-        }
     }
 }
