@@ -207,7 +207,7 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
     wait_for "$LIVELOG" 'MIDI in at' 20
   }
   live_end() { wait "$LIVEPID"; LIVERC=$?; wait "$RECPID"; }
-  summary() { grep -o 'blocks=.*' "$LIVELOG" | tail -1; }
+  summary() { grep '^carillon live: ended' "$LIVELOG" | grep -o 'blocks=.*' | tail -1; }
 
   for variant in connect direct; do
     t=$(ms)
