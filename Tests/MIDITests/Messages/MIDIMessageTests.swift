@@ -67,12 +67,4 @@ import Testing
         #expect(MIDIMessage.timingClock.channel == nil)
         #expect(MIDIMessage.sysEx([1]).channel == nil)
     }
-
-    @Test func boundedIntegers_rejectOutOfRange() {
-        #expect(UInt7(exactly: 128) == nil)
-        #expect(UInt4(exactly: 16) == nil)
-        #expect(UInt14(exactly: 16384) == nil)
-        #expect(UInt7(truncatingIfNeeded: 0xFF) == 127)
-        #expect(UInt14(msb: 127, lsb: 127) == .max)
-    }
 }
