@@ -139,64 +139,37 @@ final class Mixer {
 
     // MARK: Kernels
     //
-    // Eight frames at a time in SIMD registers; the reductions (peak, sum of
-    // squares, clip count) keep eight partial results and fold them at the end.
-    // Magnitudes are compared as integer bit patterns (sign bit cleared), which
-    // order like the floats they are and need no NaN handling.
-
-    private typealias Floats = SIMD8<Float>
-    private typealias Bits = SIMD8<UInt32>
-    private static let lanes = 8
-    private static let ramp = Floats(1, 2, 3, 4, 5, 6, 7, 8)
-
-    @inline(__always)
-    private static func load(_ p: UnsafeMutablePointer<Float>, _ i: Int) -> Floats {
-        UnsafeRawPointer(p + i).loadUnaligned(as: Floats.self)
-    }
-
-    @inline(__always)
-    private static func store(_ v: Floats, _ p: UnsafeMutablePointer<Float>, _ i: Int) {
-        UnsafeMutableRawPointer(p + i).storeBytes(of: v, as: Floats.self)
-    }
+    // Plain loops over raw pointers that the optimiser vectorises: no
+    // loop-carried float dependency (the gain ramp is computed per frame) and
+    // only integer reductions (magnitudes compared as bit patterns with the
+    // sign cleared, which order like the floats they are and need no NaN
+    // handling) except the sum of squares, kept as four partial sums.
 
     /// The largest magnitude in the buffer.
     @inline(__always)
     private static func peak(_ buffer: UnsafeMutablePointer<Float>, _ frames: Int) -> Float {
-        let mask = Bits(repeating: 0x7FFF_FFFF)
-        var best = Bits(repeating: 0)
-        var i = 0
-        while i + lanes <= frames {
-            best = pointwiseMax(best, UnsafeRawPointer(buffer + i).loadUnaligned(as: Bits.self) & mask)
-            i += lanes
+        var best: UInt32 = 0
+        for i in 0..<frames {
+            let m = buffer[i].bitPattern & 0x7FFF_FFFF
+            best = m > best ? m : best
         }
-        var result = best.max()
-        while i < frames { result = Swift.max(result, buffer[i].bitPattern & 0x7FFF_FFFF); i += 1 }
-        return Float(bitPattern: result)
+        return Float(bitPattern: best)
     }
 
     /// mix += input × gain, the gain going linearly from `from` to `to` over the frames.
     @inline(__always)
     private static func accumulate(_ input: UnsafeMutablePointer<Float>, into mix: UnsafeMutablePointer<Float>,
                                    frames: Int, from: Float, to: Float, step: Float) {
-        if from == to && from == 0 { return }
-        let delta = (to - from) * step
-        var gain = Floats(repeating: from) + ramp * delta
-        let advance = Floats(repeating: delta * Float(lanes))
-        var i = 0
-        if delta == 0 {
+        if from == to {
             if from == 1 {
-                while i + lanes <= frames { store(load(mix, i) + load(input, i), mix, i); i += lanes }
-            } else {
-                while i + lanes <= frames { store(load(mix, i) + load(input, i) * gain, mix, i); i += lanes }
+                for i in 0..<frames { mix[i] += input[i] }
+            } else if from != 0 {
+                for i in 0..<frames { mix[i] += input[i] * from }
             }
         } else {
-            while i + lanes <= frames {
-                store(load(mix, i) + load(input, i) * gain, mix, i)
-                gain += advance
-                i += lanes
-            }
+            let delta = (to - from) * step
+            for i in 0..<frames { mix[i] += input[i] * (from + delta * Float(i + 1)) }
         }
-        while i < frames { mix[i] += input[i] * (from + delta * Float(i + 1)); i += 1 }
     }
 
     /// Applies the master gain ramp and interleaves into `output`; returns the
@@ -206,39 +179,29 @@ final class Mixer {
                                from: Float, to: Float, step: Float, into output: UnsafeMutablePointer<Float>)
         -> (peak: Float, sumSquares: Float, clips: Int) {
         let delta = (to - from) * step
-        var gain = Floats(repeating: from) + ramp * delta
-        let advance = Floats(repeating: delta * Float(lanes))
-        let mask = Bits(repeating: 0x7FFF_FFFF), one = Bits(repeating: Float(1).bitPattern)
-        var best = Bits(repeating: 0), squares = Floats(repeating: 0), clips = Bits(repeating: 0)
-        var i = 0
-        while i + lanes <= frames {
-            let l = load(left, i) * gain, r = load(right, i) * gain
-            gain += advance
-            let lm = unsafeBitCast(l, to: Bits.self) & mask, rm = unsafeBitCast(r, to: Bits.self) & mask
-            best = pointwiseMax(best, pointwiseMax(lm, rm))
-            squares += l * l + r * r
-            clips &+= Bits(repeating: 0).replacing(with: 1, where: lm .> one)
-            clips &+= Bits(repeating: 0).replacing(with: 1, where: rm .> one)
-            // Interleave: l0 r0 l1 r1 … as two 8-lane stores.
-            let low = SIMD8<Float>(l[0], r[0], l[1], r[1], l[2], r[2], l[3], r[3])
-            let high = SIMD8<Float>(l[4], r[4], l[5], r[5], l[6], r[6], l[7], r[7])
-            store(low, output, 2 * i)
-            store(high, output, 2 * i + lanes)
-            i += lanes
-        }
-        var peakBits = best.max()
-        var sum = squares.sum()
-        var clipCount = Int(clips.wrappedSum())
-        while i < frames {
+        let one = Float(1).bitPattern
+        for i in 0..<frames {
             let g = from + delta * Float(i + 1)
-            let l = left[i] * g, r = right[i] * g
-            output[2 * i] = l; output[2 * i + 1] = r
-            peakBits = Swift.max(peakBits, l.bitPattern & 0x7FFF_FFFF, r.bitPattern & 0x7FFF_FFFF)
-            sum += l * l + r * r
-            clipCount += (abs(l) > 1 ? 1 : 0) + (abs(r) > 1 ? 1 : 0)
-            i += 1
+            output[2 * i] = left[i] * g
+            output[2 * i + 1] = right[i] * g
         }
-        return (Float(bitPattern: peakBits), sum, clipCount)
+        var best: UInt32 = 0
+        var clips: UInt32 = 0
+        var s0: Float = 0, s1: Float = 0, s2: Float = 0, s3: Float = 0
+        let samples = 2 * frames
+        var i = 0
+        while i + 4 <= samples {
+            let a = output[i], b = output[i + 1], c = output[i + 2], d = output[i + 3]
+            s0 += a * a; s1 += b * b; s2 += c * c; s3 += d * d
+            i += 4
+        }
+        while i < samples { s0 += output[i] * output[i]; i += 1 }
+        for j in 0..<samples {
+            let m = output[j].bitPattern & 0x7FFF_FFFF
+            best = m > best ? m : best
+            clips &+= m > one ? 1 : 0
+        }
+        return (Float(bitPattern: best), (s0 + s1) + (s2 + s3), Int(clips))
     }
 }
 
