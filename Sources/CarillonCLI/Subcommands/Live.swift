@@ -70,6 +70,15 @@ struct Live: ParsableCommand {
     }
 
     func run() throws {
+        // Ctrl-C and SIGTERM end the session cleanly, even when started with them blocked;
+        // the input and output threads inherit this mask.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT); sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        signal(SIGINT) { _ in interrupted.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in interrupted.store(true, ordering: .relaxed) }
+
         var loaded: ControlMapping?
         if let mapping {
             do { loaded = try ControlMapping.load(path: mapping) } catch {
@@ -100,9 +109,6 @@ struct Live: ParsableCommand {
         do { host = try LiveHost(soundFont: fontPath, mapping: loaded, options: options) } catch { fail("\(error)") }
         let connected: [PortInfo]
         do { connected = try host.start() } catch { fail("\(error)") }
-
-        signal(SIGINT) { _ in interrupted.store(true, ordering: .relaxed) }
-        signal(SIGTERM) { _ in interrupted.store(true, ordering: .relaxed) }
 
         let view = LiveView(terminal: terminal)
         if let client = host.client {
