@@ -169,7 +169,7 @@ public final class LiveHost: @unchecked Sendable {
 
         if let surface, let renderer {
             let parameters = renderer.parameters, events = renderer.events
-            surface.subscribe { change in Self.apply(change, parameters: parameters, events: events) }
+            surface.subscribe { change in ParameterRouting.apply(change, parameters: parameters, events: events) }
             // The mapping's channel set-up: programs first (before any note arrives).
             for setup in mapping?.channels ?? [] {
                 if let program = setup.program {
@@ -220,30 +220,6 @@ public final class LiveHost: @unchecked Sendable {
         case .portAppeared, .autoconnectFailed, .inputOverrun:
             if case .autoconnectFailed(let p, let e) = event { note("could not connect \(p): \(e)") }
             if case .inputOverrun = event { note("MIDI input overrun: events lost") }
-        }
-    }
-
-    /// A surface's parameter change, on the input thread: to the store's atomics or the event queue.
-    static func apply(_ change: ParameterChange, parameters: ParameterStore, events: EventQueue) {
-        let v = change.value
-        func gain(_ dB: Float) -> Float { dB <= -60 ? 0 : pow(10, dB / 20) }
-        switch change.address {
-        case .masterGain: parameters.set(.masterGain, gain(v))
-        case .strip(let c, .gain): parameters.set(.stripGain(c.intValue), gain(v))
-        case .strip(let c, .pan): parameters.set(.stripPan(c.intValue), v)
-        case .strip(let c, .mute): parameters.set(.stripMute(c.intValue), v >= 0.5 ? 1 : 0)
-        case .strip(let c, .solo): parameters.set(.stripSolo(c.intValue), v >= 0.5 ? 1 : 0)
-        case .reverb(.level): parameters.set(.reverbReturn, max(0, v) / 0.9)
-        case .chorus(.level): parameters.set(.chorusReturn, max(0, v) / 2)
-        case .channelCC(let c, let cc):
-            events.push(.now(.controlChange(cc.value, value: UInt8(min(max(v.rounded(), 0), 127)), channel: c.intValue)))
-        case .channelProgram(let c):
-            events.push(.now(.programChange(UInt8(min(max(v.rounded(), 0), 127)), channel: c.intValue)))
-        case .channelPitchBend(let c):
-            let bend = Int(min(max(v.rounded(), 0), 16383))
-            events.push(.now(ChannelMessage(status: 0xE0 | UInt8(c.intValue), data1: UInt8(bend & 0x7F), data2: UInt8(bend >> 7))))
-        default:
-            break  // transport, tone, reverb/chorus shape: not applied live yet
         }
     }
 
