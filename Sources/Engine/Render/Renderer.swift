@@ -21,6 +21,9 @@ public final class Renderer: @unchecked Sendable {
     public let parameters: ParameterStore
     /// Levels, read from any thread.
     public var meters: Meters { mixer.meters }
+    /// Play, stop, seek, loop and tempo of the scheduled piece, from any
+    /// thread; polled once per block.
+    public let transport = Transport()
 
     private let mixer: Mixer
     private var sequencer = Sequencer()
@@ -52,7 +55,7 @@ public final class Renderer: @unchecked Sendable {
     }
 
     deinit {
-        sequencer.release()
+        sequencer.destroy()
         buffers.deallocate()
         dry.deallocate(); dryPiece.deallocate(); effects.deallocate(); effectsPiece.deallocate()
     }
@@ -79,12 +82,20 @@ public final class Renderer: @unchecked Sendable {
     /// default), replacing any piece scheduled before. Not while `render` runs.
     public func schedule(_ score: Score, startingAt startFrame: UInt64? = nil) {
         precondition(sampleRate > 0, "prepare before schedule")
-        sequencer.replace(with: score, sampleRate: sampleRate, startFrame: startFrame ?? sampleTime)
+        sequencer.replace(with: score, sampleRate: sampleRate, startFrame: startFrame ?? sampleTime, transport: transport)
+    }
+
+    /// When the scheduled piece ends, release the notes it still holds (a
+    /// player's choice; offline rendering leaves the file's ending alone).
+    /// Not while `render` runs.
+    public var releasesNotesAtEnd: Bool {
+        get { sequencer.releasesAtEnd }
+        set { sequencer.releasesAtEnd = newValue }
     }
 
     /// True once every scheduled event has been applied and the clock has
     /// reached the piece's end. Render thread (or when it is idle).
-    public var isScoreFinished: Bool { sequencer.isExhausted && sampleTime >= sequencer.endFrame }
+    public var isScoreFinished: Bool { sequencer.finished }
 
     /// Where the scheduled piece ends on the sample clock.
     public var scoreEndFrame: UInt64 { sequencer.endFrame }
@@ -108,6 +119,7 @@ public final class Renderer: @unchecked Sendable {
         // frame, and is due in this block when that frame is.
         let grid = UInt64(granularity), half = grid / 2
         let bound = (blockEnd &+ grid &- 1) / grid &* grid &- half
+        sequencer.begin(at: blockStart, transport: transport)
         var done = 0
         while true {
             let fromScore = sequencer.next(before: bound)
@@ -131,6 +143,7 @@ public final class Renderer: @unchecked Sendable {
             if isScore { sequencer.advance() } else { events.pop() }
         }
         if done < frames { renderPiece(from: done, frames: frames - done) }
+        sequencer.end(at: blockEnd, transport: transport)
 
         mixer.mix(frames: frames, dry: dry, effects: effects, into: out)
         sampleTime = blockEnd

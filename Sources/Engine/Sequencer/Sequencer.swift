@@ -1,0 +1,360 @@
+/// Plays a `Score` on the renderer's sample clock under a `Transport`:
+/// play, stop, seek, loop and tempo scale while rendering runs.
+///
+/// Time: the piece is measured in *score frames* (`round(seconds × rate)`);
+/// a linear map, re-anchored at each transport change, takes the sample clock
+/// to score frames: `score = anchorScore + (frame − anchorFrame) × scale`.
+/// At scale 1 with no transport change this is `frame − startFrame`, exactly
+/// as offline rendering always timed events.
+///
+/// Notes never hang: the sequencer counts the notes it holds per (channel,
+/// note) in a fixed table; stop, seek and loop wrap (and the piece's end when
+/// `releasesAtEnd`) send their note-offs, then sustain off and all notes off
+/// on each channel it played on. A seek (and a wrap) then "chases": the
+/// programs (with bank select), controllers, pitch-bend range and pitch bend
+/// in force at the target are sent again, and what the piece sets only later
+/// goes back to its default, so starting in the middle sounds right.
+///
+/// Owned by the renderer. Every buffer is allocated in `init` or `replace`
+/// (off the render thread); `begin`, `next`, `advance` and `end` run on the
+/// render thread and neither allocate, lock nor log.
+struct Sequencer {
+    struct Event: BitwiseCopyable {
+        var scoreFrame: UInt64
+        var message: ChannelMessage
+    }
+
+    private(set) var events: UnsafeMutableBufferPointer<Event> = .init(start: nil, count: 0)
+    private(set) var cursor = 0
+    /// The piece's end, in score frames.
+    private(set) var endScore: UInt64 = 0
+    private var sampleRate: Double = 48_000
+
+    // The sample clock → score map.
+    private var anchorFrame: UInt64 = 0
+    private var anchorScore: Double = 0
+    private var scale: Double = 1
+
+    // Transport state as last polled.
+    private var playing = true
+    private var seekCount: UInt64 = 0
+    private var loopOn = false
+    private var loopStart: UInt64 = 0
+    private var loopEnd: UInt64 = 0
+    /// True at the piece's end (and with no piece at all).
+    private(set) var finished = true
+    /// Release held notes when the piece ends (players); offline rendering
+    /// leaves the file's own ending alone.
+    var releasesAtEnd = false
+
+    // Fixed-size tables.
+    private let held: UnsafeMutablePointer<UInt8>           // 16 × 128 note counts
+    private var usedChannels: UInt16 = 0
+    private let pending: UnsafeMutablePointer<TimedMessage>  // generated messages, in order
+    private static let pendingCapacity = 8192
+    private var pendingHead = 0
+    private var pendingCount = 0
+    private(set) var droppedMessages = 0
+    // Chase state.
+    private let chasedCC: UnsafeMutablePointer<Int16>       // 16 × 128, −1 = not set before the target
+    private let pieceCC: UnsafeMutablePointer<Bool>         // 16 × 128: the piece sets this CC somewhere
+    private let chasedOther: UnsafeMutablePointer<Int32>    // per channel: program, bend, pressure, rpn, range
+    private var pieceProgram: UInt16 = 0
+    private var pieceBend: UInt16 = 0
+    private var pieceBendRange: UInt16 = 0
+    private static let program = 0, bend = 16, pressure = 32, rpn = 48, range = 64, otherCount = 80
+
+    init() {
+        held = .allocate(capacity: 2048); held.initialize(repeating: 0, count: 2048)
+        pending = .allocate(capacity: Self.pendingCapacity)
+        pending.initialize(repeating: TimedMessage(frame: 0, message: .noteOff(0, channel: 0)), count: Self.pendingCapacity)
+        chasedCC = .allocate(capacity: 2048); chasedCC.initialize(repeating: -1, count: 2048)
+        pieceCC = .allocate(capacity: 2048); pieceCC.initialize(repeating: false, count: 2048)
+        chasedOther = .allocate(capacity: Self.otherCount); chasedOther.initialize(repeating: -1, count: Self.otherCount)
+    }
+
+    /// Frees everything; the sequencer is not used again.
+    mutating func destroy() {
+        release()
+        held.deallocate(); pending.deallocate(); chasedCC.deallocate(); pieceCC.deallocate(); chasedOther.deallocate()
+    }
+
+    /// Takes a new piece, starting at `startFrame` of the sample clock, with
+    /// the transport's current settings (a seek made before counts as done:
+    /// seek after scheduling). Not while rendering.
+    mutating func replace(with score: Score, sampleRate: Double, startFrame: UInt64, transport: Transport) {
+        release()
+        self.sampleRate = sampleRate
+        let buffer = UnsafeMutableBufferPointer<Event>.allocate(capacity: score.events.count)
+        pieceCC.update(repeating: false, count: 2048)
+        pieceProgram = 0; pieceBend = 0; pieceBendRange = 0
+        for (i, event) in score.events.enumerated() {
+            let frame = UInt64(max(0, (event.seconds * sampleRate).rounded()))
+            buffer.initializeElement(at: i, to: Event(scoreFrame: frame, message: event.message))
+            let m = event.message, bit = UInt16(1) << UInt16(m.channel)
+            switch m.kind {
+            case 0xB0:
+                pieceCC[m.channel * 128 + Int(m.data1)] = true
+                if m.data1 == 6 || m.data1 == 38 { pieceBendRange |= bit }
+            case 0xC0: pieceProgram |= bit
+            case 0xE0: pieceBend |= bit
+            default: break
+            }
+        }
+        events = buffer
+        cursor = 0
+        endScore = UInt64(max(0, (score.duration * sampleRate).rounded()))
+        let c = transport.poll()
+        anchorFrame = startFrame
+        anchorScore = 0
+        scale = c.tempoScale
+        playing = c.playing
+        seekCount = c.seekCount
+        applyLoop(c)
+        finished = false
+        held.update(repeating: 0, count: 2048)
+        usedChannels = 0
+        pendingHead = 0; pendingCount = 0
+        transport.publish(position: 0, finished: false, duration: Double(endScore) / sampleRate)
+    }
+
+    /// Drops the piece (its storage freed). Not while rendering.
+    mutating func release() {
+        if events.baseAddress != nil { events.deallocate() }
+        events = .init(start: nil, count: 0)
+        cursor = 0
+        endScore = 0
+        finished = true
+    }
+
+    var isExhausted: Bool { cursor >= events.count }
+
+    /// Where the piece ends on the sample clock, at the current tempo and with no more transport changes.
+    var endFrame: UInt64 { absoluteFrame(ofScore: endScore) }
+
+    // MARK: - Render thread
+
+    /// The score position (in score frames) at sample-clock `frame`.
+    @inline(__always) func score(at frame: UInt64) -> Double {
+        guard playing, !finished else { return anchorScore }
+        return anchorScore + Double(frame &- min(frame, anchorFrame)) * scale
+    }
+
+    /// The sample-clock frame at which score frame `s` plays.
+    @inline(__always) func absoluteFrame(ofScore s: UInt64) -> UInt64 {
+        let d = ((Double(s) - anchorScore) / scale).rounded()
+        return anchorFrame &+ (d > 0 ? UInt64(d) : 0)
+    }
+
+    /// Block start: applies the transport's commands.
+    mutating func begin(at frame: UInt64, transport: Transport) {
+        guard events.baseAddress != nil else { return }
+        let c = transport.poll()
+        if c.tempoScale != scale {
+            anchorScore = score(at: frame); anchorFrame = frame; scale = c.tempoScale
+        }
+        applyLoop(c)
+        if c.seekCount != seekCount {
+            seekCount = c.seekCount
+            let target = min(UInt64(max(0, (c.seekTarget * sampleRate).rounded())), endScore)
+            releaseHeld(at: frame)
+            finished = false
+            reposition(to: target, at: frame)
+        }
+        if c.playing != playing {
+            if c.playing {
+                if finished { finished = false; reposition(to: 0, at: frame) }
+                anchorFrame = frame
+                playing = true
+            } else {
+                anchorScore = score(at: frame)
+                playing = false
+                releaseHeld(at: frame)
+            }
+        }
+    }
+
+    /// Block end: notices the piece's end and publishes the position.
+    mutating func end(at frame: UInt64, transport: Transport) {
+        guard events.baseAddress != nil else { return }
+        if playing, !finished, !loopOn, cursor >= events.count, score(at: frame) >= Double(endScore) {
+            if releasesAtEnd { releaseHeld(at: frame) }
+            anchorScore = Double(endScore)
+            finished = true
+        }
+        if wraps > 0 { transport.countWraps(wraps); wraps = 0 }
+        transport.publish(position: score(at: frame) / sampleRate, finished: finished,
+                          duration: Double(endScore) / sampleRate)
+    }
+
+    /// The next message due before `bound` on the sample clock: generated
+    /// messages (releases, chase) first, then the piece's. Wraps the loop when
+    /// its end comes before `bound`.
+    @inline(__always) mutating func next(before bound: UInt64) -> TimedMessage? {
+        while true {
+            if pendingHead < pendingCount {
+                let m = pending[pendingHead]
+                return m.frame < bound ? m : nil
+            }
+            guard playing, !finished else { return nil }
+            let nextScore = cursor < events.count ? events[cursor].scoreFrame : UInt64.max
+            if loopOn, nextScore >= loopEnd {
+                let wrapFrame = absoluteFrame(ofScore: loopEnd)
+                guard wrapFrame < bound else { return nil }
+                releaseHeld(at: wrapFrame)
+                reposition(to: loopStart, at: wrapFrame)
+                wraps &+= 1
+                continue
+            }
+            guard cursor < events.count else { return nil }
+            let frame = absoluteFrame(ofScore: nextScore)
+            return frame < bound ? TimedMessage(frame: frame, message: events[cursor].message) : nil
+        }
+    }
+
+    /// Loop wraps not yet counted in the transport.
+    private var wraps = 0
+
+    /// Consumes the message `next` returned.
+    @inline(__always) mutating func advance() {
+        if pendingHead < pendingCount {
+            pendingHead += 1
+            if pendingHead == pendingCount { pendingHead = 0; pendingCount = 0 }
+            return
+        }
+        let m = events[cursor].message
+        cursor += 1
+        let ch = m.channel
+        usedChannels |= UInt16(1) << UInt16(ch)
+        let slot = ch * 128 + Int(m.data1)
+        switch m.kind {
+        case 0x90 where m.data2 > 0: if held[slot] < 255 { held[slot] += 1 }
+        case 0x80, 0x90: if held[slot] > 0 { held[slot] -= 1 }
+        default: break
+        }
+    }
+
+    // MARK: - Releases and chase
+
+    @inline(__always) private mutating func emit(_ message: ChannelMessage, at frame: UInt64) {
+        guard pendingCount < Self.pendingCapacity else { droppedMessages += 1; return }
+        pending[pendingCount] = TimedMessage(frame: frame, message: message)
+        pendingCount += 1
+    }
+
+    /// Note-offs for every note the sequencer holds, then sustain off and all
+    /// notes off on each channel it played on.
+    private mutating func releaseHeld(at frame: UInt64) {
+        guard usedChannels != 0 else { return }
+        for ch in 0..<16 where usedChannels & (UInt16(1) << UInt16(ch)) != 0 {
+            for note in 0..<128 where held[ch * 128 + note] != 0 {
+                held[ch * 128 + note] = 0
+                emit(.noteOff(UInt8(note), channel: ch), at: frame)
+            }
+            emit(.controlChange(64, value: 0, channel: ch), at: frame)
+            emit(.controlChange(123, value: 0, channel: ch), at: frame)
+        }
+        usedChannels = 0
+    }
+
+    /// Moves to score frame `target` (the cursor to its first event), sending
+    /// the state in force there.
+    private mutating func reposition(to target: UInt64, at frame: UInt64) {
+        var lo = 0, hi = events.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if events[mid].scoreFrame < target { lo = mid + 1 } else { hi = mid }
+        }
+        cursor = lo
+        chase(upTo: lo, at: frame)
+        anchorFrame = frame
+        anchorScore = Double(target)
+    }
+
+    private static func isChasedCC(_ cc: Int) -> Bool {
+        // Not data entry / (N)RPN selection (chased as the pitch-bend range),
+        // not channel mode messages, not the sustain-like pedals (a chased
+        // pedal-down would hold notes that never started).
+        !(cc == 6 || cc == 38 || (96...101).contains(cc) || cc >= 120 || (64...69).contains(cc))
+    }
+
+    private static func defaultCC(_ cc: Int) -> UInt8 {
+        switch cc {
+        case 7: 100
+        case 8, 10, 71...79: 64
+        case 11: 127
+        default: 0
+        }
+    }
+
+    private mutating func chase(upTo end: Int, at frame: UInt64) {
+        chasedCC.update(repeating: -1, count: 2048)
+        chasedOther.update(repeating: -1, count: Self.otherCount)
+        var i = 0
+        while i < end {
+            let m = events[i].message, ch = m.channel
+            switch m.kind {
+            case 0xB0:
+                let cc = Int(m.data1)
+                chasedCC[ch * 128 + cc] = Int16(m.data2)
+                switch cc {
+                case 101: chasedOther[Self.rpn + ch] = (chasedOther[Self.rpn + ch] & 0x7F) | (Int32(m.data2) << 7)
+                case 100: chasedOther[Self.rpn + ch] = (chasedOther[Self.rpn + ch] & ~0x7F & 0x3FFF) | Int32(m.data2)
+                case 99, 98: chasedOther[Self.rpn + ch] = 0x3FFF  // an NRPN: data entry is not the bend range
+                case 6 where chasedOther[Self.rpn + ch] == 0:
+                    chasedOther[Self.range + ch] = (max(chasedOther[Self.range + ch], 0) & 0x7F) | (Int32(m.data2) << 7)
+                case 38 where chasedOther[Self.rpn + ch] == 0:
+                    chasedOther[Self.range + ch] = (max(chasedOther[Self.range + ch], 0) & ~0x7F) | Int32(m.data2)
+                default: break
+                }
+            case 0xC0: chasedOther[Self.program + ch] = Int32(m.data1)
+            case 0xD0: chasedOther[Self.pressure + ch] = Int32(m.data1)
+            case 0xE0: chasedOther[Self.bend + ch] = Int32(m.data1) | (Int32(m.data2) << 7)
+            default: break
+            }
+            i += 1
+        }
+        for ch in 0..<16 {
+            let bit = UInt16(1) << UInt16(ch)
+            func cc(_ n: Int) {
+                guard pieceCC[ch * 128 + n] else { return }
+                let v = chasedCC[ch * 128 + n]
+                emit(.controlChange(UInt8(n), value: v >= 0 ? UInt8(v) : Self.defaultCC(n), channel: ch), at: frame)
+            }
+            // Bank select, then the program it selects.
+            if pieceProgram & bit != 0 || pieceCC[ch * 128] || pieceCC[ch * 128 + 32] {
+                cc(0); cc(32)
+                if pieceProgram & bit != 0 {
+                    let p = chasedOther[Self.program + ch]
+                    emit(.programChange(UInt8(max(p, 0)), channel: ch), at: frame)
+                }
+            }
+            for n in 1..<128 where n != 32 && Self.isChasedCC(n) { cc(n) }
+            if pieceBendRange & bit != 0 {
+                let r = chasedOther[Self.range + ch]
+                let semitones = r >= 0 ? UInt8(r >> 7) : 2, cents = r >= 0 ? UInt8(r & 0x7F) : 0
+                emit(.controlChange(101, value: 0, channel: ch), at: frame)
+                emit(.controlChange(100, value: 0, channel: ch), at: frame)
+                emit(.controlChange(6, value: semitones, channel: ch), at: frame)
+                emit(.controlChange(38, value: cents, channel: ch), at: frame)
+                emit(.controlChange(101, value: 127, channel: ch), at: frame)
+                emit(.controlChange(100, value: 127, channel: ch), at: frame)
+            }
+            if pieceBend & bit != 0 {
+                let b = chasedOther[Self.bend + ch], value = b >= 0 ? Int(b) : 8192
+                emit(ChannelMessage(status: 0xE0 | UInt8(ch), data1: UInt8(value & 0x7F), data2: UInt8(value >> 7)), at: frame)
+            }
+            let pressure = chasedOther[Self.pressure + ch]
+            if pressure >= 0 { emit(ChannelMessage(status: 0xD0 | UInt8(ch), data1: UInt8(pressure)), at: frame) }
+        }
+    }
+
+    private mutating func applyLoop(_ c: Transport.Commands) {
+        let start = UInt64(max(0, (c.loopStart * sampleRate).rounded()))
+        let end = c.loopEnd > 0 ? min(UInt64((c.loopEnd * sampleRate).rounded()), endScore) : endScore
+        loopStart = start
+        loopEnd = end
+        // A region shorter than 50 ms would spin: ignored.
+        loopOn = c.loop && end > start && Double(end - start) >= 0.05 * sampleRate
+    }
+}
