@@ -21,6 +21,18 @@ enum ParameterRouting {
         case .strip(let c, .solo): parameters.set(.stripSolo(c.intValue), v >= 0.5 ? 1 : 0)
         case .reverb(.level): parameters.set(.reverbReturn, max(0, v) / 0.9)
         case .chorus(.level): parameters.set(.chorusReturn, max(0, v) / 2)
+        case .reverb(.roomSize): parameters.set(.effect(.reverbRoomSize), v)
+        case .reverb(.damping): parameters.set(.effect(.reverbDamping), v)
+        case .reverb(.width): parameters.set(.effect(.reverbWidth), v)
+        case .reverb(.enabled): parameters.set(.effect(.reverbEnabled), v >= 0.5 ? 1 : 0)
+        case .chorus(.voices): parameters.set(.effect(.chorusVoices), v.rounded())
+        case .chorus(.depth): parameters.set(.effect(.chorusDepth), v)
+        case .chorus(.speed): parameters.set(.effect(.chorusSpeed), v)
+        case .chorus(.enabled): parameters.set(.effect(.chorusEnabled), v >= 0.5 ? 1 : 0)
+        case .tone(.frequency): parameters.set(.tone(.frequency), v)
+        case .tone(.level): parameters.set(.tone(.level), gain(v))
+        case .tone(.waveform): parameters.set(.tone(.waveform), v.rounded())
+        case .tone(.enabled): parameters.set(.tone(.enabled), v >= 0.5 ? 1 : 0)
         case .channelCC(let c, let cc):
             events.push(.now(.controlChange(cc.value, value: UInt8(min(max(v.rounded(), 0), 127)), channel: c.intValue)))
         case .channelProgram(let c):
@@ -29,7 +41,7 @@ enum ParameterRouting {
             let bend = Int(min(max(v.rounded(), 0), 16383))
             events.push(.now(ChannelMessage(status: 0xE0 | UInt8(c.intValue), data1: UInt8(bend & 0x7F), data2: UInt8(bend >> 7))))
         default:
-            break  // transport, tone, reverb/chorus shape: not applied live yet
+            break  // transport: not applied live yet
         }
     }
 }

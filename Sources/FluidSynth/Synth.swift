@@ -112,6 +112,50 @@ public final class Synth {
         }
     }
 
+    /// A System Exclusive message, the bytes between F0 and F7 (both
+    /// excluded), as FluidSynth's own MIDI player passes it on: GM/GM2 System
+    /// On, Roland GS DT1 (reset, drum-part assignment), Yamaha XG, MIDI
+    /// Tuning; anything else is ignored. Render thread (MIDI Tuning bulk
+    /// dumps make FluidSynth allocate a tuning: the one exception). Returns
+    /// false when FluidSynth rejected it.
+    @inline(__always) public func sysEx(_ data: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = data.baseAddress, !data.isEmpty else { return false }
+        return base.withMemoryRebound(to: CChar.self, capacity: data.count) {
+            fluid_synth_sysex(handle, $0, Int32(data.count), nil, nil, nil, 0) == FLUID_OK
+        }
+    }
+
+    // MARK: Effects (render thread)
+    //
+    // FluidSynth 2.3 queues these for its mixer in a lock-free ring (no lock
+    // with synth.threadsafe-api off, no allocation); they take effect at the
+    // next `process`. All effect groups (-1).
+
+    @inline(__always) public func setReverbRoomSize(_ value: Double) -> Bool {
+        fluid_synth_set_reverb_group_roomsize(handle, -1, value) == FLUID_OK
+    }
+    @inline(__always) public func setReverbDamping(_ value: Double) -> Bool {
+        fluid_synth_set_reverb_group_damp(handle, -1, value) == FLUID_OK
+    }
+    @inline(__always) public func setReverbWidth(_ value: Double) -> Bool {
+        fluid_synth_set_reverb_group_width(handle, -1, value) == FLUID_OK
+    }
+    @inline(__always) public func reverbOn(_ on: Bool) -> Bool {
+        fluid_synth_reverb_on(handle, -1, on ? 1 : 0) == FLUID_OK
+    }
+    @inline(__always) public func setChorusVoices(_ count: Int) -> Bool {
+        fluid_synth_set_chorus_group_nr(handle, -1, Int32(clamping: count)) == FLUID_OK
+    }
+    @inline(__always) public func setChorusDepth(milliseconds: Double) -> Bool {
+        fluid_synth_set_chorus_group_depth(handle, -1, milliseconds) == FLUID_OK
+    }
+    @inline(__always) public func setChorusSpeed(hertz: Double) -> Bool {
+        fluid_synth_set_chorus_group_speed(handle, -1, hertz) == FLUID_OK
+    }
+    @inline(__always) public func chorusOn(_ on: Bool) -> Bool {
+        fluid_synth_chorus_on(handle, -1, on ? 1 : 0) == FLUID_OK
+    }
+
     /// Renders `frames` frames and adds them to planar buffers: `out` holds
     /// `outCount` buffers (left/right of audio channel 0, 1, …; FluidSynth wraps
     /// when fewer than `2 × audioChannelCount`), `fx` holds `fxCount` buffers

@@ -56,4 +56,26 @@ public final class FluidSynthInstrument: Instrument {
     }
 
     public func silence() { _ = synth.allSoundsOff() }
+
+    public func receiveSysEx(_ data: UnsafeBufferPointer<UInt8>) {
+        if !synth.sysEx(data) { refused.add(1, ordering: .relaxed) }
+    }
+
+    /// Values outside FluidSynth's ranges are clamped to them (reverb room size,
+    /// damping 0…1, width 0…100; chorus 0…99 voices, depth 0…256 ms, speed 0.1…5 Hz).
+    public func setEffect(_ parameter: EffectParameter, to value: Float) {
+        let v = Double(value.isFinite ? value : parameter.defaultValue)
+        let ok: Bool
+        switch parameter {
+        case .reverbRoomSize: ok = synth.setReverbRoomSize(min(max(v, 0), 1))
+        case .reverbDamping: ok = synth.setReverbDamping(min(max(v, 0), 1))
+        case .reverbWidth: ok = synth.setReverbWidth(min(max(v, 0), 100))
+        case .reverbEnabled: ok = synth.reverbOn(v >= 0.5)
+        case .chorusVoices: ok = synth.setChorusVoices(Int(min(max(v, 0), 99).rounded()))
+        case .chorusDepth: ok = synth.setChorusDepth(milliseconds: min(max(v, 0), 256))
+        case .chorusSpeed: ok = synth.setChorusSpeed(hertz: min(max(v, 0.1), 5))
+        case .chorusEnabled: ok = synth.chorusOn(v >= 0.5)
+        }
+        if !ok { refused.add(1, ordering: .relaxed) }
+    }
 }

@@ -27,6 +27,26 @@ public struct ChannelMessage: Hashable, Sendable, BitwiseCopyable, CustomStringC
         }
     }
 
+    private init(unchecked status: UInt8, data1: UInt8, data2: UInt8) {
+        self.status = status; self.data1 = data1; self.data2 = data2
+    }
+
+    /// Where a System Exclusive message stands in a stream of channel
+    /// messages (status F0): its bytes travel beside the stream, and `number`
+    /// (0...16383, in the two data bytes) finds them — the index in a
+    /// `Score`'s `sysExMessages`, or the length of the bytes waiting in an
+    /// `EventQueue`'s byte ring. Instruments never receive it: the renderer
+    /// hands them the bytes (`Instrument.receiveSysEx`).
+    public static func sysExPlaceholder(_ number: Int) -> ChannelMessage {
+        precondition((0...maxSysExNumber).contains(number))
+        return ChannelMessage(unchecked: 0xF0, data1: UInt8(number & 0x7F), data2: UInt8(number >> 7))
+    }
+    public static let maxSysExNumber = 16_383
+    /// A SysEx placeholder (status F0), not a channel voice message.
+    @inline(__always) public var isSysEx: Bool { status == 0xF0 }
+    /// The placeholder's number (see `sysExPlaceholder`).
+    @inline(__always) public var sysExNumber: Int { Int(data1) | Int(data2) << 7 }
+
     /// 0...15.
     public var channel: Int { Int(status & 0x0F) }
     /// The status nibble: 0x80 note-off … 0xE0 pitch bend.

@@ -6,6 +6,11 @@ import Atomics
 /// and counted in `overflowCount`, never blocks and never allocates.
 /// The renderer takes events from the head while they are due, so a producer
 /// pushes in non-decreasing `frame` order (live input: `.now`, frame 0).
+///
+/// SysEx (`pushSysEx`) travels as a placeholder event in the ring plus its
+/// bytes in a second, fixed-size SPSC byte ring, each message stored
+/// contiguously; the consumer reads them (`headSysEx`) while the placeholder
+/// is at the head, and `pop` frees them.
 public final class EventQueue: @unchecked Sendable {
     private let slots: UnsafeMutablePointer<TimedMessage>
     private let mask: Int
@@ -14,20 +19,75 @@ public final class EventQueue: @unchecked Sendable {
     /// Next slot the producer writes; written only by the producer.
     private let tail: UnsafeAtomic<Int>
     private let overflows: UnsafeAtomic<Int>
+    /// The SysEx byte ring; `byteHead`/`byteTail` count bytes since creation.
+    private let bytes: UnsafeMutablePointer<UInt8>
+    private let byteMask: Int
+    private let byteHead: UnsafeAtomic<Int>
+    private let byteTail: UnsafeAtomic<Int>
 
-    /// `capacity` is rounded up to a power of two.
-    public init(capacity: Int = 1024) {
+    /// `capacity` (events) and `sysExCapacity` (bytes) are rounded up to powers of two.
+    public init(capacity: Int = 1024, sysExCapacity: Int = 8192) {
         var size = 2
         while size < capacity { size <<= 1 }
         slots = .allocate(capacity: size)
         slots.initialize(repeating: TimedMessage(frame: 0, message: .noteOff(0, channel: 0)), count: size)
         mask = size - 1
         head = .create(0); tail = .create(0); overflows = .create(0)
+        var byteSize = 16
+        while byteSize < sysExCapacity { byteSize <<= 1 }
+        bytes = .allocate(capacity: byteSize)
+        bytes.initialize(repeating: 0, count: byteSize)
+        byteMask = byteSize - 1
+        byteHead = .create(0); byteTail = .create(0)
     }
 
     deinit {
         slots.deallocate()
+        bytes.deallocate()
         _ = head.destroy(); _ = tail.destroy(); _ = overflows.destroy()
+        _ = byteHead.destroy(); _ = byteTail.destroy()
+    }
+
+    /// Where a SysEx of `count` bytes written from byte position `position` starts:
+    /// there, or at the ring's next wrap when it would not fit before it.
+    @inline(__always)
+    private func contiguousStart(_ position: Int, _ count: Int) -> Int {
+        (position & byteMask) + count > byteMask + 1 ? (position | byteMask) &+ 1 : position
+    }
+
+    /// Producer thread only: a SysEx message (the bytes between F0 and F7) to
+    /// apply at `frame`. Returns false (and counts it) when either ring is
+    /// full or the message is longer than the byte ring or
+    /// `ChannelMessage.maxSysExNumber`. Never blocks, never allocates.
+    @discardableResult
+    public func pushSysEx(_ data: UnsafeBufferPointer<UInt8>, frame: UInt64 = 0) -> Bool {
+        let n = data.count
+        let t = tail.load(ordering: .relaxed)
+        guard n > 0, n <= min(byteMask + 1, ChannelMessage.maxSysExNumber),
+              t &- head.load(ordering: .acquiring) <= mask else {
+            overflows.wrappingIncrement(ordering: .relaxed)
+            return false
+        }
+        let start = contiguousStart(byteTail.load(ordering: .relaxed), n)
+        guard start &+ n &- byteHead.load(ordering: .acquiring) <= byteMask + 1 else {
+            overflows.wrappingIncrement(ordering: .relaxed)
+            return false
+        }
+        (bytes + (start & byteMask)).update(from: data.baseAddress!, count: n)
+        byteTail.store(start &+ n, ordering: .releasing)
+        slots[t & mask] = TimedMessage(frame: frame, message: .sysExPlaceholder(n))
+        tail.store(t &+ 1, ordering: .releasing)
+        return true
+    }
+
+    /// Consumer (render) thread only, while `peek` shows a SysEx placeholder:
+    /// its bytes, valid until `pop`.
+    @inline(__always)
+    public func headSysEx() -> UnsafeBufferPointer<UInt8>? {
+        guard let event = peek(), event.message.isSysEx else { return nil }
+        let n = event.message.sysExNumber
+        let start = contiguousStart(byteHead.load(ordering: .relaxed), n)
+        return UnsafeBufferPointer(start: bytes + (start & byteMask), count: n)
     }
 
     public var capacity: Int { mask + 1 }
@@ -61,6 +121,11 @@ public final class EventQueue: @unchecked Sendable {
     public func pop() {
         let h = head.load(ordering: .relaxed)
         guard h != tail.load(ordering: .acquiring) else { return }
+        let message = slots[h & mask].message
+        if message.isSysEx {
+            let n = message.sysExNumber
+            byteHead.store(contiguousStart(byteHead.load(ordering: .relaxed), n) &+ n, ordering: .releasing)
+        }
         head.store(h &+ 1, ordering: .releasing)
     }
 

@@ -19,6 +19,8 @@ final class Mixer {
     private var master: Float = 1, reverb: Float = 1, chorus: Float = 1
     private var scratch: UnsafeMutablePointer<Float>    // planar left, right mix
     private var maxFrames = 0
+    /// The built-in tone, added after the strips and returns, before the master gain.
+    private var tone = ToneGenerator()
 
     /// Render-thread statistics of the last block and of the whole run.
     private(set) var blockPeak: Float = 0
@@ -38,8 +40,8 @@ final class Mixer {
         scratch = .allocate(capacity: 0)
         refreshParameters()
         master = values[ParameterStore.Parameter.masterGain.index]
-        reverb = values[ParameterStore.Parameter.reverbReturn.index]
-        chorus = values[ParameterStore.Parameter.chorusReturn.index]
+        reverb = returnGain(.reverbReturn, .reverbEnabled)
+        chorus = returnGain(.chorusReturn, .chorusEnabled)
         for s in 0..<stripCount {
             let (l, r) = targetGains(strip: s, anySolo: anySolo)
             state[2 * s] = l; state[2 * s + 1] = r
@@ -50,7 +52,8 @@ final class Mixer {
         state.deallocate(); seen.deallocate(); values.deallocate(); scratch.deallocate()
     }
 
-    func prepare(maxFrames: Int) {
+    func prepare(maxFrames: Int, sampleRate: Double = 44_100) {
+        tone.prepare(sampleRate: sampleRate)
         scratch.deallocate()
         scratch = .allocate(capacity: 2 * max(1, maxFrames))
         self.maxFrames = maxFrames
@@ -74,6 +77,13 @@ final class Mixer {
             where values[ParameterStore.Parameter.stripSolo(s).index] > 0.5 { anySolo = true }
         }
         return changed
+    }
+
+    /// An effect's return gain: its level, or 0 while the effect is switched
+    /// off (so switching fades the return over a block; see `EffectWatcher`).
+    @inline(__always)
+    private func returnGain(_ level: ParameterStore.Parameter, _ enabled: EffectParameter) -> Float {
+        values[ParameterStore.Parameter.effect(enabled).index] >= 0.5 ? values[level.index] : 0
     }
 
     @inline(__always)
@@ -114,8 +124,8 @@ final class Mixer {
             Self.accumulate(inR, into: mixR, frames: frames, from: fromR, to: toR, step: step)
         }
 
-        let newReverb = values[ParameterStore.Parameter.reverbReturn.index]
-        let newChorus = values[ParameterStore.Parameter.chorusReturn.index]
+        let newReverb = returnGain(.reverbReturn, .reverbEnabled)
+        let newChorus = returnGain(.chorusReturn, .chorusEnabled)
         if let l = effects[0], let r = effects[1] {
             Self.accumulate(l, into: mixL, frames: frames, from: reverb, to: newReverb, step: step)
             Self.accumulate(r, into: mixR, frames: frames, from: reverb, to: newReverb, step: step)
@@ -125,6 +135,15 @@ final class Mixer {
             Self.accumulate(r, into: mixR, frames: frames, from: chorus, to: newChorus, step: step)
         }
         reverb = newReverb; chorus = newChorus
+
+        let toneEnabled = values[ParameterStore.Parameter.tone(.enabled).index]
+        if toneEnabled >= 0.5 || !tone.isSilent {
+            tone.render(frames: frames, left: mixL, right: mixR,
+                        frequency: values[ParameterStore.Parameter.tone(.frequency).index],
+                        level: values[ParameterStore.Parameter.tone(.level).index],
+                        waveform: values[ParameterStore.Parameter.tone(.waveform).index],
+                        enabled: toneEnabled)
+        }
 
         // Master: gain ramp, interleave, meters, clips.
         let newMaster = values[ParameterStore.Parameter.masterGain.index]

@@ -23,6 +23,11 @@ public final class ParameterStore: @unchecked Sendable {
         case stripMute(Int)
         /// 1 solos the strip: while any strip is soloed, only soloed strips sound.
         case stripSolo(Int)
+        /// A FluidSynth effect setting (room size, chorus voices, …), in FluidSynth's units,
+        /// handed to the instrument once per change at a block boundary.
+        case effect(EffectParameter)
+        /// The built-in tone generator (`ToneGenerator`).
+        case tone(ToneParameter)
 
         public var index: Int {
             switch self {
@@ -33,6 +38,8 @@ public final class ParameterStore: @unchecked Sendable {
             case .stripPan(let c): 4 + 4 * c
             case .stripMute(let c): 5 + 4 * c
             case .stripSolo(let c): 6 + 4 * c
+            case .effect(let e): 3 + 4 * ParameterStore.stripCount + Int(e.rawValue)
+            case .tone(let t): 3 + 4 * ParameterStore.stripCount + EffectParameter.count + Int(t.rawValue)
             }
         }
 
@@ -40,6 +47,8 @@ public final class ParameterStore: @unchecked Sendable {
             switch self {
             case .masterGain, .reverbReturn, .chorusReturn, .stripGain: 1
             case .stripPan, .stripMute, .stripSolo: 0
+            case .effect(let e): e.defaultValue
+            case .tone(let t): t.defaultValue
             }
         }
 
@@ -48,10 +57,11 @@ public final class ParameterStore: @unchecked Sendable {
                 + (0..<ParameterStore.stripCount).flatMap { c in
                     [Parameter.stripGain(c), .stripPan(c), .stripMute(c), .stripSolo(c)]
                 }
+                + EffectParameter.allCases.map(Parameter.effect) + ToneParameter.allCases.map(Parameter.tone)
         }
     }
 
-    public static let slotCount = 3 + 4 * stripCount
+    public static let slotCount = 3 + 4 * stripCount + EffectParameter.allCases.count + ToneParameter.allCases.count
     private let slots: UnsafeMutablePointer<UInt64.AtomicRepresentation>
 
     public init() {

@@ -31,8 +31,21 @@ public protocol Instrument: AnyObject {
 
     /// Stops every sound at once (all sound off on every channel). Render thread.
     func silence()
+
+    /// Applies a System Exclusive message now: the bytes between F0 and F7
+    /// (both excluded). The buffer is only valid during the call. Render thread.
+    func receiveSysEx(_ data: UnsafeBufferPointer<UInt8>)
+
+    /// Changes one effect setting now (FluidSynth's units; a switch is on at
+    /// 0.5 and above). The renderer calls it once per change, at a block's
+    /// start. Render thread.
+    func setEffect(_ parameter: EffectParameter, to value: Float)
 }
 
 extension Instrument {
     public var eventGranularity: Int { 1 }
+    /// By default an instrument ignores SysEx.
+    public func receiveSysEx(_ data: UnsafeBufferPointer<UInt8>) {}
+    /// By default an instrument has no effects to set.
+    public func setEffect(_ parameter: EffectParameter, to value: Float) {}
 }

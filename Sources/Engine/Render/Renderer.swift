@@ -34,6 +34,8 @@ public final class Renderer: @unchecked Sendable {
     private let effectsPiece: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     private var bufferCount: Int { 2 * instrument.stripCount + 4 }
     private let granularity: Int
+    private var effectWatcher: EffectWatcher
+    private var sysExTable = SysExTable()
 
     public private(set) var sampleRate: Double = 0
     public private(set) var maxFrames = 0
@@ -46,6 +48,7 @@ public final class Renderer: @unchecked Sendable {
         self.parameters = parameters
         mixer = Mixer(stripCount: instrument.stripCount, parameters: parameters)
         granularity = max(1, instrument.eventGranularity)
+        effectWatcher = EffectWatcher(parameters: parameters)
         buffers = .allocate(capacity: 0)
         let strips = instrument.stripCount
         dry = .allocate(capacity: 2 * strips); dry.initialize(repeating: nil, count: 2 * strips)
@@ -57,6 +60,7 @@ public final class Renderer: @unchecked Sendable {
     deinit {
         sequencer.destroy()
         buffers.deallocate()
+        effectWatcher.release(); sysExTable.release()
         dry.deallocate(); dryPiece.deallocate(); effects.deallocate(); effectsPiece.deallocate()
     }
 
@@ -67,7 +71,7 @@ public final class Renderer: @unchecked Sendable {
         self.sampleRate = sampleRate
         self.maxFrames = maxFrames
         instrument.prepare(sampleRate: sampleRate, maxFrames: maxFrames)
-        mixer.prepare(maxFrames: maxFrames)
+        mixer.prepare(maxFrames: maxFrames, sampleRate: sampleRate)
         buffers.deallocate()
         buffers = .allocate(capacity: bufferCount * maxFrames)
         buffers.initialize(repeating: 0, count: bufferCount * maxFrames)
@@ -82,6 +86,7 @@ public final class Renderer: @unchecked Sendable {
     /// default), replacing any piece scheduled before. Not while `render` runs.
     public func schedule(_ score: Score, startingAt startFrame: UInt64? = nil) {
         precondition(sampleRate > 0, "prepare before schedule")
+        sysExTable.replace(with: score.sysExMessages)
         sequencer.replace(with: score, sampleRate: sampleRate, startFrame: startFrame ?? sampleTime, transport: transport)
     }
 
@@ -112,6 +117,7 @@ public final class Renderer: @unchecked Sendable {
         precondition(frames <= maxFrames && output.count >= 2 * frames)
         guard frames > 0, let out = output.baseAddress else { return }
         for i in 0..<bufferCount { buffers.advanced(by: i * maxFrames).update(repeating: 0, count: frames) }
+        effectWatcher.poll(parameters, instrument)
 
         let blockStart = sampleTime
         let blockEnd = blockStart &+ UInt64(frames)
@@ -139,7 +145,11 @@ public final class Renderer: @unchecked Sendable {
                 renderPiece(from: done, frames: offset - done)
                 done = offset
             }
-            instrument.receive(event.message)
+            if event.message.isSysEx {
+                deliverSysEx(event.message, fromScore: isScore)
+            } else {
+                instrument.receive(event.message)
+            }
             if isScore { sequencer.advance() } else { events.pop() }
         }
         if done < frames { renderPiece(from: done, frames: frames - done) }
@@ -147,6 +157,14 @@ public final class Renderer: @unchecked Sendable {
 
         mixer.mix(frames: frames, dry: dry, effects: effects, into: out)
         sampleTime = blockEnd
+    }
+
+    /// Hands a SysEx placeholder's bytes to the instrument: from the scheduled
+    /// score's pool, or from the event queue's byte ring (before its `pop`).
+    @inline(__always)
+    private func deliverSysEx(_ message: ChannelMessage, fromScore: Bool) {
+        let data = fromScore ? sysExTable.message(message.sysExNumber) : events.headSysEx()
+        if let data, !data.isEmpty { instrument.receiveSysEx(data) }
     }
 
     @inline(__always)

@@ -14,6 +14,9 @@ public struct Score: Sendable {
     public private(set) var events: [Event]
     /// When the piece ends: at least the last event's time (a file's end-of-track may be later).
     public var duration: Double
+    /// The piece's SysEx messages (the bytes between F0 and F7): an event
+    /// whose message is `ChannelMessage.sysExPlaceholder(i)` sends message `i`.
+    public var sysExMessages: [[UInt8]] = []
 
     public init(events: [Event], duration: Double? = nil) {
         self.events = events.enumerated()
