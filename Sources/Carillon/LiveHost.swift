@@ -24,8 +24,18 @@ import Glibc
 /// - the **caller** (`carillon live`'s main thread) starts, reads `status()`
 ///   and `controlStates()` for the view, and stops.
 ///
+/// - the **control thread** calls the surface's `tick()` once per rendered
+///   block (every 10 ms without audio), so momentary controls fall back to 0.
+///   The surface and the queue's producer side are shared by the input and
+///   control threads under one lock (never taken by the output thread).
+///
 /// With `audio = false` (`--no-audio`) there is no device and no output
 /// thread: the controls and the view still run, as `MidiWidgetsManager` does.
+///
+/// Playing a file (`carillon play`): `load` a `Score` before `start`; the
+/// renderer's sequencer plays it on the same output thread, under the
+/// `transport` (play, stop, seek, loop, tempo) — which the mapping's
+/// `transport.*` controls drive as well.
 public final class LiveHost: @unchecked Sendable {
     public struct Options: Sendable {
         public var clientName = "carillon"
@@ -45,6 +55,9 @@ public final class LiveHost: @unchecked Sendable {
         public var realtime = true
         /// Log every parameter change a control makes (plain, non-terminal output).
         public var logParameterChanges = false
+        /// Play on without MIDI input when the sequencer cannot be opened
+        /// (a player: the file is the point). Without audio it always is optional.
+        public var inputOptional = false
         public init() {}
     }
 
@@ -78,7 +91,12 @@ public final class LiveHost: @unchecked Sendable {
     private let pcm: PCMPlayback?
     private let instrument: FluidSynthInstrument?
     private let soundFont: SoundFont?
+    /// The mapping's per-channel SoundFonts, by channel (0...15).
+    private let channelFonts: [Int: SoundFont]
     private var output: OutputThread?
+    private var control: ControlThread?
+    /// The loaded piece's first tempo (bpm): `transport.tempo` divides by it.
+    private var pieceTempo = 120.0
     private let shared = Shared()
     /// Serializes access to the (not thread-safe) control surface: the input thread feeds it, the view reads it.
     private let surfaceLock = Mutex<Void>(())
@@ -100,12 +118,14 @@ public final class LiveHost: @unchecked Sendable {
         case alsa(ALSAError)
         case synth(FluidSynthError)
         case soundFont(FluidSynthError)
+        case channelSoundFont(channel: Int, String)
 
         public var description: String {
             switch self {
             case .alsa(let e): "\(e)"
             case .synth(let e): "\(e)"
             case .soundFont(let e): "\(e)"
+            case .channelSoundFont(let c, let e): "the mapping's SoundFont for channel \(c + 1): \(e)"
             }
         }
     }
@@ -118,13 +138,13 @@ public final class LiveHost: @unchecked Sendable {
         do {
             client = try SequencerClient(name: options.clientName)
         } catch {
-            guard !options.audio else { throw .alsa(error) }
+            guard !options.audio || options.inputOptional else { throw .alsa(error) }
             client = nil
             shared.log.withLock { $0.append("no MIDI input: \(error)") }
         }
         surface = mapping.map { ControlSurface(mapping: $0) }
         guard options.audio, let path else {
-            renderer = nil; pcm = nil; instrument = nil; soundFont = nil
+            renderer = nil; pcm = nil; instrument = nil; soundFont = nil; channelFonts = [:]
             return
         }
         let playback: PCMPlayback
@@ -140,6 +160,19 @@ public final class LiveHost: @unchecked Sendable {
             try synth.setChorus(on: options.chorus)
             instrument = FluidSynthInstrument(synth: synth)
         } catch { throw .synth(error) }
+        // The mapping's per-channel fonts first, so that the main font, loaded
+        // last, answers every program change that does not name a font.
+        var fonts: [Int: SoundFont] = [:], byPath: [String: SoundFont] = [:]
+        for setup in mapping?.channels ?? [] {
+            guard let name = setup.soundFont else { continue }
+            let channel = setup.channel.intValue
+            do {
+                let located = try SoundFontLocator(explicitPath: name).locate()
+                if byPath[located] == nil { byPath[located] = try instrument.synth.loadExtraSoundFont(at: located) }
+                fonts[channel] = byPath[located]
+            } catch { throw .channelSoundFont(channel: channel, "\(error)") }
+        }
+        channelFonts = fonts
         do throws(FluidSynthError) { soundFont = try instrument.synth.loadSoundFont(at: path) } catch {
             throw .soundFont(error)
         }
@@ -152,29 +185,56 @@ public final class LiveHost: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// The sequencer's transport, with audio. Any thread.
+    public var transport: Transport? { renderer?.transport }
+
+    /// Schedules a piece to play from the start of the output (with audio;
+    /// before `start`): `tempo` scales its speed, `start` seeks (seconds),
+    /// `loop` repeats it. Held notes are released at its end.
+    public func load(_ score: Score, tempo: Double = 1, start: Double = 0, loop: Bool = false, pieceTempo: Double = 120) {
+        guard let renderer else { return }
+        self.pieceTempo = pieceTempo > 0 ? pieceTempo : 120
+        renderer.releasesNotesAtEnd = true
+        renderer.transport.setTempoScale(tempo)
+        renderer.transport.setLoop(loop)
+        renderer.schedule(score, startingAt: 0)
+        if start > 0 { renderer.transport.seek(to: start) }
+    }
+
     /// Connects the sources asked for, starts the output thread (audio) and
     /// the input thread. Returns the sources connected now.
     @discardableResult
     public func start() throws(Failure) -> [PortInfo] {
         var connected: [PortInfo] = []
-        guard let client else { return [] }
-        do {
+        if let client { do {
             for spec in options.connect { connected += try client.connect(source: spec) }
             if options.autoconnect {
                 connected += try client.setAutoconnect(.allSources)
             } else if let pattern = mapping?.port {
                 connected += try client.setAutoconnect(.named(pattern))
             }
-        } catch { throw .alsa(error) }
+        } catch { throw .alsa(error) } }
 
         if let surface, let renderer {
-            let parameters = renderer.parameters, events = renderer.events
-            surface.subscribe { change in ParameterRouting.apply(change, parameters: parameters, events: events) }
-            // The mapping's channel set-up: programs first (before any note arrives).
-            for setup in mapping?.channels ?? [] {
-                if let program = setup.program {
-                    events.push(.now(.programChange(program.value, channel: setup.channel.intValue)))
+            let parameters = renderer.parameters, events = renderer.events, transport = renderer.transport
+            let pieceTempo = self.pieceTempo
+            surface.subscribe { change in
+                if case .transport = change.address {
+                    TransportRouting.apply(change, to: transport, pieceTempo: pieceTempo)
+                } else {
+                    ParameterRouting.apply(change, parameters: parameters, events: events)
                 }
+            }
+        }
+        if let instrument, output == nil {
+            // The mapping's channel set-up, before the output thread owns the synth:
+            // FluidSynth's bank numbers (128 = percussion) need its bank-select call.
+            for setup in mapping?.channels ?? [] where setup.bank != nil || setup.program != nil || setup.soundFont != nil {
+                let channel = setup.channel.intValue, bank = setup.bank ?? 0, program = Int(setup.program?.value ?? 0)
+                let ok = channelFonts[channel].map {
+                    instrument.synth.select(channel: channel, soundFont: $0, bank: bank, program: program)
+                } ?? instrument.synth.select(channel: channel, bank: bank, program: program)
+                if !ok { note("channel \(channel + 1): no preset at bank \(bank) program \(program)") }
             }
         }
         if let surface, options.logParameterChanges {
@@ -186,11 +246,35 @@ public final class LiveHost: @unchecked Sendable {
                 output = try OutputThread(renderer: renderer, pcm: pcm, shared: shared, realtime: options.realtime)
             } catch { throw .alsa(error) }
         }
+        startControlThread()
         let events = renderer?.events
         do {
-            try client.start { [weak self] event in self?.handle(event, events: events) }
+            try client?.start { [weak self] event in self?.handle(event, events: events) }
         } catch { throw .alsa(error) }
         return connected
+    }
+
+    /// The control thread: `tick()` the surface once per rendered block (polled
+    /// every millisecond), or every 10 ms without audio.
+    private func startControlThread() {
+        guard surface != nil, control == nil else { return }
+        let withAudio = output != nil
+        var lastBlocks = -1
+        control = ControlThread(intervalMicroseconds: withAudio ? 1_000 : 10_000) { [weak self] in
+            guard let self, let surface = self.surface else { return }
+            if withAudio {
+                let blocks = self.shared.blocks.load(ordering: .relaxed)
+                guard blocks != lastBlocks else { return }
+                lastBlocks = blocks
+            }
+            self.surfaceLock.withLock { _ in surface.tick() }
+        }
+    }
+
+    /// Feeds one message as if it came from the sequencer (tests, other inputs).
+    /// Any thread but the output thread.
+    public func receive(_ message: MIDIMessage, from source: SeqAddress = SeqAddress(client: 0, port: 0)) {
+        handle(.message(message, source: source), events: renderer?.events)
     }
 
     /// Input thread: one sequencer event.
@@ -198,15 +282,19 @@ public final class LiveHost: @unchecked Sendable {
         switch event {
         case .message(let message, let source), .release(let message, let source):
             shared.counts.withLock { $0[source, default: 0] += 1 }
-            var used = false
-            if let surface, case .controlChange = message {
-                used = surfaceLock.withLock { _ in surface.receive(message) }
-            } else if let surface, message.channel != nil {
-                used = surfaceLock.withLock { _ in surface.receive(message) }
-                if message.isNoteOff { used = false }  // a note-off always reaches the sampler
-            }
-            if !used, let events, let channelMessage = ChannelMessage(message) {
-                events.push(.now(channelMessage))
+            // One lock for the surface and the queue's producer side: the
+            // control thread's `tick()` may publish (and push) too.
+            surfaceLock.withLock { _ in
+                var used = false
+                if let surface, case .controlChange = message {
+                    used = surface.receive(message)
+                } else if let surface, message.channel != nil {
+                    used = surface.receive(message)
+                    if message.isNoteOff { used = false }  // a note-off always reaches the sampler
+                }
+                if !used, let events, let channelMessage = ChannelMessage(message) {
+                    events.push(.now(channelMessage))
+                }
             }
         case .subscribed(let a):
             shared.sources.withLock { _ = $0.insert(a) }
@@ -251,6 +339,8 @@ public final class LiveHost: @unchecked Sendable {
     /// all sound off, the device drained, the ports closed. Idempotent.
     public func stop() {
         client?.stop()
+        control?.stop()
+        control = nil
         shared.stop.store(true, ordering: .releasing)
         output?.join()
         output = nil
@@ -322,4 +412,41 @@ extension LiveHost.Shared {
     }
     func setFailure(_ text: String) { failure.withLock { $0 = text } }
     func setRealtime(_ text: String) { realtime.withLock { $0 = text } }
+}
+
+/// A thread that calls `body` every `intervalMicroseconds` until stopped:
+/// the host's control thread. Not real-time.
+private final class ControlThread {
+    private var thread: pthread_t = 0
+    private let body: Body
+
+    init(intervalMicroseconds: UInt32, _ work: @escaping () -> Void) {
+        body = Body(interval: intervalMicroseconds, work: work)
+        let box = Unmanaged.passRetained(body).toOpaque()
+        if pthread_create(&thread, nil, { arg in
+            Unmanaged<Body>.fromOpaque(arg!).takeRetainedValue().run()
+            return nil
+        }, box) != 0 {
+            Unmanaged<Body>.fromOpaque(box).release()
+            thread = 0
+        }
+    }
+
+    func stop() {
+        body.stop.store(true, ordering: .releasing)
+        if thread != 0 { pthread_join(thread, nil); thread = 0 }
+    }
+
+    private final class Body: @unchecked Sendable {
+        let interval: UInt32
+        let work: () -> Void
+        let stop = Atomic<Bool>(false)
+        init(interval: UInt32, work: @escaping () -> Void) { self.interval = interval; self.work = work }
+        func run() {
+            while !stop.load(ordering: .acquiring) {
+                work()
+                usleep(interval)
+            }
+        }
+    }
 }

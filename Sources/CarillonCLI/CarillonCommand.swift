@@ -12,6 +12,7 @@ struct CarillonCommand: ParsableCommand {
             Inspect.self,
             Ports.self,
             Live.self,
+            Play.self,
             Mapping.self,
         ]
     )

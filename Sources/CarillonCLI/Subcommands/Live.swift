@@ -7,9 +7,6 @@ import Synchronization
 import Glibc
 #endif
 
-/// Set by SIGINT/SIGTERM: `carillon live` ends cleanly at the next view refresh.
-private let interrupted = Atomic<Bool>(false)
-
 /// `carillon live`: keyboards and controllers → sampler → sound card.
 struct Live: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,36 +23,12 @@ struct Live: ParsableCommand {
             the device drained, the ports closed. `carillon ports` lists sources and devices.
             """)
 
-    @Option(name: .customLong("connect"), help: ArgumentHelp(
-        "A source to connect: client:port or part of its name, any case (repeatable).", valueName: "source"))
-    var connect: [String] = []
-
-    @Flag(help: "Connect every MIDI source now and each one that appears later.")
-    var autoconnect = false
-
-    @Option(help: ArgumentHelp("A mapping file: controls and what they drive (its port: pattern connects the controller).", valueName: "file"))
-    var mapping: String?
+    @OptionGroup var input: MIDIInputOptions
 
     @Flag(name: .customLong("no-audio"), help: "No sound card and no sampler: the controls and the view only.")
     var noAudio = false
 
-    @Option(name: [.customShort("d"), .long], help: ArgumentHelp("ALSA PCM playback device.", valueName: "device"))
-    var device = "default"
-
-    @Option(name: [.customShort("r"), .customLong("rate")], help: ArgumentHelp("Sample rate in Hz.", valueName: "hz"))
-    var sampleRate = 48_000
-
-    @Option(help: ArgumentHelp("Frames per period (the block size).", valueName: "frames"))
-    var period = 256
-
-    @Option(help: ArgumentHelp("Periods in the device buffer.", valueName: "count"))
-    var periods = 2
-
-    @Option(name: .customLong("client-name"), help: ArgumentHelp("The sequencer client's name.", valueName: "name"))
-    var clientName = "carillon"
-
-    @Flag(name: .customLong("no-realtime"), help: "Do not ask for real-time (SCHED_FIFO) scheduling.")
-    var noRealtime = false
+    @OptionGroup var audio: AudioDeviceOptions
 
     @Option(help: ArgumentHelp("Stop after this many seconds (default: until Ctrl-C).", valueName: "seconds"))
     var duration: Double?
@@ -63,52 +36,25 @@ struct Live: ParsableCommand {
     @OptionGroup var synth: SynthOptions
 
     func validate() throws {
-        guard (8_000...192_000).contains(sampleRate) else { throw ValidationError("--rate must be 8000…192000 Hz") }
-        guard (16...8192).contains(period) else { throw ValidationError("--period must be 16…8192 frames") }
-        guard (2...32).contains(periods) else { throw ValidationError("--periods must be 2…32") }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
     }
 
     func run() throws {
-        // Ctrl-C and SIGTERM end the session cleanly, even when started with them blocked;
-        // the input and output threads inherit this mask.
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGINT); sigaddset(&set, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &set, nil)
-        signal(SIGINT) { _ in interrupted.store(true, ordering: .relaxed) }
-        signal(SIGTERM) { _ in interrupted.store(true, ordering: .relaxed) }
-
-        var loaded: ControlMapping?
-        if let mapping {
-            do { loaded = try ControlMapping.load(path: mapping) } catch {
-                fail("\(error)")
-            }
-        }
+        HostSession.catchInterrupts()
+        let loaded = HostSession.loadMapping(input.mapping)
         var fontPath: String?
         if !noAudio {
-            do { fontPath = try synth.locateSoundFont() } catch { fail("\(error)") }
+            do { fontPath = try synth.locateSoundFont() } catch { HostSession.fail("\(error)") }
         }
-        var options = LiveHost.Options()
-        options.clientName = clientName
-        options.connect = connect
-        options.autoconnect = autoconnect
+        var options = HostSession.options(input: input, audio: audio, synth: synth)
         options.audio = !noAudio
-        options.device = device
-        options.sampleRate = sampleRate
-        options.periodFrames = period
-        options.periods = periods
-        options.gain = synth.gain
-        options.reverb = synth.reverb
-        options.chorus = synth.chorus
-        options.realtime = !noRealtime
-        let terminal = isatty(1) == 1 && (getenv("TERM").map { String(cString: $0) } ?? "dumb") != "dumb"
+        let terminal = HostSession.isTerminal
         options.logParameterChanges = !terminal
 
         let host: LiveHost
-        do { host = try LiveHost(soundFont: fontPath, mapping: loaded, options: options) } catch { fail("\(error)") }
+        do { host = try LiveHost(soundFont: fontPath, mapping: loaded, options: options) } catch { HostSession.fail("\(error)") }
         let connected: [PortInfo]
-        do { connected = try host.start() } catch { fail("\(error)") }
+        do { connected = try host.start() } catch { HostSession.fail("\(error)") }
 
         let view = LiveView(terminal: terminal)
         if let client = host.client {
@@ -119,7 +65,7 @@ struct Live: ParsableCommand {
 
         var t = 0.0
         let step = 0.05
-        while !interrupted.load(ordering: .relaxed) {
+        while !HostSession.interrupted.load(ordering: .relaxed) {
             usleep(UInt32(step * 1_000_000))
             t += step
             for line in host.takeLog() { view.line(line) }
@@ -137,7 +83,44 @@ struct Live: ParsableCommand {
         view.finish(status: host.status())
     }
 
-    private func fail(_ message: String) -> Never {
+}
+
+/// What `live` and `play` share around a `LiveHost`: Ctrl-C, the mapping, the options, errors.
+enum HostSession {
+    /// Set by SIGINT/SIGTERM: the session ends cleanly at the next view refresh.
+    static let interrupted = Atomic<Bool>(false)
+
+    /// Ctrl-C and SIGTERM end the session cleanly, even when started with them
+    /// blocked; the input and output threads inherit this mask.
+    static func catchInterrupts() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT); sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        signal(SIGINT) { _ in HostSession.interrupted.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in HostSession.interrupted.store(true, ordering: .relaxed) }
+    }
+
+    static var isTerminal: Bool {
+        isatty(1) == 1 && (getenv("TERM").map { String(cString: $0) } ?? "dumb") != "dumb"
+    }
+
+    static func loadMapping(_ path: String?) -> ControlMapping? {
+        guard let path else { return nil }
+        do { return try ControlMapping.load(path: path) } catch { fail("\(error)") }
+    }
+
+    static func options(input: MIDIInputOptions, audio: AudioDeviceOptions, synth: SynthOptions) -> LiveHost.Options {
+        var options = LiveHost.Options()
+        input.apply(to: &options)
+        audio.apply(to: &options)
+        options.gain = synth.gain
+        options.reverb = synth.reverb
+        options.chorus = synth.chorus
+        return options
+    }
+
+    static func fail(_ message: String) -> Never {
         let bytes = Array("carillon: error: \(message)\n".utf8)
         _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         Glibc.exit(1)
@@ -160,16 +143,18 @@ final class LiveView {
         fflush(nil)
     }
 
-    func refresh(status: LiveHost.Status, controls: [ControlState], seconds: Double) {
+    /// `header`: a first line (the player's position), also in the plain status line.
+    func refresh(status: LiveHost.Status, controls: [ControlState], seconds: Double, header: String? = nil) {
         if !terminal {
             if seconds - lastPlain >= 2 {
                 lastPlain = seconds
-                print("status t=\(fmt(seconds, 1))s " + Self.summary(status))
+                print("status t=\(fmt(seconds, 1))s " + (header.map { $0 + " " } ?? "") + Self.summary(status))
                 fflush(nil)
             }
             return
         }
         var lines: [String] = []
+        if let header { lines.append(header) }
         lines.append("── " + Self.summary(status))
         lines.append("   peak \(Self.bar(Double(status.peak), width: 30)) rms \(Self.bar(Double(status.rms), width: 30))")
         let sources = status.messagesBySource.sorted { $0.key < $1.key }
@@ -187,9 +172,9 @@ final class LiveView {
         fflush(nil)
     }
 
-    func finish(status: LiveHost.Status) {
+    func finish(status: LiveHost.Status, command: String = "live") {
         erase()
-        print("carillon live: ended. " + Self.summary(status))
+        print("carillon \(command): ended. " + Self.summary(status))
         let perSource = status.messagesBySource.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         if !perSource.isEmpty { print("messages by source: " + perSource.joined(separator: " ")) }
         fflush(nil)
@@ -221,7 +206,7 @@ final class LiveView {
     }
 }
 
-private func fmt(_ x: Double, _ digits: Int) -> String {
+func fmt(_ x: Double, _ digits: Int) -> String {
     var scale = 1.0
     for _ in 0..<digits { scale *= 10 }
     return "\((x * scale).rounded() / scale)"

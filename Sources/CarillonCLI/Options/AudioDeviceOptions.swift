@@ -1,0 +1,56 @@
+import ArgumentParser
+import Carillon
+
+/// The sound card's flags, shared by `live` and `play`.
+struct AudioDeviceOptions: ParsableArguments {
+    @Option(name: [.customShort("d"), .long], help: ArgumentHelp("ALSA PCM playback device.", valueName: "device"))
+    var device = "default"
+
+    @Option(name: [.customShort("r"), .customLong("rate")], help: ArgumentHelp("Sample rate in Hz.", valueName: "hz"))
+    var sampleRate = 48_000
+
+    @Option(help: ArgumentHelp("Frames per period (the block size).", valueName: "frames"))
+    var period = 256
+
+    @Option(help: ArgumentHelp("Periods in the device buffer.", valueName: "count"))
+    var periods = 2
+
+    @Flag(name: .customLong("no-realtime"), help: "Do not ask for real-time (SCHED_FIFO) scheduling.")
+    var noRealtime = false
+
+    func validate() throws {
+        guard (8_000...192_000).contains(sampleRate) else { throw ValidationError("--rate must be 8000…192000 Hz") }
+        guard (16...8192).contains(period) else { throw ValidationError("--period must be 16…8192 frames") }
+        guard (2...32).contains(periods) else { throw ValidationError("--periods must be 2…32") }
+    }
+
+    func apply(to options: inout LiveHost.Options) {
+        options.device = device
+        options.sampleRate = sampleRate
+        options.periodFrames = period
+        options.periods = periods
+        options.realtime = !noRealtime
+    }
+}
+
+/// The MIDI input's flags (keyboards, controllers, the mapping), shared by `live` and `play`.
+struct MIDIInputOptions: ParsableArguments {
+    @Option(name: .customLong("connect"), help: ArgumentHelp(
+        "A source to connect: client:port or part of its name, any case (repeatable).", valueName: "source"))
+    var connect: [String] = []
+
+    @Flag(help: "Connect every MIDI source now and each one that appears later.")
+    var autoconnect = false
+
+    @Option(help: ArgumentHelp("A mapping file: controls and what they drive (its port: pattern connects the controller).", valueName: "file"))
+    var mapping: String?
+
+    @Option(name: .customLong("client-name"), help: ArgumentHelp("The sequencer client's name.", valueName: "name"))
+    var clientName = "carillon"
+
+    func apply(to options: inout LiveHost.Options) {
+        options.clientName = clientName
+        options.connect = connect
+        options.autoconnect = autoconnect
+    }
+}

@@ -1,0 +1,134 @@
+import ALSA
+import ArgumentParser
+import Carillon
+import Controls
+import Engine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `carillon play`: a MIDI file → sampler → sound card, with keyboards and controllers live at the same time.
+struct Play: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Play a MIDI file to the sound card, with MIDI keyboards and controllers live at the same time.",
+        discussion: """
+            Examples:
+              carillon play song.mid
+              carillon play song.mid --loop --tempo 0.75 --start 42
+              carillon play song.mid --autoconnect --mapping mappings/general-midi.yaml -d hw:1 --period 128
+
+            The file plays on the sample clock of the sound card; a mapping's transport.play, \
+            transport.stop, transport.tempo (bpm), transport.position (% of the piece) and \
+            transport.loop controls drive it. It ends when the piece (and its tail) ends, \
+            unless --loop; Ctrl-C ends at once: all notes off, the device drained.
+            """)
+
+    @Argument(help: ArgumentHelp("The Standard MIDI file to play.", valueName: "midi-file"))
+    var file: String
+
+    @Flag(help: "Play the piece again and again, until Ctrl-C.")
+    var loop = false
+
+    @Option(help: ArgumentHelp("Speed as a factor of the file's tempo (0.1…10; 0.5 is half speed).", valueName: "scale"))
+    var tempo = 1.0
+
+    @Option(help: ArgumentHelp("Start this many seconds into the piece.", valueName: "seconds"))
+    var start = 0.0
+
+    @Option(help: ArgumentHelp("Longest tail after the piece's end, in seconds, while the sound dies away.", valueName: "seconds"))
+    var tail = 3.0
+
+    @OptionGroup var input: MIDIInputOptions
+    @OptionGroup var audio: AudioDeviceOptions
+    @OptionGroup var synth: SynthOptions
+
+    func validate() throws {
+        guard (0.1...10).contains(tempo) else { throw ValidationError("--tempo must be 0.1…10 (a factor of the file's tempo)") }
+        guard start >= 0 else { throw ValidationError("--start must not be negative") }
+        guard tail >= 0 else { throw ValidationError("--tail must not be negative") }
+    }
+
+    func run() throws {
+        HostSession.catchInterrupts()
+        let mapping = HostSession.loadMapping(input.mapping)
+        let piece: Piece
+        do { piece = try Piece(contentsOf: file) } catch { HostSession.fail("\(error)") }
+        if start > 0 && start >= piece.duration {
+            HostSession.fail("--start \(fmt(start, 3)) s is past the end of \(file) (\(Self.clock(piece.duration)))")
+        }
+        let fontPath: String
+        do { fontPath = try synth.locateSoundFont() } catch { HostSession.fail("\(error)") }
+
+        var options = HostSession.options(input: input, audio: audio, synth: synth)
+        options.inputOptional = true
+        let terminal = HostSession.isTerminal
+        options.logParameterChanges = !terminal
+
+        let host: LiveHost
+        do { host = try LiveHost(soundFont: fontPath, mapping: mapping, options: options) } catch {
+            HostSession.fail("cannot play: \(error)")
+        }
+        host.load(piece.score, tempo: tempo, start: start, loop: loop, pieceTempo: piece.firstTempo)
+        let connected: [PortInfo]
+        do { connected = try host.start() } catch { HostSession.fail("cannot play: \(error)") }
+        guard let transport = host.transport else { HostSession.fail("cannot play: no audio output") }
+
+        let view = LiveView(terminal: terminal)
+        view.line("carillon play: \(file) (\(Self.clock(piece.duration)), \(fmt(piece.firstTempo, 1)) bpm)"
+            + (loop ? " looping" : "") + (tempo != 1 ? " at ×\(fmt(tempo, 3))" : "")
+            + (start > 0 ? " from \(Self.clock(start))" : ""))
+        if let device = host.status().device { view.line("audio: \(device)") }
+        if let client = host.client {
+            view.line("MIDI in at \(client.inputPort) '\(client.name)'"
+                + (connected.isEmpty ? "" : "; connected " + connected.map { "\($0.address) '\($0.clientName)'" }.joined(separator: ", ")))
+        }
+
+        var t = 0.0, quietFor = 0.0, tailFor = 0.0
+        let step = 0.05
+        var ending = "interrupted"
+        while !HostSession.interrupted.load(ordering: .relaxed) {
+            usleep(UInt32(step * 1_000_000))
+            t += step
+            for line in host.takeLog() { view.line(line) }
+            let status = host.status()
+            if let failure = status.failure {
+                view.line("audio stopped: \(failure)")
+                ending = "audio failed"
+                break
+            }
+            view.refresh(status: status, controls: host.controlStates(), seconds: t, header: Self.positionLine(transport))
+            // The end: the piece played out (not looping), then its sound died away.
+            if transport.isFinished && !transport.isLooping {
+                tailFor += step
+                quietFor = status.peak < 0.001 ? quietFor + step : 0
+                if quietFor >= 0.25 || tailFor >= tail { ending = "finished"; break }
+            } else {
+                tailFor = 0; quietFor = 0
+            }
+        }
+        let position = Self.positionLine(transport)
+        host.stop()
+        for line in host.takeLog() { view.line(line) }
+        view.line("\(ending) at " + position)
+        view.finish(status: host.status(), command: "play")
+        if ending == "audio failed" { throw ExitCode.failure }
+    }
+
+    /// `▶ 01:23.4 / 03:45.0  tempo ×1.0  loop off` (■ when stopped).
+    static func positionLine(_ transport: Transport) -> String {
+        let state = transport.isFinished ? "end" : (transport.isPlaying ? "▶" : "■")
+        let region = transport.loopRegion
+        let loop = transport.isLooping
+            ? "loop on" + (region.start > 0 || region.end != nil
+                ? " \(clock(region.start))–\(clock(region.end ?? transport.duration))" : "") + " (\(transport.loopWraps)×)"
+            : "loop off"
+        return "\(state) \(clock(transport.position)) / \(clock(transport.duration))  tempo ×\(fmt(transport.tempoScale, 2))  \(loop)"
+    }
+
+    /// mm:ss.d
+    static func clock(_ seconds: Double) -> String {
+        let tenths = Int((max(0, seconds) * 10).rounded(.down))
+        let m = tenths / 600, s = (tenths / 10) % 60, d = tenths % 10
+        return (m < 10 ? "0" : "") + "\(m):" + (s < 10 ? "0" : "") + "\(s).\(d)"
+    }
+}

@@ -1,0 +1,67 @@
+import Testing
+import Foundation
+
+/// Whole `carillon play` and `carillon live` command lines that run without
+/// a sound card (the ALSA integration tests play for real in the VM).
+@Suite(.serialized) struct PlayCommandTests {
+    typealias R = RenderCommandTests
+    static let hasSoundCard = FileManager.default.fileExists(atPath: "/dev/snd")
+
+    @Test(.enabled(if: !hasSoundCard, "needs a machine without ALSA devices"))
+    func withoutSoundCard_saysSoAndFails() throws {
+        let r = try R.carillon(["play", "\(R.openmsx)/coconut_run2.mid", "--soundfont", R.timGM])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("cannot play"))
+        #expect(r.stderr.contains("not available"))
+        #expect(!r.stderr.contains("Fatal error"))
+    }
+
+    @Test func startPastTheEnd_isAnError() throws {
+        let r = try R.carillon(["play", "\(R.openmsx)/coconut_run2.mid", "--start", "600", "--soundfont", R.timGM])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("past the end"))
+    }
+
+    @Test func tempoOutOfRange_isAUsageError() throws {
+        let r = try R.carillon(["play", "\(R.openmsx)/coconut_run2.mid", "--tempo", "0"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("--tempo"))
+    }
+
+    @Test func unreadableFile_saysWhich() throws {
+        let r = try R.carillon(["play", "/nonexistent/x.mid"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("/nonexistent/x.mid"))
+    }
+
+    /// `live --no-audio` runs anywhere: on a pseudo-terminal the view draws the
+    /// mapping's controls as bars, and says when there is no MIDI input.
+    @Test func liveNoAudio_onATerminal_showsTheControls() throws {
+        let command = "\(R.carillon) live --no-audio --mapping mappings/general-midi.yaml --duration 0.5"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        process.currentDirectoryURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(text.contains("audio: none (--no-audio)"))
+        #expect(text.contains("Modulation"))
+        #expect(text.contains("[·"))  // a control drawn as a bar
+        #expect(text.contains("\u{1B}[K"))  // redrawn in place
+        if !Self.hasSoundCard { #expect(text.contains("no MIDI input")) }
+        #expect(text.contains("carillon live: ended."))
+    }
+
+    @Test func liveNoAudio_notATerminal_plainLines() throws {
+        let r = try R.carillon(["live", "--no-audio", "--duration", "0.3"])
+        #expect(r.status == 0)
+        #expect(!r.stdout.contains("\u{1B}["))
+        #expect(r.stdout.contains("carillon live: ended."))
+    }
+}
