@@ -174,7 +174,7 @@ public final class Synth {
 extension Settings {
     /// Settings for a synth that one render thread drives through `process`:
     /// `audioGroups` stereo outputs (one per MIDI channel when 16), no locking
-    /// API, no audio driver; `gain` is FluidSynth's `synth.gain` (0.2 as its command line).
+    /// API, no audio driver, SysEx device ID 16; `gain` is FluidSynth's `synth.gain` (0.2 as its command line).
     public static func forRendering(sampleRate: Double, gain: Double = 0.2, audioGroups: Int = 16,
                                     polyphony: Int? = nil) throws(FluidSynthError) -> Settings {
         let settings = try Settings()
@@ -182,6 +182,10 @@ extension Settings {
         try settings.set("synth.audio-channels", audioGroups)
         try settings.set("synth.audio-groups", audioGroups)
         try settings.set("synth.threadsafe-api", false)
+        // Roland GS and Yamaha XG SysEx in real files address device 0x10;
+        // FluidSynth 2.3.1 answers only device 0 by default and so drops them.
+        // Its later versions answer 16 by default (FluidSynth PR #1385): so does Carillon.
+        try settings.set("synth.device-id", 16)
         try settings.set("synth.gain", gain)
         if let polyphony { try settings.set("synth.polyphony", polyphony) }
         return settings
