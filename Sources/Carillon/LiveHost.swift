@@ -294,6 +294,9 @@ public final class LiveHost: @unchecked Sendable {
                 }
                 if !used, let events, let channelMessage = ChannelMessage(message) {
                     events.push(.now(channelMessage))
+                } else if let events, case .sysEx(let sysEx) = message {
+                    // GM/GS/XG resets, drum parts, tuning: through the queue's byte ring.
+                    sysEx.data.withUnsafeBufferPointer { _ = events.pushSysEx($0) }
                 }
             }
         case .subscribed(let a):
