@@ -98,6 +98,47 @@ import SoundFile
         #expect(other.distance > 0.5)
     }
 
+    /// The strongest frequency between `low` and `high` Hz (0.1 Hz steps, Goertzel) in the left channel from 0.3 to 0.9 s.
+    func dominantFrequency(_ audio: AudioFileReader, low: Double, high: Double) -> Double {
+        let rate = Double(audio.sampleRate)
+        let start = Int(0.3 * rate), count = Int(0.6 * rate)
+        var best = (f: 0.0, power: -1.0)
+        var f = low
+        while f <= high {
+            let w = 2 * Double.pi * f / rate, c = 2 * cos(w)
+            var s1 = 0.0, s2 = 0.0
+            for i in start..<(start + count) {
+                let s0 = Double(audio.samples[2 * i]) + c * s1 - s2
+                s2 = s1; s1 = s0
+            }
+            let power = s1 * s1 + s2 * s2 - c * s1 * s2
+            if power > best.power { best = (f, power) }
+            f += 0.1
+        }
+        return best.f
+    }
+
+    @Test func midiTuning_octaveTuning_retunesTheChannel_likeFluidSynth() throws {
+        // Universal non-real-time scale/octave tuning, 1-byte form, MIDI channel 1: every note +63 cents.
+        let tuning: [UInt8] = [0x7E, 0x7F, 0x08, 0x08, 0x00, 0x00, 0x01] + [UInt8](repeating: 0x7F, count: 12)
+        func file(_ setup: [FileEvent]) -> [UInt8] {
+            var events = setup.enumerated().map { TrackEvent(tick: UInt64($0.offset), event: $0.element) }
+            events.append(TrackEvent(tick: 100, event: .midi(.noteOn(69, velocity: 100, channel: Channel(0)))))
+            events.append(TrackEvent(tick: 1_060, event: .midi(.noteOff(69, channel: Channel(0)))))
+            return StandardMIDIFile(format: .multiTrack, division: .ticksPerQuarterNote(480),
+                                    tracks: [Track(events: events)]).serialized()
+        }
+        let flute: FileEvent = .midi(.programChange(73, channel: Channel(0)))
+        let r = try render(file([flute, .midi(.sysEx(tuning))]), plain: file([flute]))
+        let ours = dominantFrequency(r.ours, low: 420, high: 480)
+        let theirs = dominantFrequency(r.theirs, low: 420, high: 480)
+        let plain = dominantFrequency(r.withoutSysEx, low: 420, high: 480)
+        print("SysEx MIDI Tuning (+63 cents on channel 1), A4: carillon \(ours) Hz, fluidsynth \(theirs) Hz, without the SysEx \(plain) Hz")
+        #expect(abs(ours / theirs - 1) < 0.002)
+        // 63 cents up: × 2^(63/1200) ≈ 1.037.
+        #expect(abs(ours / plain - 1.037) < 0.005)
+    }
+
     @Test func score_keepsCompleteSysExFromFiles() throws {
         let bytes = Self.file(channel: 10, setup: [.midi(.sysEx(Self.gsDrumPart11)), .midi(.sysEx(Self.gmSystemOn))])
         let score = Score(try StandardMIDIFile(bytes: bytes))
