@@ -97,6 +97,8 @@ public final class LiveHost: @unchecked Sendable {
     private var control: ControlThread?
     /// The loaded piece's first tempo (bpm): `transport.tempo` divides by it.
     private var pieceTempo = 120.0
+    /// A piece is loaded: the control thread feeds its transport back to the controls.
+    private var hasPiece = false
     private let shared = Shared()
     /// Serializes access to the (not thread-safe) control surface: the input thread feeds it, the view reads it.
     private let surfaceLock = Mutex<Void>(())
@@ -194,6 +196,7 @@ public final class LiveHost: @unchecked Sendable {
     public func load(_ score: Score, tempo: Double = 1, start: Double = 0, loop: Bool = false, pieceTempo: Double = 120) {
         guard let renderer else { return }
         self.pieceTempo = pieceTempo > 0 ? pieceTempo : 120
+        hasPiece = true
         renderer.releasesNotesAtEnd = true
         renderer.transport.setTempoScale(tempo)
         renderer.transport.setLoop(loop)
@@ -259,9 +262,21 @@ public final class LiveHost: @unchecked Sendable {
     private func startControlThread() {
         guard surface != nil, control == nil else { return }
         let withAudio = output != nil
-        var lastBlocks = -1
+        let transport = hasPiece ? renderer?.transport : nil, pieceTempo = self.pieceTempo
+        var lastBlocks = -1, calls = 0
         control = ControlThread(intervalMicroseconds: withAudio ? 1_000 : 10_000) { [weak self] in
             guard let self, let surface = self.surface else { return }
+            calls &+= 1
+            // Every ~100 ms: the transport's state back to the controls (the
+            // view, soft takeover), without publishing anything.
+            if let transport, calls % 100 == 0 {
+                let duration = transport.duration
+                self.surfaceLock.withLock { _ in
+                    surface.parameterDidChange(.transport(.position), value: duration > 0 ? 100 * transport.position / duration : 0)
+                    surface.parameterDidChange(.transport(.tempo), value: transport.tempoScale * pieceTempo)
+                    surface.parameterDidChange(.transport(.loop), value: transport.isLooping ? 1 : 0)
+                }
+            }
             if withAudio {
                 let blocks = self.shared.blocks.load(ordering: .relaxed)
                 guard blocks != lastBlocks else { return }

@@ -193,7 +193,7 @@ if [[ -n $carillon ]]; then
   sed 's/^/    /' "$out/ports.out"
 fi
 
-# 14–17. carillon live (release build; env LIVE_CARILLON, LIVE_REF = offline render of FAST.mid at
+# 14–20. carillon live and carillon play (release build; env LIVE_CARILLON, LIVE_REF = offline render of FAST.mid at
 #        LIVE_RATE, LIVE_SF2, LIVE_MAPPING, LIVE_EXPECTED_MESSAGES = channel messages in FAST.mid). TCG makes the guest ~30× slower than the host, so the live tests use
 #        22050 Hz and 512×4 periods (23 ms): the buffer at which they expect no xruns.
 if [[ -n ${LIVE_CARILLON:-} ]]; then
@@ -273,6 +273,67 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
     echo "MEASURE MIDI-in to audio-out latency at $rate Hz, $period×$n: $(grep -o 'median=.*' "$out/latency-$period.log" || echo 'not measured')," \
       "$(grep -o 'xruns=[0-9]*' "$out/latency-live-$period.log" | tail -1)"
   done
+
+  # carillon play: the same file, played by Carillon's own sequencer to hw:Loopback,0 and
+  # captured by arecord; its envelope must match the offline render (as live's does).
+  play_run() {  # play_run NAME RECORD_SECONDS ARGS... : runs carillon play to its end (PLAYRC, PLAYLOG)
+    local name=$1 secs=$2; shift 2
+    PLAYLOG=$out/play-$name.log
+    arecord -q -D hw:Loopback,1 -f FLOAT_LE -r "$rate" -c 2 -d "$secs" "$out/play-$name.wav" & RECPID=$!
+    sleep 0.3
+    env ${RTCHECK:+LD_PRELOAD=$RTCHECK} "$LIVE_CARILLON" play "$fastmid" -d hw:Loopback,0 -r "$rate" --period 512 --periods 4 --soundfont "$LIVE_SF2" \
+      --mapping "$LIVE_MAPPING" "$@" >"$PLAYLOG" 2>&1 & PLAYPID=$!
+  }
+  play_end() { wait "$PLAYPID"; PLAYRC=$?; kill -INT "$RECPID" 2>/dev/null; wait "$RECPID"; }
+  play_summary() { grep '^carillon play: ended' "$PLAYLOG" | grep -o 'blocks=.*' | tail -1; }
+  rt_ok() {  # rt_ok LOG: the rtcheck line shows no allocation, lock or foreign free in the block loop
+    local rt others
+    rt=$(grep '^rtcheck:' "$1" | tail -1)
+    others=$(grep -o '\[[^]]*\]' <<<"$rt" | grep -v libfluidsynth)
+    [[ -z ${RTCHECK:-} ]] || { [[ -n $rt ]] && grep -q ' allocations=0 ' <<<"$rt" && grep -q ' locks=0 lock-waits=0' <<<"$rt" && [[ -z $others ]]; }
+  }
+  lag_ms() { grep -o 'lag=-\?[0-9]*' <<<"$1" | cut -d= -f2; }
+
+  t=$(ms)
+  play_run whole 25
+  play_end
+  sed 's/^/    /' "$PLAYLOG" | grep -v '^    parameter' | tail -3
+  penv=$("$probe" envelope "$out/play-whole.wav" "$LIVE_REF" --max-lag 10 --min-correlation 0.8); perc=$?
+  echo "    $penv"
+  if [[ $PLAYRC == 0 && $perc == 0 ]] && grep -q '^finished at end' "$PLAYLOG" && grep -q 'xruns=0 ' <<<"$(play_summary)" && rt_ok "$PLAYLOG"; then
+    ok "play: carillon play -> hw:Loopback,0 -> arecord: $penv, ended by itself ($(play_summary | cut -d' ' -f1-3)); $(grep '^rtcheck:' "$PLAYLOG" | tail -1 | cut -d' ' -f3-7)"
+  else bad "play" "rc=$PLAYRC $penv $(play_summary) $(grep -v '^parameter' "$PLAYLOG" | tail -4)"; fi
+  echo "    ($(($(ms) - t)) ms)"
+
+  # --start 3: the capture matches the reference from 3 s on, with about the whole play's
+  # start-up lag (the seek chases programs and controllers; held notes are not restarted).
+  t=$(ms)
+  play_run start 20 --start 3
+  play_end
+  senv=$("$probe" envelope "$out/play-start.wav" "$LIVE_REF" --max-lag 10 --min-correlation 0.8 --skip-reference 3); serc=$?
+  echo "    $senv"
+  shift_ms=$(( $(lag_ms "$senv") - $(lag_ms "$penv") ))
+  if [[ $PLAYRC == 0 && $serc == 0 ]] && (( shift_ms > -600 && shift_ms < 600 )) && rt_ok "$PLAYLOG"; then
+    ok "play --start 3: the capture is the piece from 3 s ($senv; lag ${shift_ms} ms from the whole play's)"
+  else bad "play --start" "rc=$PLAYRC lag difference ${shift_ms} ms $senv $(grep -v '^parameter' "$PLAYLOG" | tail -3)"; fi
+  echo "    ($(($(ms) - t)) ms)"
+
+  # --loop, ended by Ctrl-C after the piece has wrapped at least once: it plays on past its
+  # length, the position line shows the wraps, and SIGINT ends it cleanly (exit 0, no xruns).
+  t=$(ms)
+  piece_s=$(grep -m1 '^carillon play:' "$out/play-whole.log" | grep -o '([0-9]*:[0-9.]*' | tr -d '(' | awk -F: '{ print $1 * 60 + $2 }')
+  play_run loop 30 --loop
+  wait_for "$PLAYLOG" 'audio:' 20
+  sleep "$(awk -v p="${piece_s:-8}" 'BEGIN { print p * 1.6 + 1 }')"
+  kill -INT "$PLAYPID"
+  play_end
+  wraps=$(grep -o 'loop on ([0-9]*×)' "$PLAYLOG" | tail -1 | grep -o '[0-9]*')
+  hr=$("$probe" envelope "$out/play-loop.wav" "$LIVE_REF" --max-lag 10 --min-correlation 0.5)
+  echo "    $(grep '^interrupted at' "$PLAYLOG") | $hr"
+  if [[ $PLAYRC == 0 ]] && (( ${wraps:-0} >= 1 )) && grep -q '^interrupted at' "$PLAYLOG" && grep -q 'xruns=0 ' <<<"$(play_summary)"; then
+    ok "play --loop: wrapped ${wraps}× over a ${piece_s} s piece, Ctrl-C ended it cleanly ($(play_summary | cut -d' ' -f1-3))"
+  else bad "play --loop" "rc=$PLAYRC wraps=${wraps:-none} $(grep -v '^parameter' "$PLAYLOG" | tail -4)"; fi
+  echo "    ($(($(ms) - t)) ms)"
 
   # --no-audio with a mapping: a VirMIDI keyboard's CC moves its control and the parameter it targets.
   t=$(ms)

@@ -7,7 +7,7 @@
 //   sine    [--device D] [--rate R] [--period P] [--periods N] [--seconds S] [--freq F]
 //           [--format float|s32|s16] [--stall-ms M] [--rt]
 //   analyze FILE.wav --freq F
-//   envelope CAPTURE.wav REFERENCE.wav [--min-correlation C] [--max-lag S]
+//   envelope CAPTURE.wav REFERENCE.wav [--min-correlation C] [--max-lag S] [--skip-reference S]
 //   hold-release FILE.wav --held S [--after S]
 //   latency [--target carillon:0] [--rate R] [--notes N] < raw FLOAT_LE stereo capture
 //   speedup IN.mid OUT.mid FACTOR
@@ -319,10 +319,11 @@ func envelope(_ x: [Float], rate: Int) -> [Double] {
 /// Compares the 10 ms RMS envelopes of a capture and a reference (same rate):
 /// the best Pearson correlation over lags of ±`--max-lag` seconds.
 func compareEnvelopes(_ args: Arguments) -> Int32 {
-    guard args.positional.count == 2 else { fail("envelope CAPTURE.wav REFERENCE.wav [--min-correlation C] [--max-lag S]") }
+    guard args.positional.count == 2 else { fail("envelope CAPTURE.wav REFERENCE.wav [--min-correlation C] [--max-lag S] [--skip-reference S]") }
     let (r1, a) = readWAV(args.positional[0]), (r2, b) = readWAV(args.positional[1])
     guard r1 == r2 else { fail("rates differ: \(r1) and \(r2)") }
-    let ea = envelope(a, rate: r1), eb = envelope(b, rate: r2)
+    // --skip-reference S: compare with the reference from S seconds on (a play that started there).
+    let ea = envelope(a, rate: r1), eb = Array(envelope(b, rate: r2).dropFirst(Int(args.double("--skip-reference", 0) * 100)))
     let maxLag = Int(args.double("--max-lag", 3) * 100)
     var best = (corr: -2.0, lag: 0)
     for lag in -maxLag...maxLag {
