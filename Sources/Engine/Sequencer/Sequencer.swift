@@ -26,6 +26,8 @@ struct Sequencer {
 
     private(set) var events: UnsafeMutableBufferPointer<Event> = .init(start: nil, count: 0)
     private(set) var cursor = 0
+    /// A piece is scheduled (even an empty one).
+    private var loaded = false
     /// The piece's end, in score frames.
     private(set) var endScore: UInt64 = 0
     private var sampleRate: Double = 48_000
@@ -102,6 +104,7 @@ struct Sequencer {
             }
         }
         events = buffer
+        loaded = true
         cursor = 0
         endScore = UInt64(max(0, (score.duration * sampleRate).rounded()))
         let c = transport.poll()
@@ -122,6 +125,7 @@ struct Sequencer {
     mutating func release() {
         if events.baseAddress != nil { events.deallocate() }
         events = .init(start: nil, count: 0)
+        loaded = false
         cursor = 0
         endScore = 0
         finished = true
@@ -148,7 +152,7 @@ struct Sequencer {
 
     /// Block start: applies the transport's commands.
     mutating func begin(at frame: UInt64, transport: Transport) {
-        guard events.baseAddress != nil else { return }
+        guard loaded else { return }
         let c = transport.poll()
         if c.tempoScale != scale {
             anchorScore = score(at: frame); anchorFrame = frame; scale = c.tempoScale
@@ -176,7 +180,7 @@ struct Sequencer {
 
     /// Block end: notices the piece's end and publishes the position.
     mutating func end(at frame: UInt64, transport: Transport) {
-        guard events.baseAddress != nil else { return }
+        guard loaded else { return }
         if playing, !finished, !loopOn, cursor >= events.count, score(at: frame) >= Double(endScore) {
             if releasesAtEnd { releaseHeld(at: frame) }
             anchorScore = Double(endScore)

@@ -191,4 +191,14 @@ import Engine
         _ = renderAll(renderer, frames: 48_000, block: 240)
         #expect(fake.received == [.noteOn(60, velocity: 127, channel: 3)])
     }
+
+    @Test func emptyPiece_finishesAtItsDuration() {
+        let renderer = makeRenderer(FakeInstrument())
+        renderer.schedule(Score(events: [], duration: 0.01))
+        _ = renderAll(renderer, frames: 480, block: 240)
+        #expect(renderer.isScoreFinished)
+        renderer.schedule(Score(events: []))
+        _ = renderAll(renderer, frames: 240, block: 240)
+        #expect(renderer.isScoreFinished)
+    }
 }
