@@ -336,6 +336,16 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
   else bad "play --loop" "rc=$PLAYRC wraps=${wraps:-none} $(grep -v '^parameter' "$PLAYLOG" | tail -4)"; fi
   echo "    ($(($(ms) - t)) ms)"
 
+  # On a terminal (util-linux script gives it a pseudo-terminal): the position line, redrawn in place.
+  t=$(ms)
+  script -qec "$LIVE_CARILLON play $fastmid --start 4 -d hw:Loopback,0 -r $rate --period 512 --periods 4 --soundfont $LIVE_SF2" \
+    /dev/null >"$out/play-tty.log" 2>&1; rc=$?
+  if [[ $rc == 0 ]] && grep -qE '▶ 00:0[4-6]\.[0-9] / 00:06\.9  tempo ×1\.0  loop off' "$out/play-tty.log" && grep -q $'\e\[K' "$out/play-tty.log" &&
+    grep -q 'finished at end' "$out/play-tty.log"
+  then ok "play on a terminal: position line $(grep -oE '▶ 00:0[4-6]\.[0-9] / 00:06\.9[^─]*loop off' "$out/play-tty.log" | tail -1 | tr -d '\r\033')"
+  else bad "play on a terminal" "rc=$rc $(tr -d '\033' <"$out/play-tty.log" | tail -c 400)"; fi
+  echo "    ($(($(ms) - t)) ms)"
+
   # Transport from a controller while playing: a VirMIDI CC mapped (momentary) to transport.stop
   # stops the looping piece; the control thread brings the momentary back to 0.
   t=$(ms)
