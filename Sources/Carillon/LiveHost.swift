@@ -258,18 +258,22 @@ public final class LiveHost: @unchecked Sendable {
     }
 
     /// The control thread: `tick()` the surface once per rendered block (polled
-    /// every millisecond), or every 10 ms without audio.
+    /// every half period), or every 10 ms without audio.
     private func startControlThread() {
         guard surface != nil, control == nil else { return }
         let withAudio = output != nil
         let transport = hasPiece ? renderer?.transport : nil, pieceTempo = self.pieceTempo
+        // Poll at half a period (1…10 ms): each block is seen, without waking a
+        // thousand times a second for long periods.
+        let interval = withAudio ? UInt32(min(max((pcm?.periodDuration ?? 0.002) * 500_000, 1_000), 10_000)) : 10_000
+        let feedbackEvery = max(1, 100_000 / Int(interval))
         var lastBlocks = -1, calls = 0
-        control = ControlThread(intervalMicroseconds: withAudio ? 1_000 : 10_000) { [weak self] in
+        control = ControlThread(intervalMicroseconds: interval) { [weak self] in
             guard let self, let surface = self.surface else { return }
             calls &+= 1
             // Every ~100 ms: the transport's state back to the controls (the
             // view, soft takeover), without publishing anything.
-            if let transport, calls % 100 == 0 {
+            if let transport, calls % feedbackEvery == 0 {
                 let duration = transport.duration
                 self.surfaceLock.withLock { _ in
                     surface.parameterDidChange(.transport(.position), value: duration > 0 ? 100 * transport.position / duration : 0)
