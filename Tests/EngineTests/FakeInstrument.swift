@@ -7,6 +7,8 @@ final class FakeInstrument: Instrument {
     let stripCount: Int
     var reverbLevel: Float = 0
     private(set) var received: [ChannelMessage] = []
+    /// SysEx payloads in the order they arrived.
+    private(set) var receivedSysEx: [[UInt8]] = []
     private var levels: [Float]
     private(set) var preparedRate: Double = 0
     var recordsMessages = true
@@ -26,6 +28,10 @@ final class FakeInstrument: Instrument {
         case 0x80, 0x90: levels[message.channel] = 0
         default: break
         }
+    }
+
+    func receiveSysEx(_ data: UnsafeBufferPointer<UInt8>) {
+        if recordsMessages { receivedSysEx.append(Array(data)) }
     }
 
     func render(frames: Int, dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,

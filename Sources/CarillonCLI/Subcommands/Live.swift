@@ -14,7 +14,7 @@ struct Live: ParsableCommand {
         discussion: """
             Examples:
               carillon live --autoconnect
-              carillon live --connect "nanoKONTROL" --connect 24:0 --mapping mappings/nanokontrol2.yaml
+              carillon live --connect "nanoKONTROL" --connect 24:0 --mapping mappings/korg-nanokontrol2.yaml
               carillon live -d hw:1 --period 64 --periods 2
               carillon live --no-audio --mapping mappings/general-midi.yaml
 

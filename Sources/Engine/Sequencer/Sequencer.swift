@@ -228,6 +228,7 @@ struct Sequencer {
         }
         let m = events[cursor].message
         cursor += 1
+        if m.isSysEx { return }  // a placeholder: no channel, no note
         let ch = m.channel
         usedChannels |= UInt16(1) << UInt16(ch)
         let slot = ch * 128 + Int(m.data1)
@@ -298,6 +299,10 @@ struct Sequencer {
         while i < end {
             let m = events[i].message, ch = m.channel
             switch m.kind {
+            case 0xF0:
+                // SysEx (GM/GS reset, drum-part assignment, tuning) shapes the
+                // channels: re-sent in order, before the channel state below.
+                emit(m, at: frame)
             case 0xB0:
                 let cc = Int(m.data1)
                 chasedCC[ch * 128 + cc] = Int16(m.data2)

@@ -68,6 +68,32 @@ import Engine
         #expect(onset(rest) == 16_800)
     }
 
+    @Test func seekForward_resendsEarlierSysEx_inOrder_beforeTheChannelState() {
+        let gmOn: [UInt8] = [0x7E, 0x7F, 0x09, 0x01]
+        let drums: [UInt8] = [0x41, 0x10, 0x42, 0x12, 0x40, 0x1A, 0x15, 0x02, 0x0F]
+        var piece = Score(events: [
+            .init(seconds: 0, message: .sysExPlaceholder(0)),
+            .init(seconds: 0.01, message: .sysExPlaceholder(1)),
+            .init(seconds: 0.02, message: .programChange(5, channel: 10)),
+            .init(seconds: 0.1, message: .noteOn(36, velocity: 100, channel: 10)),
+            .init(seconds: 0.2, message: .noteOff(36, channel: 10)),
+        ], duration: 2.0)
+        piece.sysExMessages = [gmOn, drums]
+        let fake = FakeInstrument()
+        let renderer = makeRenderer(fake)
+        renderer.schedule(piece)
+        _ = renderAll(renderer, frames: 2_400, block: 240)
+        #expect(fake.receivedSysEx == [gmOn, drums])
+        let before = fake.received.count
+        renderer.transport.seek(to: 1.0)
+        _ = renderAll(renderer, frames: 2_400, block: 240)
+        // Chased: both SysEx again, in order, and the program after them.
+        #expect(fake.receivedSysEx == [gmOn, drums, gmOn, drums])
+        #expect(fake.received[before...].contains(.programChange(5, channel: 10)))
+        // A SysEx is no channel-1 event: nothing is released on channel 1.
+        #expect(!fake.received.contains(.controlChange(123, value: 0, channel: 0)))
+    }
+
     @Test func seekBackward_restoresTheEarlierProgramAndDefaults() {
         let fake = FakeInstrument()
         let renderer = makeRenderer(fake)
