@@ -49,7 +49,7 @@ let package = Package(
         ]),
 
         // Benchmark driver (not a test): measured side by side with peers by Benchmarks/*.
-        .executableTarget(name: "CarillonBench", dependencies: ["Carillon", "MIDI"], path: "Benchmarks/CarillonBench"),
+        .executableTarget(name: "CarillonBench", dependencies: ["Carillon", "Engine", "FluidSynth", "MIDI"], path: "Benchmarks/CarillonBench"),
 
         // Driver of the ALSA integration tests run in the VM (scripts/test-alsa-vm); not shipped.
         .executableTarget(name: "carillon-alsa-probe", dependencies: ["ALSA", "MIDI"], path: "Tests/ALSAIntegration/Probe"),

@@ -1,6 +1,7 @@
 // Benchmark driver; see Benchmarks/README.md. Not a test: run by Benchmarks/*.sh.
 //   CarillonBench generate-smf OUT.mid [NOTES]    deterministic large SMF
 //   CarillonBench parse FILE.mid [RUNS]            SMF parse throughput
+//   CarillonBench blocks FILE.mid SF2 [SCALE] [BLOCK...]   time per render block vs its budget
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -9,7 +10,9 @@ case "generate-smf":
     try ParseBenchmark.generate(arguments: Array(arguments.dropFirst()))
 case "parse":
     try ParseBenchmark.parse(arguments: Array(arguments.dropFirst()))
+case "blocks":
+    try BlockTimingBenchmark.run(arguments: Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: CarillonBench generate-smf OUT.mid [NOTES] | parse FILE.mid [RUNS]\n".utf8))
+    FileHandle.standardError.write(Data("usage: CarillonBench generate-smf OUT.mid [NOTES] | parse FILE.mid [RUNS] | blocks FILE.mid SF2 [SCALE] [BLOCK...]\n".utf8))
     exit(2)
 }
