@@ -38,18 +38,10 @@ import Foundation
     /// mapping's controls as bars, and says when there is no MIDI input.
     @Test func liveNoAudio_onATerminal_showsTheControls() throws {
         let command = "\(R.carillon) live --no-audio --mapping mappings/general-midi.yaml --duration 0.5"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", command, "/dev/null"]
-        process.currentDirectoryURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let (text, status) = try runOnPseudoTerminal(command, in: repository)
+        #expect(status == 0)
         #expect(text.contains("audio: none (--no-audio)"))
         #expect(text.contains("Modulation"))
         #expect(text.contains("[·"))  // a control drawn as a bar

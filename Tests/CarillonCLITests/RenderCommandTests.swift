@@ -146,16 +146,8 @@ import Foundation
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // util-linux `script` runs the command on a pseudo-terminal.
         let command = "\(Self.carillon) render \(Self.openmsx)/coconut_run2.mid -o \(dir)/x.wav --soundfont \(Self.timGM)"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", command, "/dev/null"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let (text, status) = try runOnPseudoTerminal(command)
+        #expect(status == 0)
         #expect(text.contains("× real time ETA"))
         #expect(text.contains("coconut_run2.mid ["))
     }

@@ -57,10 +57,7 @@ struct Live: ParsableCommand {
         do { connected = try host.start() } catch { HostSession.fail("\(error)") }
 
         let view = LiveView(terminal: terminal)
-        if let client = host.client {
-            view.line("carillon live: MIDI in at \(client.inputPort) '\(client.name)'"
-                + (connected.isEmpty ? "" : "; connected " + connected.map { "\($0.address) '\($0.clientName)'" }.joined(separator: ", ")))
-        }
+        if let line = HostSession.inputLine(host, connected: connected) { view.line("carillon live: " + line) }
         if let device = host.status().device { view.line("audio: \(device)") } else { view.line("audio: none (--no-audio)") }
 
         var t = 0.0
@@ -118,6 +115,13 @@ enum HostSession {
         options.reverb = synth.reverb
         options.chorus = synth.chorus
         return options
+    }
+
+    /// "MIDI in at 128:0 'carillon'; connected 24:0 'Virtual Raw MIDI'", nil without a sequencer.
+    static func inputLine(_ host: LiveHost, connected: [PortInfo]) -> String? {
+        guard let client = host.client else { return nil }
+        return "MIDI in at \(client.inputPort) '\(client.name)'"
+            + (connected.isEmpty ? "" : "; connected " + connected.map { "\($0.address) '\($0.clientName)'" }.joined(separator: ", "))
     }
 
     static func fail(_ message: String) -> Never {

@@ -78,10 +78,7 @@ struct Play: ParsableCommand {
             + (loop ? " looping" : "") + (tempo != 1 ? " at ×\(fmt(tempo, 3))" : "")
             + (start > 0 ? " from \(Self.clock(start))" : ""))
         if let device = host.status().device { view.line("audio: \(device)") }
-        if let client = host.client {
-            view.line("MIDI in at \(client.inputPort) '\(client.name)'"
-                + (connected.isEmpty ? "" : "; connected " + connected.map { "\($0.address) '\($0.clientName)'" }.joined(separator: ", ")))
-        }
+        if let line = HostSession.inputLine(host, connected: connected) { view.line(line) }
 
         var t = 0.0, quietFor = 0.0, tailFor = 0.0
         let step = 0.05
