@@ -85,7 +85,7 @@ import Testing
         let r = try Self.run(["inspect", path])
         #expect(r.status == 1)
         #expect(r.stdout.isEmpty)
-        #expect(r.stderr == "error: \(path): not a MIDI file (no MThd or RIFF RMID header) at byte 0\n")
+        #expect(r.stderr == "carillon: error: \(path): not a MIDI file (no MThd or RIFF RMID header) at byte 0\n")
     }
 
     @Test func inspect_badFormatNamesByte() throws {
@@ -93,13 +93,13 @@ import Testing
         let path = try Self.temporaryFile(bytes, name: "format7.mid")
         let r = try Self.run(["inspect", path])
         #expect(r.status == 1)
-        #expect(r.stderr == "error: \(path): unsupported SMF format 7 at byte 8\n")
+        #expect(r.stderr == "carillon: error: \(path): unsupported SMF format 7 at byte 8\n")
     }
 
     @Test func inspect_missingFile() throws {
         let r = try Self.run(["inspect", "/nonexistent/song.mid"])
         #expect(r.status == 1)
-        #expect(r.stderr == "error: /nonexistent/song.mid: no such file\n")
+        #expect(r.stderr == "carillon: error: /nonexistent/song.mid: no such file\n")
     }
 
     @Test func inspect_truncatedFileSalvagedWithWarnings() throws {
@@ -110,6 +110,6 @@ import Testing
         #expect(r.status == 0)
         #expect(r.stdout.contains("Warnings:  3"))
         #expect(r.stderr.split(separator: "\n").count == 3)
-        #expect(r.stderr.contains("warning: \(path): track 2: track chunk length 4501 runs past the end of the file by 1664 bytes at byte 159"))
+        #expect(r.stderr.contains("carillon: warning: \(path): track 2: track chunk length 4501 runs past the end of the file by 1664 bytes at byte 159"))
     }
 }

@@ -85,7 +85,7 @@ import Foundation
     @Test func unwritableOutput_isOneClearError() throws {
         let r = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "-o", "/nonexistent-dir/x.wav", "--soundfont", Self.timGM])
         #expect(r.status != 0)
-        #expect(r.stderr.hasPrefix("carillon render: error: cannot create /nonexistent-dir/x.wav"))
+        #expect(r.stderr.hasPrefix("carillon: error: cannot create /nonexistent-dir/x.wav"))
         #expect(r.stderr.split(separator: "\n").count == 1)
     }
 
@@ -94,7 +94,7 @@ import Foundation
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let r = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "-o", "\(dir)/x.wav", "--soundfont", "/nope/none.sf2"])
         #expect(r.status != 0)
-        #expect(r.stderr == "carillon render: error: SoundFont not found: /nope/none.sf2 (from --soundfont)\n")
+        #expect(r.stderr == "carillon: error: SoundFont not found: /nope/none.sf2 (from --soundfont)\n")
         #expect(Self.contents(dir).isEmpty)
     }
 
@@ -104,7 +104,7 @@ import Foundation
         FileManager.default.createFile(atPath: "\(dir)/bad.sf2", contents: Data("not a soundfont".utf8))
         let r = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "-o", "\(dir)/x.wav", "--soundfont", "\(dir)/bad.sf2"])
         #expect(r.status != 0)
-        #expect(r.stderr == "carillon render: error: not a SoundFont (SF2/SF3): \(dir)/bad.sf2\n")
+        #expect(r.stderr == "carillon: error: not a SoundFont (SF2/SF3): \(dir)/bad.sf2\n")
         #expect(Self.contents(dir) == ["bad.sf2"])
     }
 
@@ -115,7 +115,7 @@ import Foundation
         FileManager.default.createFile(atPath: "\(dir)/cut.sf2", contents: head)
         let r = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "-o", "\(dir)/x.wav", "--soundfont", "\(dir)/cut.sf2"])
         #expect(r.status != 0)
-        #expect(r.stderr == "carillon render: error: cannot read SoundFont \(dir)/cut.sf2: damaged or truncated (FluidSynth could not load it)\n")
+        #expect(r.stderr == "carillon: error: cannot read SoundFont \(dir)/cut.sf2: damaged or truncated (FluidSynth could not load it)\n")
         #expect(Self.contents(dir) == ["cut.sf2"])
     }
 
@@ -137,7 +137,7 @@ import Foundation
         let r = try Self.carillon(["render", "\(dir)/bad.mid", "\(Self.openmsx)/coconut_run2.mid", "--output-dir", dir,
                                    "--soundfont", Self.timGM, "-q"])
         #expect(r.status == 1)
-        #expect(r.stderr.hasPrefix("carillon render: error: \(dir)/bad.mid: "))
+        #expect(r.stderr.hasPrefix("carillon: error: \(dir)/bad.mid: "))
         #expect(Self.contents(dir) == ["bad.mid", "coconut_run2.wav"])
     }
 

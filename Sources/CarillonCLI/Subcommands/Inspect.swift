@@ -31,11 +31,11 @@ struct Inspect: ParsableCommand {
         do {
             smf = try Self.load(file)
         } catch {
-            FileHandle.standardError.write(Data("error: \(file): \(error.message)\n".utf8))
+            Diagnostics.error("\(file): \(error.message)")
             throw ExitCode.failure
         }
         for warning in smf.warnings {
-            FileHandle.standardError.write(Data("warning: \(file): \(warning)\n".utf8))
+            Diagnostics.warning("\(file): \(warning)")
         }
         let report = InspectReport(smf, path: file, withEvents: events)
         print(json ? report.json() : report.text(), terminator: "")

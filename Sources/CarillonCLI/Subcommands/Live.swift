@@ -44,7 +44,7 @@ struct Live: ParsableCommand {
         let loaded = HostSession.loadMapping(input.mapping)
         var fontPath: String?
         if !noAudio {
-            do { fontPath = try synth.locateSoundFont() } catch { HostSession.fail("\(error)") }
+            do { fontPath = try synth.locateSoundFont() } catch { Diagnostics.fail("\(error)") }
         }
         var options = HostSession.options(input: input, audio: audio, synth: synth)
         options.audio = !noAudio
@@ -52,9 +52,9 @@ struct Live: ParsableCommand {
         options.logParameterChanges = !terminal
 
         let host: LiveHost
-        do { host = try LiveHost(soundFont: fontPath, mapping: loaded, options: options) } catch { HostSession.fail("\(error)") }
+        do { host = try LiveHost(soundFont: fontPath, mapping: loaded, options: options) } catch { Diagnostics.fail("\(error)") }
         let connected: [PortInfo]
-        do { connected = try host.start() } catch { HostSession.fail("\(error)") }
+        do { connected = try host.start() } catch { Diagnostics.fail("\(error)") }
 
         let view = LiveView(terminal: terminal)
         if let line = HostSession.inputLine(host, connected: connected) { view.line("carillon live: " + line) }
@@ -104,7 +104,7 @@ enum HostSession {
 
     static func loadMapping(_ path: String?) -> ControlMapping? {
         guard let path else { return nil }
-        do { return try ControlMapping.load(path: path) } catch { fail("\(error)") }
+        do { return try ControlMapping.load(path: path) } catch { Diagnostics.fail("\(error)") }
     }
 
     static func options(input: MIDIInputOptions, audio: AudioDeviceOptions, synth: SynthOptions) -> LiveHost.Options {
@@ -124,11 +124,6 @@ enum HostSession {
             + (connected.isEmpty ? "" : "; connected " + connected.map { "\($0.address) '\($0.clientName)'" }.joined(separator: ", "))
     }
 
-    static func fail(_ message: String) -> Never {
-        let bytes = Array("carillon: error: \(message)\n".utf8)
-        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-        Glibc.exit(1)
-    }
 }
 
 /// The live view: on a terminal a block of lines redrawn ~20 times a second

@@ -52,12 +52,12 @@ struct Play: ParsableCommand {
         HostSession.catchInterrupts()
         let mapping = HostSession.loadMapping(input.mapping)
         let piece: Piece
-        do { piece = try Piece(contentsOf: file) } catch { HostSession.fail("\(error)") }
+        do { piece = try Piece(contentsOf: file) } catch { Diagnostics.fail("\(error)") }
         if start > 0 && start >= piece.duration {
-            HostSession.fail("--start \(fmt(start, 3)) s is past the end of \(file) (\(Self.clock(piece.duration)))")
+            Diagnostics.fail("--start \(fmt(start, 3)) s is past the end of \(file) (\(Self.clock(piece.duration)))")
         }
         let fontPath: String
-        do { fontPath = try synth.locateSoundFont() } catch { HostSession.fail("\(error)") }
+        do { fontPath = try synth.locateSoundFont() } catch { Diagnostics.fail("\(error)") }
 
         var options = HostSession.options(input: input, audio: audio, synth: synth)
         options.inputOptional = true
@@ -66,12 +66,12 @@ struct Play: ParsableCommand {
 
         let host: LiveHost
         do { host = try LiveHost(soundFont: fontPath, mapping: mapping, options: options) } catch {
-            HostSession.fail("cannot play: \(error)")
+            Diagnostics.fail("cannot play: \(error)")
         }
         host.load(piece.score, tempo: tempo, start: start, loop: loop, pieceTempo: piece.firstTempo)
         let connected: [PortInfo]
-        do { connected = try host.start() } catch { HostSession.fail("cannot play: \(error)") }
-        guard let transport = host.transport else { HostSession.fail("cannot play: no audio output") }
+        do { connected = try host.start() } catch { Diagnostics.fail("cannot play: \(error)") }
+        guard let transport = host.transport else { Diagnostics.fail("cannot play: no audio output") }
 
         let view = LiveView(terminal: terminal)
         view.line("carillon play: \(file) (\(Self.clock(piece.duration)), \(fmt(piece.firstTempo, 1)) bpm)"

@@ -46,7 +46,7 @@ struct Ports: ParsableCommand {
         printTable(devices.map { [$0.name, $0.summary] }, header: ["device", "description"])
 
         if !failures.isEmpty {
-            for f in failures { printError("carillon: error: \(f)") }
+            for f in failures { Diagnostics.error("\(f)") }
             throw ExitCode.failure
         }
     }
@@ -68,8 +68,4 @@ struct Ports: ParsableCommand {
         }
     }
 
-    private func printError(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-    }
 }

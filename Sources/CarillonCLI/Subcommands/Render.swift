@@ -86,10 +86,10 @@ struct Render: ParsableCommand {
                 bar?.clear()
                 if case .interrupted = error {
                     let signal = Interruption.signal.load(ordering: .relaxed)
-                    printError("\(error) (\(signal == SIGTERM ? "SIGTERM" : "SIGINT"))")
+                    Diagnostics.error("\(error) (\(signal == SIGTERM ? "SIGTERM" : "SIGINT"))")
                     throw ExitCode(128 + signal)
                 }
-                printError(jobs.count > 1 ? "\(input): \(error)" : "\(error)")
+                Diagnostics.error(jobs.count > 1 ? "\(input): \(error)" : "\(error)")
                 failures += 1
             }
         }
@@ -119,13 +119,8 @@ func baseName(_ path: String) -> String {
     path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
 }
 
-func printError(_ message: String) {
-    var line = "carillon render: error: \(message)\n"
-    line.withUTF8 { _ = Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
-}
-
 func fail(_ error: any Error) -> Never {
-    printError("\(error)")
+    Diagnostics.error("\(error)")
     Render.exit(withError: ExitCode.failure)
 }
 
