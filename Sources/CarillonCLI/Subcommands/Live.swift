@@ -60,20 +60,7 @@ struct Live: ParsableCommand {
         if let line = HostSession.inputLine(host, connected: connected) { view.line("carillon live: " + line) }
         if let device = host.status().device { view.line("audio: \(device)") } else { view.line("audio: none (--no-audio)") }
 
-        var t = 0.0
-        let step = 0.05
-        while !HostSession.interrupted.load(ordering: .relaxed) {
-            usleep(UInt32(step * 1_000_000))
-            t += step
-            for line in host.takeLog() { view.line(line) }
-            let status = host.status()
-            if let failure = status.failure {
-                view.line("audio stopped: \(failure)")
-                break
-            }
-            view.refresh(status: status, controls: host.controlStates(), seconds: t)
-            if let duration, t >= duration { break }
-        }
+        _ = HostSession.watch(host, view: view) { _, seconds, _ in duration.map { seconds >= $0 } ?? false }
         // Ctrl-C ends cleanly: input stopped, all sound off, device drained, ports closed.
         host.stop()
         for line in host.takeLog() { view.line(line) }
@@ -115,6 +102,29 @@ enum HostSession {
         options.reverb = synth.reverb
         options.chorus = synth.chorus
         return options
+    }
+
+    enum Ending: String { case interrupted, audioFailed = "audio failed", finished }
+
+    /// The view's loop, ~20 times a second: log lines, then the refreshed view,
+    /// until Ctrl-C, an audio failure, or `isDone(status, seconds, step)`.
+    static func watch(_ host: LiveHost, view: LiveView, header: () -> String? = { nil },
+                      isDone: (LiveHost.Status, Double, Double) -> Bool) -> Ending {
+        var t = 0.0
+        let step = 0.05
+        while !interrupted.load(ordering: .relaxed) {
+            usleep(UInt32(step * 1_000_000))
+            t += step
+            for line in host.takeLog() { view.line(line) }
+            let status = host.status()
+            if let failure = status.failure {
+                view.line("audio stopped: \(failure)")
+                return .audioFailed
+            }
+            view.refresh(status: status, controls: host.controlStates(), seconds: t, header: header())
+            if isDone(status, t, step) { return .finished }
+        }
+        return .interrupted
     }
 
     /// "MIDI in at 128:0 'carillon'; connected 24:0 'Virtual Raw MIDI'", nil without a sequencer.

@@ -80,35 +80,20 @@ struct Play: ParsableCommand {
         if let device = host.status().device { view.line("audio: \(device)") }
         if let line = HostSession.inputLine(host, connected: connected) { view.line(line) }
 
-        var t = 0.0, quietFor = 0.0, tailFor = 0.0
-        let step = 0.05
-        var ending = "interrupted"
-        while !HostSession.interrupted.load(ordering: .relaxed) {
-            usleep(UInt32(step * 1_000_000))
-            t += step
-            for line in host.takeLog() { view.line(line) }
-            let status = host.status()
-            if let failure = status.failure {
-                view.line("audio stopped: \(failure)")
-                ending = "audio failed"
-                break
-            }
-            view.refresh(status: status, controls: host.controlStates(), seconds: t, header: Self.positionLine(transport))
+        var quietFor = 0.0, tailFor = 0.0
+        let ending = HostSession.watch(host, view: view, header: { Self.positionLine(transport) }) { status, _, step in
             // The end: the piece played out (not looping), then its sound died away.
-            if transport.isFinished && !transport.isLooping {
-                tailFor += step
-                quietFor = status.peak < 0.001 ? quietFor + step : 0
-                if quietFor >= 0.25 || tailFor >= tail { ending = "finished"; break }
-            } else {
-                tailFor = 0; quietFor = 0
-            }
+            guard transport.isFinished && !transport.isLooping else { tailFor = 0; quietFor = 0; return false }
+            tailFor += step
+            quietFor = status.peak < 0.001 ? quietFor + step : 0
+            return quietFor >= 0.25 || tailFor >= tail
         }
         let position = Self.positionLine(transport)
         host.stop()
         for line in host.takeLog() { view.line(line) }
-        view.line("\(ending) at " + position)
+        view.line("\(ending.rawValue) at " + position)
         view.finish(status: host.status(), command: "play")
-        if ending == "audio failed" { throw ExitCode.failure }
+        if ending == .audioFailed { throw ExitCode.failure }
     }
 
     /// `▶ 01:23.4 / 03:45.0  tempo ×1.0  loop off` (■ when stopped).
