@@ -1,14 +1,16 @@
 import Glibc
 
-/// A joinable POSIX thread running `body`. The ALSA target does not import
-/// Foundation; this is all of `Thread` it needs.
-final class JoinableThread {
+/// A joinable POSIX thread running `body`: the one thread type of the hosts
+/// (the sequencer's input thread, the output, control and writer threads).
+/// The body decides when to end (an atomic stop flag it polls); `join` waits
+/// for it, once. Foundation's `Thread` is not used: it cannot be joined.
+public final class JoinableThread {
     private var thread: pthread_t = 0
     private var joined = false
 
     private final class Box { let body: () -> Void; init(_ body: @escaping () -> Void) { self.body = body } }
 
-    init(name: String, _ body: @escaping () -> Void) throws(ALSAError) {
+    public init(name: String, _ body: @escaping () -> Void) throws(ALSAError) {
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         let rc = pthread_create(&thread, nil, { arg in
             let box = Unmanaged<Box>.fromOpaque(arg!).takeRetainedValue()
@@ -22,7 +24,7 @@ final class JoinableThread {
     }
 
     /// Waits for the thread to end (once).
-    func join() {
+    public func join() {
         guard !joined else { return }
         joined = true
         pthread_join(thread, nil)

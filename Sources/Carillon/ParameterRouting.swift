@@ -1,47 +1,84 @@
 import Controls
 import Engine
 import MIDI
-#if canImport(Glibc)
-import Glibc
-#endif
+import Synchronization
 
-/// Where a control surface's parameter changes go: mixer and effect levels to
-/// the `ParameterStore`'s atomics, synth CCs/programs/bend into the render
-/// thread's `EventQueue`. One place, used by every host (live, play).
-enum ParameterRouting {
-    /// Applies one change. Call on the event queue's producer thread.
-    static func apply(_ change: ParameterChange, parameters: ParameterStore, events: EventQueue) {
-        let v = change.value
-        func gain(_ dB: Float) -> Float { dB <= -60 ? 0 : pow(10, dB / 20) }
-        switch change.address {
-        case .masterGain: parameters.set(.masterGain, gain(v))
-        case .strip(let c, .gain): parameters.set(.stripGain(c.intValue), gain(v))
-        case .strip(let c, .pan): parameters.set(.stripPan(c.intValue), v)
-        case .strip(let c, .mute): parameters.set(.stripMute(c.intValue), v >= 0.5 ? 1 : 0)
-        case .strip(let c, .solo): parameters.set(.stripSolo(c.intValue), v >= 0.5 ? 1 : 0)
-        case .reverb(.level): parameters.set(.reverbReturn, max(0, v) / 0.9)
-        case .chorus(.level): parameters.set(.chorusReturn, max(0, v) / 2)
-        case .reverb(.roomSize): parameters.set(.effect(.reverbRoomSize), v)
-        case .reverb(.damping): parameters.set(.effect(.reverbDamping), v)
-        case .reverb(.width): parameters.set(.effect(.reverbWidth), v)
-        case .reverb(.enabled): parameters.set(.effect(.reverbEnabled), v >= 0.5 ? 1 : 0)
-        case .chorus(.voices): parameters.set(.effect(.chorusVoices), v.rounded())
-        case .chorus(.depth): parameters.set(.effect(.chorusDepth), v)
-        case .chorus(.speed): parameters.set(.effect(.chorusSpeed), v)
-        case .chorus(.enabled): parameters.set(.effect(.chorusEnabled), v >= 0.5 ? 1 : 0)
-        case .tone(.frequency): parameters.set(.tone(.frequency), v)
-        case .tone(.level): parameters.set(.tone(.level), gain(v))
-        case .tone(.waveform): parameters.set(.tone(.waveform), v.rounded())
-        case .tone(.enabled): parameters.set(.tone(.enabled), v >= 0.5 ? 1 : 0)
-        case .channelCC(let c, let cc):
-            events.push(.now(.controlChange(cc.value, value: UInt8(min(max(v.rounded(), 0), 127)), channel: c.intValue)))
-        case .channelProgram(let c):
-            events.push(.now(.programChange(UInt8(min(max(v.rounded(), 0), 127)), channel: c.intValue)))
-        case .channelPitchBend(let c):
-            let bend = Int(min(max(v.rounded(), 0), 16383))
-            events.push(.now(ChannelMessage(status: 0xE0 | UInt8(c.intValue), data1: UInt8(bend & 0x7F), data2: UInt8(bend >> 7))))
-        default:
-            break  // transport: not applied live yet
+/// The producer side of the render thread's event queue, shared by the
+/// threads that push (MIDI input, the controls' parameter changes) behind a
+/// lock the render thread never takes (it only pops, lock-free).
+public final class EventQueueProducer: Sendable {
+    private let queue: EventQueue
+    private let lock = Mutex<Void>(())
+
+    public init(_ queue: EventQueue) { self.queue = queue }
+
+    /// False when the queue was full (counted by the queue).
+    @discardableResult
+    public func push(_ message: ChannelMessage) -> Bool { lock.withLock { _ in queue.push(.now(message)) } }
+
+    @discardableResult
+    public func pushSysEx(_ bytes: [UInt8]) -> Bool {
+        lock.withLock { _ in bytes.withUnsafeBufferPointer { queue.pushSysEx($0) } }
+    }
+}
+
+/// Where a parameter change goes, as the parameter table
+/// (`ParameterAddress.spec`) says: a store slot (mixer, effects, tone), a
+/// channel message into the render thread's queue, or the transport. One
+/// place, used by every host (live, play, render).
+public struct ParameterRouting: Sendable {
+    public let parameters: ParameterStore
+    public let events: EventQueueProducer?
+    public let transport: Transport?
+    /// The piece's first tempo (bpm): `transport.tempo` is relative to it.
+    public let pieceTempo: Double
+
+    public init(parameters: ParameterStore, events: EventQueueProducer?, transport: Transport?, pieceTempo: Double = 120) {
+        self.parameters = parameters
+        self.events = events
+        self.transport = transport
+        self.pieceTempo = pieceTempo > 0 ? pieceTempo : 120
+    }
+
+    /// Applies one change. Any thread but the render thread.
+    public func apply(_ change: ParameterChange) {
+        let value = Double(change.value)
+        switch change.address.spec.application {
+        case .store, .instrumentEffect:
+            parameters.set(change.address, value)
+        case .channelMessage(let target):
+            events?.push(Self.message(target, value))
+        case .transport(let command):
+            if let transport { Self.apply(command, value, to: transport, pieceTempo: pieceTempo) }
+        }
+    }
+
+    /// The channel message that carries `value` (clamped to its data range).
+    static func message(_ target: ChannelVoiceTarget, _ value: Double) -> ChannelMessage {
+        let byte = UInt8(min(max(value.isFinite ? value.rounded() : 0, 0), 127))
+        switch target {
+        case .controlChange(let c, let cc): return .controlChange(cc.value, value: byte, channel: c.intValue)
+        case .programChange(let c): return .programChange(byte, channel: c.intValue)
+        case .pitchBend(let c):
+            let bend = Int(min(max(value.isFinite ? value.rounded() : 8192, 0), 16383))
+            return ChannelMessage(status: 0xE0 | UInt8(c.intValue), data1: UInt8(bend & 0x7F), data2: UInt8(bend >> 7))
+        }
+    }
+
+    /// `play` and `stop` are triggers: each press arrives as its own change
+    /// (value 1), so a press shorter than a block is never lost; the release
+    /// (0) does nothing. `loop` is a toggle; `tempo` is in bpm relative to the
+    /// piece's first tempo; `position` is in % of the piece.
+    public static func apply(_ command: ParameterAddress.Transport, _ value: Double, to transport: Transport,
+                             pieceTempo: Double = 120) {
+        switch command {
+        case .play: if value >= 0.5 { transport.play() }
+        case .stop: if value >= 0.5 { transport.stop() }
+        case .loop:
+            let region = transport.loopRegion
+            transport.setLoop(value >= 0.5, start: region.start, end: region.end)
+        case .tempo: transport.setTempoScale(value / (pieceTempo > 0 ? pieceTempo : 120))
+        case .position: transport.seek(to: max(0, min(value, 100)) / 100 * transport.duration)
         }
     }
 }

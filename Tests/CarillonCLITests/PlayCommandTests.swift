@@ -56,4 +56,30 @@ import Foundation
         #expect(!r.stdout.contains("\u{1B}["))
         #expect(r.stdout.contains("carillon live: ended."))
     }
+
+    /// `--reverb-level` and `--chorus-level` were validated by live and play and
+    /// never applied: now they are the start values of `synth.reverb.level` and
+    /// `synth.chorus.level`, which a mapping's readouts show (and the engine holds).
+    @Test func liveNoAudio_effectLevelFlags_reachTheParameters() throws {
+        let dir = NSTemporaryDirectory() + "carillon-levels-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let mapping = "\(dir)/levels.yaml"
+        try """
+            name: Levels
+            controls:
+              - name: Reverb shown
+                kind: readout
+                shows: synth.reverb.level
+              - name: Chorus knob
+                kind: knob
+                source: { cc: 93 }
+                targets: [synth.chorus.level]
+            """.write(toFile: mapping, atomically: true, encoding: .utf8)
+        let command = "\(R.carillon) live --no-audio --mapping \(mapping) --reverb-level 0.3 --chorus-level 4.5 --duration 0.4"
+        let (text, status) = try runOnPseudoTerminal(command)
+        #expect(status == 0)
+        #expect(text.contains("0.30"), "\(text)")
+        #expect(text.contains("4.50"), "\(text)")
+    }
 }

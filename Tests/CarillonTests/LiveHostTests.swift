@@ -66,7 +66,8 @@ import MIDI
         renderer.prepare(sampleRate: 48_000, maxFrames: 480)
         renderer.schedule(Score(events: [.init(seconds: 0, message: .noteOn(60, velocity: 100, channel: 0))], duration: 4))
         let transport = renderer.transport
-        _ = surface.subscribe { TransportRouting.apply($0, to: transport, pieceTempo: 120) }
+        let routing = ParameterRouting(parameters: renderer.parameters, events: nil, transport: transport, pieceTempo: 120)
+        _ = surface.subscribe { routing.apply($0) }
 
         render(renderer, seconds: 0.5)
         // A press and release of Stop between two blocks: still a stop.

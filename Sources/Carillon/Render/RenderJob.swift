@@ -1,3 +1,4 @@
+import Controls
 import Engine
 import FluidSynth
 import MIDI
@@ -17,12 +18,7 @@ import Glibc
 public final class RenderJob {
     public struct Options: Sendable {
         public var sampleRate: Int = 44_100
-        /// FluidSynth's `synth.gain` (its command line's `-g`; default 0.2, as there).
-        public var gain: Double = 0.2
-        public var reverb: Bool = true
-        public var reverbLevel: Double? = nil
-        public var chorus: Bool = true
-        public var chorusLevel: Double? = nil
+        public var sampler = SamplerOptions()
         public var tail: TailPolicy = .default
         /// Frames per block of the render loop.
         public var blockFrames: Int = 512
@@ -41,6 +37,10 @@ public final class RenderJob {
         public var clippedSamples: Int
         /// Wall-clock seconds taken.
         public var elapsed: Double
+        /// Calls the sampler refused while rendering this file (no preset on a channel, …).
+        public var refusedSynthCalls: Int
+        /// Sequencer events dropped (its held-note or chase tables full).
+        public var droppedMessages: Int
 
         public var peakDBFS: Double { peak > 0 ? 20 * log10(Double(peak)) : -.infinity }
         public var speed: Double { elapsed > 0 ? duration / elapsed : .infinity }
@@ -54,18 +54,16 @@ public final class RenderJob {
     }
 
     public enum Failure: Error, CustomStringConvertible {
-        case soundFont(FluidSynthError)
+        case sampler(Sampler.Failure)
         case midiFile(MIDIFileError)
         case audioFile(SoundFileError)
-        case synth(FluidSynthError)
         case interrupted(output: String)
 
         public var description: String {
             switch self {
-            case .soundFont(let e): "\(e)"
+            case .sampler(let e): "\(e)"
             case .midiFile(let e): "\(e)"
             case .audioFile(let e): "\(e)"
-            case .synth(let e): "\(e)"
             case .interrupted(let output): "interrupted; \(output) was not written"
             }
         }
@@ -73,8 +71,8 @@ public final class RenderJob {
 
     public let options: Options
     public let soundFontPath: String
-    public let instrument: FluidSynthInstrument
-    private let soundFont: SoundFont
+    public var instrument: FluidSynthInstrument { sampler.instrument }
+    private let sampler: Sampler
     private let renderer: Renderer
     private let buffer: UnsafeMutableBufferPointer<Float>
 
@@ -82,23 +80,12 @@ public final class RenderJob {
     public init(soundFont path: String, options: Options = Options()) throws(Failure) {
         self.options = options
         self.soundFontPath = path
-        do throws(FluidSynthError) {
-            let settings = try Settings.forRendering(sampleRate: Double(options.sampleRate), gain: options.gain)
-            let synth = try Synth(settings: settings)
-            try synth.setReverb(on: options.reverb)
-            if let level = options.reverbLevel { try synth.setReverbLevel(level) }
-            try synth.setChorus(on: options.chorus)
-            if let level = options.chorusLevel { try synth.setChorusLevel(level) }
-            instrument = FluidSynthInstrument(synth: synth)
-        } catch {
-            throw .synth(error)
-        }
-        do throws(FluidSynthError) {
-            soundFont = try instrument.synth.loadSoundFont(at: path)
-        } catch {
-            throw .soundFont(error)
-        }
-        renderer = Renderer(instrument: instrument)
+        do {
+            sampler = try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: options.sampler)
+        } catch { throw .sampler(error) }
+        renderer = Renderer(instrument: sampler.instrument)
+        // The same parameters as live: `--reverb-level` is the reverb return's start value.
+        for change in options.sampler.startValues { renderer.parameters.set(change.address, Double(change.value)) }
         buffer = .allocate(capacity: 2 * options.blockFrames)
         buffer.initialize(repeating: 0)
     }
@@ -125,6 +112,7 @@ public final class RenderJob {
 
         let rate = Double(options.sampleRate)
         _ = instrument.synth.systemReset()
+        let refusedBefore = instrument.refusedCount
         renderer.prepare(sampleRate: rate, maxFrames: options.blockFrames)
         renderer.schedule(score, startingAt: 0)
         var tail = TailTracker(policy: options.tail, sampleRate: rate)
@@ -155,7 +143,9 @@ public final class RenderJob {
         do throws(SoundFileError) { try writer.finish() } catch { throw .audioFile(error) }
         return Summary(input: input, output: output, duration: Double(renderer.sampleTime) / rate,
                        pieceDuration: score.duration, peak: renderer.peak,
-                       clippedSamples: renderer.clippedSamples, elapsed: Self.seconds(clock.now - start))
+                       clippedSamples: renderer.clippedSamples, elapsed: Self.seconds(clock.now - start),
+                       refusedSynthCalls: instrument.refusedCount - refusedBefore,
+                       droppedMessages: renderer.droppedMessages)
     }
 
     static func seconds(_ duration: Duration) -> Double {

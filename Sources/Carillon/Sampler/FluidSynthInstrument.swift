@@ -1,3 +1,4 @@
+import Controls
 import Engine
 import FluidSynth
 import Synchronization
@@ -63,10 +64,11 @@ public final class FluidSynthInstrument: Instrument {
 
     /// Values outside FluidSynth's ranges are clamped to them (reverb room size,
     /// damping 0…1, width 0…100; chorus 0…99 voices, depth 0…256 ms, speed 0.1…5 Hz).
-    public func setEffect(_ parameter: EffectParameter, to value: Float) {
-        let v = Double(value.isFinite ? value : parameter.defaultValue)
+    public func setEffect(_ effect: SynthEffect, to value: Float) {
+        guard value.isFinite else { refused.add(1, ordering: .relaxed); return }
+        let v = Double(value)
         let ok: Bool
-        switch parameter {
+        switch effect {
         case .reverbRoomSize: ok = synth.setReverbRoomSize(min(max(v, 0), 1))
         case .reverbDamping: ok = synth.setReverbDamping(min(max(v, 0), 1))
         case .reverbWidth: ok = synth.setReverbWidth(min(max(v, 0), 100))

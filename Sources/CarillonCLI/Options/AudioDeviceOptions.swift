@@ -6,7 +6,7 @@ struct AudioDeviceOptions: ParsableArguments {
     @Option(name: [.customShort("d"), .long], help: ArgumentHelp("ALSA PCM playback device.", valueName: "device"))
     var device = "default"
 
-    @Option(name: [.customShort("r"), .customLong("rate")], help: ArgumentHelp("Sample rate in Hz.", valueName: "hz"))
+    @Option(name: [.customShort("r"), .customLong("rate")], help: ArgumentHelp("Sample rate in Hz, 8000…96000 (FluidSynth's range).", valueName: "hz"))
     var sampleRate = 48_000
 
     @Option(help: ArgumentHelp("Frames per period (the block size).", valueName: "frames"))
@@ -19,7 +19,7 @@ struct AudioDeviceOptions: ParsableArguments {
     var noRealtime = false
 
     func validate() throws {
-        guard (8_000...192_000).contains(sampleRate) else { throw ValidationError("--rate must be 8000…192000 Hz") }
+        guard SamplerOptions.sampleRates.contains(sampleRate) else { throw ValidationError("--rate must be 8000…96000 Hz (FluidSynth renders at up to 96 kHz)") }
         guard (16...8192).contains(period) else { throw ValidationError("--period must be 16…8192 frames") }
         guard (2...32).contains(periods) else { throw ValidationError("--periods must be 2…32") }
     }

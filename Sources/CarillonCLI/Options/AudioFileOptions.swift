@@ -1,9 +1,10 @@
 import ArgumentParser
+import Carillon
 import SoundFile
 
 /// Where and how audio files are written.
 struct AudioFileOptions: ParsableArguments {
-    @Option(name: [.customShort("r"), .long], help: ArgumentHelp("Sample rate in Hz.", valueName: "hz"))
+    @Option(name: [.customShort("r"), .long], help: ArgumentHelp("Sample rate in Hz, 8000…96000 (FluidSynth's range).", valueName: "hz"))
     var rate: Int = 44_100
 
     @Option(help: ArgumentHelp("File format: wav, flac or ogg (default: from the output's extension, else wav).", valueName: "format"))
@@ -13,7 +14,7 @@ struct AudioFileOptions: ParsableArguments {
     var bits: Int?
 
     func validate() throws {
-        guard (8_000...192_000).contains(rate) else { throw ValidationError("--rate must be between 8000 and 192000") }
+        guard SamplerOptions.sampleRates.contains(rate) else { throw ValidationError("--rate must be between 8000 and 96000 (FluidSynth renders at up to 96 kHz)") }
         if let format, AudioFileFormat(rawValue: format.lowercased()) == nil {
             throw ValidationError("unknown --format '\(format)' (use wav, flac or ogg)")
         }

@@ -34,6 +34,17 @@ struct SynthOptions: ParsableArguments {
         }
     }
 
+    /// The sampler's settings, the same for live, play and render.
+    var samplerOptions: SamplerOptions {
+        var options = SamplerOptions()
+        options.gain = gain
+        options.reverb = reverb
+        options.reverbLevel = reverbLevel
+        options.chorus = chorus
+        options.chorusLevel = chorusLevel
+        return options
+    }
+
     /// The SoundFont's path, by the documented search order.
     func locateSoundFont() throws(SoundFontLocator.Failure) -> String {
         try SoundFontLocator(explicitPath: soundfont).locate()

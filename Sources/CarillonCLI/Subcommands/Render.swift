@@ -62,11 +62,7 @@ struct Render: ParsableCommand {
 
         var options = RenderJob.Options()
         options.sampleRate = audio.rate
-        options.gain = synth.gain
-        options.reverb = synth.reverb
-        options.reverbLevel = synth.reverbLevel
-        options.chorus = synth.chorus
-        options.chorusLevel = synth.chorusLevel
+        options.sampler = synth.samplerOptions
         options.tail = TailPolicy(silenceThreshold: silence, maxTail: tail)
 
         let job: RenderJob
@@ -110,89 +106,7 @@ struct Render: ParsableCommand {
         return "\(s.output): \(clock(s.duration)) (piece \(clock(s.pieceDuration))), peak \(peak), "
             + "\(s.clippedSamples) clipped samples, rendered in \(formatted(s.elapsed, 2)) s "
             + "(\(formatted(s.speed, 1))× real time)"
-    }
-}
-
-// MARK: - Helpers
-
-func baseName(_ path: String) -> String {
-    path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
-}
-
-func fail(_ error: any Error) -> Never {
-    Diagnostics.error("\(error)")
-    Render.exit(withError: ExitCode.failure)
-}
-
-func formatted(_ value: Double, _ decimals: Int) -> String {
-    guard value.isFinite else { return value > 0 ? "inf" : "-inf" }
-    var scale = 1.0
-    for _ in 0..<decimals { scale *= 10 }
-    let scaled = (abs(value) * scale).rounded()
-    let whole = Int(scaled / scale), fraction = Int(scaled) - whole * Int(scale)
-    let sign = value < 0 && scaled > 0 ? "-" : ""
-    guard decimals > 0 else { return sign + String(whole) }
-    let digits = String(fraction)
-    return sign + String(whole) + "." + String(repeating: "0", count: decimals - digits.count) + digits
-}
-
-/// m:ss.t
-func clock(_ seconds: Double) -> String {
-    let tenths = Int((seconds * 10).rounded())
-    let minutes = tenths / 600, rest = tenths % 600
-    let secs = rest / 10, tenth = rest % 10
-    return "\(minutes):\(secs < 10 ? "0" : "")\(secs).\(tenth)"
-}
-
-/// SIGINT/SIGTERM stop a render between blocks: the job then removes its temporary file.
-enum Interruption {
-    static let flag = CancellationFlag()
-    static let signal = Atomic<Int32>(0)
-
-    static func install() {
-        _ = flag.isSet; _ = signal.load(ordering: .relaxed)   // initialise before a handler can run
-        for sig in [SIGINT, SIGTERM] {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = { received in
-                Interruption.signal.store(received, ordering: .relaxed)
-                Interruption.flag.set()
-            }
-            sigemptyset(&action.sa_mask)
-            action.sa_flags = 0
-            sigaction(sig, &action, nil)
-        }
-        // A parent may have started us with these signals blocked (a blocked mask is inherited).
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGINT); sigaddset(&set, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &set, nil)
-    }
-}
-
-/// A one-line progress bar on stderr (a terminal only), redrawn at most 10 times a second.
-final class ProgressBar {
-    let label: String
-    private var lastDraw = -1.0
-
-    init(label: String) { self.label = label }
-
-    func show(_ p: RenderJob.Progress) {
-        guard p.elapsed - lastDraw >= 0.1 else { return }
-        lastDraw = p.elapsed
-        let fraction = p.pieceDuration > 0 ? min(1, p.rendered / p.pieceDuration) : 1
-        let width = 30
-        let filled = Int(fraction * Double(width))
-        let speed = p.elapsed > 0 ? p.rendered / p.elapsed : 0
-        let eta = speed > 0 ? max(0, p.pieceDuration - p.rendered) / speed : 0
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        let status = p.inTail ? "tail" : "ETA \(clock(eta))"
-        write("\r\u{1B}[2K\(label) [\(bar)] \(Int(fraction * 100))% \(formatted(speed, 1))× real time \(status)")
-    }
-
-    func clear() { write("\r\u{1B}[2K") }
-
-    private func write(_ text: String) {
-        var text = text
-        text.withUTF8 { _ = Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            + (s.refusedSynthCalls > 0 ? ", \(s.refusedSynthCalls) synth calls refused" : "")
+            + (s.droppedMessages > 0 ? ", \(s.droppedMessages) events dropped" : "")
     }
 }

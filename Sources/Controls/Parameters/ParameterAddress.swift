@@ -102,6 +102,19 @@ extension ParameterAddress {
     private static let transportBase = pitchBendBase + 16
     private static let toneBase = transportBase + Transport.allCases.count
 
+    // The families' cases, built once: `allCases` makes a new array at each call.
+    private static let strips = Strip.allCases, reverbs = Reverb.allCases, choruses = Chorus.allCases
+    private static let transports = Transport.allCases, tones = Tone.allCases
+
+    /// Where `value` stands in `cases`: a plain loop, because `firstIndex(of:)`
+    /// allocates in debug builds and `index` runs on every parameter change.
+    @inline(__always)
+    private static func ordinal<T: Equatable>(_ value: T, in cases: [T]) -> Int {
+        var i = 0
+        while cases[i] != value { i += 1 }
+        return i
+    }
+
     /// How many addresses exist; every `index` is below this.
     public static let count = toneBase + Tone.allCases.count
 
@@ -111,14 +124,14 @@ extension ParameterAddress {
         switch self {
         case .masterGain: 0
         case .strip(let c, let p):
-            Self.stripBase + c.intValue * Strip.allCases.count + Strip.allCases.firstIndex(of: p)!
-        case .reverb(let p): Self.reverbBase + Reverb.allCases.firstIndex(of: p)!
-        case .chorus(let p): Self.chorusBase + Chorus.allCases.firstIndex(of: p)!
+            Self.stripBase + c.intValue * Self.strips.count + Self.ordinal(p, in: Self.strips)
+        case .reverb(let p): Self.reverbBase + Self.ordinal(p, in: Self.reverbs)
+        case .chorus(let p): Self.chorusBase + Self.ordinal(p, in: Self.choruses)
         case .channelCC(let c, let cc): Self.ccBase + c.intValue * 128 + cc.intValue
         case .channelProgram(let c): Self.programBase + c.intValue
         case .channelPitchBend(let c): Self.pitchBendBase + c.intValue
-        case .transport(let p): Self.transportBase + Transport.allCases.firstIndex(of: p)!
-        case .tone(let p): Self.toneBase + Tone.allCases.firstIndex(of: p)!
+        case .transport(let p): Self.transportBase + Self.ordinal(p, in: Self.transports)
+        case .tone(let p): Self.toneBase + Self.ordinal(p, in: Self.tones)
         }
     }
 
@@ -127,17 +140,17 @@ extension ParameterAddress {
         switch index {
         case 0: self = .masterGain
         case Self.stripBase..<Self.reverbBase:
-            let i = index - Self.stripBase, n = Strip.allCases.count
-            self = .strip(Channel(i / n), Strip.allCases[i % n])
-        case Self.reverbBase..<Self.chorusBase: self = .reverb(Reverb.allCases[index - Self.reverbBase])
-        case Self.chorusBase..<Self.ccBase: self = .chorus(Chorus.allCases[index - Self.chorusBase])
+            let i = index - Self.stripBase, n = Self.strips.count
+            self = .strip(Channel(i / n), Self.strips[i % n])
+        case Self.reverbBase..<Self.chorusBase: self = .reverb(Self.reverbs[index - Self.reverbBase])
+        case Self.chorusBase..<Self.ccBase: self = .chorus(Self.choruses[index - Self.chorusBase])
         case Self.ccBase..<Self.programBase:
             let i = index - Self.ccBase
             self = .channelCC(Channel(i / 128), UInt7(i % 128))
         case Self.programBase..<Self.pitchBendBase: self = .channelProgram(Channel(index - Self.programBase))
         case Self.pitchBendBase..<Self.transportBase: self = .channelPitchBend(Channel(index - Self.pitchBendBase))
-        case Self.transportBase..<Self.toneBase: self = .transport(Transport.allCases[index - Self.transportBase])
-        case Self.toneBase..<Self.count: self = .tone(Tone.allCases[index - Self.toneBase])
+        case Self.transportBase..<Self.toneBase: self = .transport(Self.transports[index - Self.transportBase])
+        case Self.toneBase..<Self.count: self = .tone(Self.tones[index - Self.toneBase])
         default: return nil
         }
     }

@@ -3,7 +3,7 @@ import MIDI
 
 /// Receives a token from `subscribe`, to unsubscribe.
 public struct SubscriptionToken: Hashable, Sendable {
-    fileprivate let id: Int
+    let id: Int
 }
 
 /// Something that wants parameter changes (the engine's parameter store, a view).
@@ -549,6 +549,25 @@ public final class ControlSurface {
                 for s in subscribers { s.handler(change) }
             }
         }
+    }
+
+    /// Publishes the start value of every control whose mapping gives one
+    /// (`default:`), so the engine takes what the control shows.
+    public func publishMappingDefaults() {
+        for i in definitions.indices where definitions[i].defaultValue != nil && definitions[i].kind != .readout {
+            publish(from: i)
+        }
+    }
+
+    /// Every parameter some control drives or shows, each once, in mapping order.
+    public var addresses: [ParameterAddress] {
+        var seen = Set<ParameterAddress>(), result: [ParameterAddress] = []
+        for def in definitions {
+            for a in def.targets.map(\.address) + (def.readoutParameter.map { [$0] } ?? []) where seen.insert(a).inserted {
+                result.append(a)
+            }
+        }
+        return result
     }
 
     /// The last value the surface knows for a parameter (its default until something moves it).

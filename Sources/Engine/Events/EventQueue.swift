@@ -1,4 +1,4 @@
-import Atomics
+import Synchronization
 
 /// A lock-free single-producer single-consumer ring of `TimedMessage`s:
 /// one thread (MIDI input, a UI) pushes, the render thread peeks and pops.
@@ -15,15 +15,15 @@ public final class EventQueue: @unchecked Sendable {
     private let slots: UnsafeMutablePointer<TimedMessage>
     private let mask: Int
     /// Next slot the consumer reads; written only by the consumer.
-    private let head: UnsafeAtomic<Int>
+    private let head = Atomic<Int>(0)
     /// Next slot the producer writes; written only by the producer.
-    private let tail: UnsafeAtomic<Int>
-    private let overflows: UnsafeAtomic<Int>
+    private let tail = Atomic<Int>(0)
+    private let overflows = Atomic<Int>(0)
     /// The SysEx byte ring; `byteHead`/`byteTail` count bytes since creation.
     private let bytes: UnsafeMutablePointer<UInt8>
     private let byteMask: Int
-    private let byteHead: UnsafeAtomic<Int>
-    private let byteTail: UnsafeAtomic<Int>
+    private let byteHead = Atomic<Int>(0)
+    private let byteTail = Atomic<Int>(0)
 
     /// `capacity` (events) and `sysExCapacity` (bytes) are rounded up to powers of two.
     public init(capacity: Int = 1024, sysExCapacity: Int = 8192) {
@@ -32,20 +32,16 @@ public final class EventQueue: @unchecked Sendable {
         slots = .allocate(capacity: size)
         slots.initialize(repeating: TimedMessage(frame: 0, message: .noteOff(0, channel: 0)), count: size)
         mask = size - 1
-        head = .create(0); tail = .create(0); overflows = .create(0)
         var byteSize = 16
         while byteSize < sysExCapacity { byteSize <<= 1 }
         bytes = .allocate(capacity: byteSize)
         bytes.initialize(repeating: 0, count: byteSize)
         byteMask = byteSize - 1
-        byteHead = .create(0); byteTail = .create(0)
     }
 
     deinit {
         slots.deallocate()
         bytes.deallocate()
-        _ = head.destroy(); _ = tail.destroy(); _ = overflows.destroy()
-        _ = byteHead.destroy(); _ = byteTail.destroy()
     }
 
     /// Where a SysEx of `count` bytes written from byte position `position` starts:
@@ -65,12 +61,12 @@ public final class EventQueue: @unchecked Sendable {
         let t = tail.load(ordering: .relaxed)
         guard n > 0, n <= min(byteMask + 1, ChannelMessage.maxSysExNumber),
               t &- head.load(ordering: .acquiring) <= mask else {
-            overflows.wrappingIncrement(ordering: .relaxed)
+            overflows.wrappingAdd(1, ordering: .relaxed)
             return false
         }
         let start = contiguousStart(byteTail.load(ordering: .relaxed), n)
         guard start &+ n &- byteHead.load(ordering: .acquiring) <= byteMask + 1 else {
-            overflows.wrappingIncrement(ordering: .relaxed)
+            overflows.wrappingAdd(1, ordering: .relaxed)
             return false
         }
         (bytes + (start & byteMask)).update(from: data.baseAddress!, count: n)
@@ -100,7 +96,7 @@ public final class EventQueue: @unchecked Sendable {
     public func push(_ event: TimedMessage) -> Bool {
         let t = tail.load(ordering: .relaxed)
         guard t &- head.load(ordering: .acquiring) <= mask else {
-            overflows.wrappingIncrement(ordering: .relaxed)
+            overflows.wrappingAdd(1, ordering: .relaxed)
             return false
         }
         slots[t & mask] = event

@@ -1,4 +1,5 @@
-import Atomics
+import Synchronization
+import Controls
 
 /// Sums the instrument's strips (one per MIDI channel) and effects returns into
 /// interleaved stereo, with per-strip gain, balance, mute and solo, a master
@@ -17,6 +18,8 @@ final class Mixer {
     private let seen: UnsafeMutablePointer<UInt32>      // change counters of every slot
     private let values: UnsafeMutablePointer<Float>     // latest value of every slot
     private var master: Float = 1, reverb: Float = 1, chorus: Float = 1
+    /// The store slots the mixer reads each block (strips, master, returns, tone).
+    private let watched: UnsafeMutableBufferPointer<Int>
     private var scratch: UnsafeMutablePointer<Float>    // planar left, right mix
     private var maxFrames = 0
     /// The built-in tone, added after the strips and returns, before the master gain.
@@ -38,10 +41,15 @@ final class Mixer {
         values = .allocate(capacity: ParameterStore.slotCount)
         values.initialize(repeating: 0, count: ParameterStore.slotCount)
         scratch = .allocate(capacity: 0)
+        var watched = [Slot.master, Slot.reverbLevel, Slot.reverbOn, Slot.chorusLevel, Slot.chorusOn]
+            + Slot.tone.map(\.self)
+        for s in 0..<Slot.strips { watched += [Slot.gain(s), Slot.pan(s), Slot.mute(s), Slot.solo(s)] }
+        self.watched = .allocate(capacity: watched.count)
+        _ = self.watched.initialize(from: watched)
         refreshParameters()
-        master = values[ParameterStore.Parameter.masterGain.index]
-        reverb = returnGain(.reverbReturn, .reverbEnabled)
-        chorus = returnGain(.chorusReturn, .chorusEnabled)
+        master = values[Slot.master]
+        reverb = returnGain(Slot.reverbLevel, Slot.reverbOn)
+        chorus = returnGain(Slot.chorusLevel, Slot.chorusOn)
         for s in 0..<stripCount {
             let (l, r) = targetGains(strip: s, anySolo: anySolo)
             state[2 * s] = l; state[2 * s + 1] = r
@@ -49,7 +57,7 @@ final class Mixer {
     }
 
     deinit {
-        state.deallocate(); seen.deallocate(); values.deallocate(); scratch.deallocate()
+        state.deallocate(); seen.deallocate(); values.deallocate(); scratch.deallocate(); watched.deallocate()
     }
 
     func prepare(maxFrames: Int, sampleRate: Double = 44_100) {
@@ -67,14 +75,13 @@ final class Mixer {
     @inline(__always) @discardableResult
     private func refreshParameters() -> Bool {
         var changed = false
-        for i in 0..<ParameterStore.slotCount {
+        for i in watched {
             let (value, counter) = parameters.read(i)
             if counter != seen[i] { seen[i] = counter; values[i] = value; changed = true }
         }
         if changed {
             anySolo = false
-            for s in 0..<min(stripCount, ParameterStore.stripCount)
-            where values[ParameterStore.Parameter.stripSolo(s).index] > 0.5 { anySolo = true }
+            for s in 0..<min(stripCount, Slot.strips) where values[Slot.solo(s)] > 0.5 { anySolo = true }
         }
         return changed
     }
@@ -82,18 +89,18 @@ final class Mixer {
     /// An effect's return gain: its level, or 0 while the effect is switched
     /// off (so switching fades the return over a block; see `EffectWatcher`).
     @inline(__always)
-    private func returnGain(_ level: ParameterStore.Parameter, _ enabled: EffectParameter) -> Float {
-        values[ParameterStore.Parameter.effect(enabled).index] >= 0.5 ? values[level.index] : 0
+    private func returnGain(_ level: Int, _ enabled: Int) -> Float {
+        values[enabled] >= 0.5 ? values[level] : 0
     }
 
     @inline(__always)
     private func targetGains(strip s: Int, anySolo: Bool) -> (Float, Float) {
         // With fewer strips than channels (a single stereo output), strip 0 is the whole mix.
-        guard stripCount == ParameterStore.stripCount else { return (1, 1) }
-        let gain = values[ParameterStore.Parameter.stripGain(s).index]
-        let pan = min(1, max(-1, values[ParameterStore.Parameter.stripPan(s).index]))
-        let muted = values[ParameterStore.Parameter.stripMute(s).index] > 0.5
-        let soloed = values[ParameterStore.Parameter.stripSolo(s).index] > 0.5
+        guard stripCount == Slot.strips else { return (1, 1) }
+        let gain = values[Slot.gain(s)]
+        let pan = min(1, max(-1, values[Slot.pan(s)]))
+        let muted = values[Slot.mute(s)] > 0.5
+        let soloed = values[Slot.solo(s)] > 0.5
         guard !muted, !anySolo || soloed else { return (0, 0) }
         // Balance: centre is unity on both sides; turning right fades the left.
         return (gain * (pan > 0 ? 1 - pan : 1), gain * (pan < 0 ? 1 + pan : 1))
@@ -124,8 +131,8 @@ final class Mixer {
             Self.accumulate(inR, into: mixR, frames: frames, from: fromR, to: toR, step: step)
         }
 
-        let newReverb = returnGain(.reverbReturn, .reverbEnabled)
-        let newChorus = returnGain(.chorusReturn, .chorusEnabled)
+        let newReverb = returnGain(Slot.reverbLevel, Slot.reverbOn)
+        let newChorus = returnGain(Slot.chorusLevel, Slot.chorusOn)
         if let l = effects[0], let r = effects[1] {
             Self.accumulate(l, into: mixL, frames: frames, from: reverb, to: newReverb, step: step)
             Self.accumulate(r, into: mixR, frames: frames, from: reverb, to: newReverb, step: step)
@@ -136,17 +143,15 @@ final class Mixer {
         }
         reverb = newReverb; chorus = newChorus
 
-        let toneEnabled = values[ParameterStore.Parameter.tone(.enabled).index]
+        let toneEnabled = values[Slot.toneEnabled]
         if toneEnabled >= 0.5 || !tone.isSilent {
             tone.render(frames: frames, left: mixL, right: mixR,
-                        frequency: values[ParameterStore.Parameter.tone(.frequency).index],
-                        level: values[ParameterStore.Parameter.tone(.level).index],
-                        waveform: values[ParameterStore.Parameter.tone(.waveform).index],
-                        enabled: toneEnabled)
+                        frequency: values[Slot.toneFrequency], level: values[Slot.toneLevel],
+                        waveform: values[Slot.toneWaveform], enabled: toneEnabled)
         }
 
         // Master: gain ramp, interleave, meters, clips.
-        let newMaster = values[ParameterStore.Parameter.masterGain.index]
+        let newMaster = values[Slot.master]
         let stats = Self.master(left: mixL, right: mixR, frames: frames, from: master, to: newMaster,
                                 step: step, into: output)
         master = newMaster
@@ -154,6 +159,31 @@ final class Mixer {
         peak = max(peak, stats.peak)
         clippedSamples &+= stats.clips
         meters.publish(peak: stats.peak, rms: (stats.sumSquares / Float(2 * frames)).squareRoot(), clips: stats.clips)
+    }
+
+    /// Store slots (parameter indices) the mixer reads, worked out once.
+    private enum Slot {
+        static let strips = 16
+        static let master = ParameterAddress.masterGain.index
+        static let reverbLevel = ParameterAddress.reverb(.level).index
+        static let reverbOn = ParameterAddress.reverb(.enabled).index
+        static let chorusLevel = ParameterAddress.chorus(.level).index
+        static let chorusOn = ParameterAddress.chorus(.enabled).index
+        static let toneFrequency = ParameterAddress.tone(.frequency).index
+        static let toneLevel = ParameterAddress.tone(.level).index
+        static let toneWaveform = ParameterAddress.tone(.waveform).index
+        static let toneEnabled = ParameterAddress.tone(.enabled).index
+        static let tone = [toneFrequency, toneLevel, toneWaveform, toneEnabled]
+        /// Strip `s` (0...15): each strip's parameters sit together at a fixed
+        /// stride (plain integers, so the render thread touches no array).
+        private static let stripBase = ParameterAddress.strip(0, .gain).index
+        private static let stride = ParameterAddress.strip(1, .gain).index - stripBase
+        private static func offset(_ p: ParameterAddress.Strip) -> Int { ParameterAddress.strip(0, p).index - stripBase }
+        private static let panOffset = offset(.pan), muteOffset = offset(.mute), soloOffset = offset(.solo)
+        @inline(__always) static func gain(_ s: Int) -> Int { stripBase + s * stride }
+        @inline(__always) static func pan(_ s: Int) -> Int { stripBase + s * stride + panOffset }
+        @inline(__always) static func mute(_ s: Int) -> Int { stripBase + s * stride + muteOffset }
+        @inline(__always) static func solo(_ s: Int) -> Int { stripBase + s * stride + soloOffset }
     }
 
     // MARK: Kernels
@@ -229,37 +259,34 @@ final class Mixer {
 /// strip's peak, and the count of samples beyond full scale.
 public final class Meters: @unchecked Sendable {
     public let stripCount: Int
-    private let words: UnsafeMutablePointer<UInt32.AtomicRepresentation>
-    private let clips: UnsafeAtomic<Int>
+    private let words: UnsafeMutablePointer<Atomic<UInt32>>
+    private let clips = Atomic<Int>(0)
 
     init(stripCount: Int) {
         self.stripCount = stripCount
         words = .allocate(capacity: 2 + stripCount)
-        for i in 0..<(2 + stripCount) { (words + i).initialize(to: .init(0)) }
-        clips = .create(0)
+        for i in 0..<(2 + stripCount) { (words + i).initialize(to: Atomic(0)) }
     }
 
     deinit {
         words.deinitialize(count: 2 + stripCount); words.deallocate()
-        _ = clips.destroy()
     }
 
-    @inline(__always) private func word(_ i: Int) -> UnsafeAtomic<UInt32> { UnsafeAtomic(at: words + i) }
 
-    public var peak: Float { Float(bitPattern: word(0).load(ordering: .relaxed)) }
-    public var rms: Float { Float(bitPattern: word(1).load(ordering: .relaxed)) }
-    public func stripPeak(_ strip: Int) -> Float { Float(bitPattern: word(2 + strip).load(ordering: .relaxed)) }
+    public var peak: Float { Float(bitPattern: words[0].load(ordering: .relaxed)) }
+    public var rms: Float { Float(bitPattern: words[1].load(ordering: .relaxed)) }
+    public func stripPeak(_ strip: Int) -> Float { Float(bitPattern: words[2 + strip].load(ordering: .relaxed)) }
     /// Samples beyond ±1 since the renderer was prepared.
     public var clippedSamples: Int { clips.load(ordering: .relaxed) }
 
     @inline(__always) func publish(peak: Float, rms: Float, clips count: Int) {
-        word(0).store(peak.bitPattern, ordering: .relaxed)
-        word(1).store(rms.bitPattern, ordering: .relaxed)
-        if count > 0 { clips.wrappingIncrement(by: count, ordering: .relaxed) }
+        words[0].store(peak.bitPattern, ordering: .relaxed)
+        words[1].store(rms.bitPattern, ordering: .relaxed)
+        if count > 0 { clips.wrappingAdd(count, ordering: .relaxed) }
     }
 
     @inline(__always) func setStripPeak(_ strip: Int, _ value: Float) {
-        word(2 + strip).store(value.bitPattern, ordering: .relaxed)
+        words[2 + strip].store(value.bitPattern, ordering: .relaxed)
     }
 
     func resetClips() { clips.store(0, ordering: .relaxed) }

@@ -1,32 +1,4 @@
-/// The sampler's effect settings that controls can move, in FluidSynth's
-/// units, as `ParameterStore` slots. The reverb and chorus *levels* are the
-/// mixer's return gains (`ParameterStore.Parameter.reverbReturn`,
-/// `.chorusReturn`), which ramp per block; these are the rest.
-public enum EffectParameter: UInt8, CaseIterable, Sendable {
-    case reverbRoomSize, reverbDamping, reverbWidth, reverbEnabled
-    case chorusVoices, chorusDepth, chorusSpeed, chorusEnabled
-
-    /// FluidSynth 2.3's defaults (`synth.reverb.*`, `synth.chorus.*`).
-    public var defaultValue: Float {
-        switch self {
-        case .reverbRoomSize: 0.2
-        case .reverbDamping: 0
-        case .reverbWidth: 0.5
-        case .reverbEnabled: 1
-        case .chorusVoices: 3
-        case .chorusDepth: 8
-        case .chorusSpeed: 0.3
-        case .chorusEnabled: 1
-        }
-    }
-
-    /// An on/off switch: turning it off is handed to the instrument one block
-    /// late, after the mixer has faded the effect's return to 0 (no click).
-    public var isSwitch: Bool { self == .reverbEnabled || self == .chorusEnabled }
-
-    /// `allCases.count` without building the array (render thread).
-    static let count = 8
-}
+import Controls
 
 /// Notices changes of the effect slots once per block and hands each to the
 /// instrument, on the render thread, at the block boundary. Owned by the
@@ -34,8 +6,8 @@ public enum EffectParameter: UInt8, CaseIterable, Sendable {
 /// instrument keeps the effect set-up it was configured with until a control
 /// moves one.
 struct EffectWatcher {
-    /// Per effect (in `allCases` order): the parameter, its store slot, the change counter seen.
-    private let effects: UnsafeMutablePointer<EffectParameter>
+    /// Per effect (in `allCases` order): the effect, its store slot, the change counter seen.
+    private let effects: UnsafeMutablePointer<SynthEffect>
     private let slots: UnsafeMutablePointer<Int>
     private let seen: UnsafeMutablePointer<UInt32>
     private let count: Int
@@ -43,14 +15,14 @@ struct EffectWatcher {
     private var pendingOff: UInt32 = 0
 
     init(parameters: ParameterStore) {
-        let all = EffectParameter.allCases
+        let all = SynthEffect.allCases
         count = all.count
         effects = .allocate(capacity: count)
         slots = .allocate(capacity: count)
         seen = .allocate(capacity: count)
         for (i, e) in all.enumerated() {
             (effects + i).initialize(to: e)
-            (slots + i).initialize(to: ParameterStore.Parameter.effect(e).index)
+            (slots + i).initialize(to: e.address.index)
             (seen + i).initialize(to: parameters.read(slots[i]).counter)
         }
     }

@@ -1,3 +1,5 @@
+import Controls
+
 /// A sound source the renderer drives: the FluidSynth sampler in the product,
 /// a fake in tests.
 ///
@@ -39,7 +41,7 @@ public protocol Instrument: AnyObject {
     /// Changes one effect setting now (FluidSynth's units; a switch is on at
     /// 0.5 and above). The renderer calls it once per change, at a block's
     /// start. Render thread.
-    func setEffect(_ parameter: EffectParameter, to value: Float)
+    func setEffect(_ effect: SynthEffect, to value: Float)
 }
 
 extension Instrument {
@@ -47,5 +49,5 @@ extension Instrument {
     /// By default an instrument ignores SysEx.
     public func receiveSysEx(_ data: UnsafeBufferPointer<UInt8>) {}
     /// By default an instrument has no effects to set.
-    public func setEffect(_ parameter: EffectParameter, to value: Float) {}
+    public func setEffect(_ effect: SynthEffect, to value: Float) {}
 }

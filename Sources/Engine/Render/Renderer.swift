@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The block render loop, the same for live playback and offline rendering.
 ///
 /// Each `render(frames:into:)` call, on the render thread:
@@ -26,6 +28,8 @@ public final class Renderer: @unchecked Sendable {
     public let transport = Transport()
 
     private let mixer: Mixer
+    /// The sequencer's dropped-message count, published once per block.
+    private let dropped = Atomic<Int>(0)
     private var sequencer = Sequencer()
     private var buffers: UnsafeMutablePointer<Float>
     private let dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
@@ -102,6 +106,9 @@ public final class Renderer: @unchecked Sendable {
     /// reached the piece's end. Render thread (or when it is idle).
     public var isScoreFinished: Bool { sequencer.finished }
 
+    /// Sequencer events dropped because its held-note or chase tables were full. Any thread.
+    public var droppedMessages: Int { dropped.load(ordering: .relaxed) }
+
     /// Where the scheduled piece ends on the sample clock.
     public var scoreEndFrame: UInt64 { sequencer.endFrame }
 
@@ -154,6 +161,7 @@ public final class Renderer: @unchecked Sendable {
         }
         if done < frames { renderPiece(from: done, frames: frames - done) }
         sequencer.end(at: blockEnd, transport: transport)
+        dropped.store(sequencer.droppedMessages, ordering: .relaxed)
 
         mixer.mix(frames: frames, dry: dry, effects: effects, into: out)
         sampleTime = blockEnd

@@ -1,24 +1,3 @@
-/// The parameters of the built-in tone generator, as `ParameterStore` slots.
-public enum ToneParameter: UInt8, CaseIterable, Sendable {
-    /// Hz (clamped to 1 Hz … 0.45 × the sample rate). Glides in the log domain.
-    case frequency
-    /// Linear gain of the waveform's peak (1 = full scale).
-    case level
-    /// 0 sine, 1 square, 2 sawtooth, 3 triangle (as `ParameterRegistry` numbers them).
-    case waveform
-    /// 1 sounds, 0 is silent; either way the tone fades over `ToneGenerator.fadeTime`.
-    case enabled
-
-    public var defaultValue: Float {
-        switch self {
-        case .frequency: 440
-        case .level: 0.251_188_64   // -12 dB, the registry's default
-        case .waveform: 0
-        case .enabled: 0
-        }
-    }
-}
-
 /// The built-in oscillator: sine, square, sawtooth or triangle, mixed into the
 /// master bus after the strips (so the master gain and meters include it).
 ///

@@ -1,4 +1,5 @@
 import Testing
+import Controls
 import Foundation
 import Carillon
 import CAllocationCounter
@@ -47,9 +48,9 @@ import FluidSynth
 
     @Test func roomSizeAndSwitch_fromTheStore_changeTheReverbTail() throws {
         let standard = try renderHit(seconds: 2.5) { _ in }
-        let bigRoom = try renderHit(seconds: 2.5) { $0.set(.effect(.reverbRoomSize), 1.0) }
-        let damped = try renderHit(seconds: 2.5) { $0.set(.effect(.reverbRoomSize), 1.0); $0.set(.effect(.reverbDamping), 1.0) }
-        let off = try renderHit(seconds: 2.5) { $0.set(.effect(.reverbEnabled), 0) }
+        let bigRoom = try renderHit(seconds: 2.5) { $0.set(.reverb(.roomSize), 1.0) }
+        let damped = try renderHit(seconds: 2.5) { $0.set(.reverb(.roomSize), 1.0); $0.set(.reverb(.damping), 1.0) }
+        let off = try renderHit(seconds: 2.5) { $0.set(.reverb(.enabled), 0) }
         // The tail: from 0.6 s (the snare sample itself is over) to 2.5 s.
         let tail = [standard, bigRoom, damped, off].map { rms($0, from: 0.6, to: 2.5) }
         let db = tail.map { $0 > 0 ? 20 * log10($0) : -200 }
@@ -63,11 +64,11 @@ import FluidSynth
 
     @Test func chorusSettings_fromTheStore_changeTheSound() throws {
         func sustained(_ configure: (ParameterStore) -> Void) throws -> [Float] {
-            try renderHit(seconds: 0.6, chorusSend: 127) { p in configure(p); p.set(.effect(.reverbEnabled), 0) }
+            try renderHit(seconds: 0.6, chorusSend: 127) { p in configure(p); p.set(.reverb(.enabled), 0) }
         }
         let standard = try sustained { _ in }
-        let off = try sustained { $0.set(.effect(.chorusEnabled), 0) }
-        let deep = try sustained { $0.set(.effect(.chorusDepth), 40); $0.set(.effect(.chorusVoices), 9); $0.set(.effect(.chorusSpeed), 4) }
+        let off = try sustained { $0.set(.chorus(.enabled), 0) }
+        let deep = try sustained { $0.set(.chorus(.depth), 40); $0.set(.chorus(.voices), 9); $0.set(.chorus(.speed), 4) }
         var dOff = 0.0, dDeep = 0.0
         for i in 0..<standard.count {
             dOff += Double(standard[i] - off[i]) * Double(standard[i] - off[i])

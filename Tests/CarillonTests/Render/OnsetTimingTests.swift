@@ -50,7 +50,7 @@ import SoundFile
         let input = "\(dir)/onsets.mid", output = "\(dir)/onsets.wav"
         FileManager.default.createFile(atPath: input, contents: Data(Self.file()))
         var options = RenderJob.Options()
-        options.reverb = false; options.chorus = false; options.gain = 1
+        options.sampler.reverb = false; options.sampler.chorus = false; options.sampler.gain = 1
         let job = try RenderJob(soundFont: timGM, options: options)
         _ = try job.render(input: input, output: output, format: .wav, encoding: .float32)
         let audio = try AudioFileReader(path: output)

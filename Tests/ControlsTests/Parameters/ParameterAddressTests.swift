@@ -73,3 +73,46 @@ import Testing
         #expect(ParameterUnit.none.format(12, integral: true) == "12")
     }
 }
+
+/// The parameter table: every row is usable and the registry is derived from it.
+@Suite struct ParameterTableTests {
+    @Test func everyRow_hasItsDefaultInRangeAndAStoreValueWhereStored() {
+        for address in ParameterAddress.all {
+            let spec = address.spec
+            #expect(spec.range.contains(spec.defaultValue), "\(address)")
+            #expect(spec.clamp(spec.defaultValue) == spec.defaultValue, "\(address)")
+            switch spec.application {
+            case .store, .instrumentEffect: #expect(spec.storeValue(spec.defaultValue) != nil, "\(address)")
+            case .channelMessage, .transport: #expect(spec.storeValue(spec.defaultValue) == nil, "\(address)")
+            }
+            let info = ParameterRegistry.standard.info(for: address)
+            #expect(info.range == spec.range && info.unit == spec.unit && info.defaultValue == spec.defaultValue
+                    && info.kind == spec.kind, "\(address)")
+        }
+    }
+
+    @Test func clamp_refusesNonFiniteValues() {
+        let spec = ParameterAddress.masterGain.spec
+        #expect(spec.clamp(.nan) == nil && spec.clamp(.infinity) == nil && spec.clamp(-.infinity) == nil)
+        #expect(spec.clamp(100) == 6)
+        #expect(ParameterAddress.chorus(.voices).spec.clamp(4.6) == 5)
+    }
+
+    @Test func storeValues_convertAsTheRowSays() {
+        #expect(ParameterAddress.masterGain.spec.storeValue(0) == 1)
+        #expect(ParameterAddress.masterGain.spec.storeValue(-60) == 0)
+        #expect(abs(ParameterAddress.strip(0, .gain).spec.storeValue(-6)! - 0.501_187) < 1e-5)
+        #expect(ParameterAddress.reverb(.level).spec.storeValue(0.45) == 0.5)
+        #expect(ParameterAddress.chorus(.level).spec.storeValue(4) == 2)
+        #expect(ParameterAddress.strip(0, .mute).spec.storeValue(0.7) == 1)
+        #expect(ParameterAddress.tone(.waveform).spec.storeValue(2.4) == 2)
+        #expect(ParameterAddress.reverb(.enabled).spec.storeValue(0.2) == 0)
+        #expect(ParameterAddress.reverb(.roomSize).spec.storeValue(0.7) == 0.7)
+    }
+
+    @Test func synthEffects_andTheirRows_pointAtEachOther() {
+        for effect in SynthEffect.allCases {
+            #expect(effect.address.spec.application == .instrumentEffect(effect))
+        }
+    }
+}

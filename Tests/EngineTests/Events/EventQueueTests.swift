@@ -1,4 +1,5 @@
 import Testing
+import Controls
 import Engine
 import MIDI
 
@@ -54,20 +55,42 @@ import MIDI
 @Suite struct ParameterStoreTests {
     @Test func set_changesValueAndCounter() {
         let store = ParameterStore()
-        let index = ParameterStore.Parameter.stripGain(3).index
+        let index = ParameterAddress.strip(3, .gain).index
         let before = store.read(index)
         #expect(before.value == 1)
-        store.set(.stripGain(3), 0.25)
+        store.set(.strip(3, .gain), -6)
         let after = store.read(index)
-        #expect(after.value == 0.25)
+        #expect(abs(after.value - 0.501_187) < 1e-5)
         #expect(after.counter == before.counter &+ 1)
-        store.set(.stripGain(3), 0.25)
+        store.set(.strip(3, .gain), -6)
         #expect(store.read(index).counter == before.counter &+ 2)
     }
 
-    @Test func indices_areDistinct() {
-        let indices = ParameterStore.Parameter.all.map(\.index)
-        #expect(Set(indices).count == ParameterStore.slotCount)
-        #expect(indices.allSatisfy { (0..<ParameterStore.slotCount).contains($0) })
+    @Test func set_refusesNonFiniteAndClampsOutOfRange() {
+        let store = ParameterStore()
+        let index = ParameterAddress.masterGain.index
+        let before = store.read(index)
+        for bad in [Double.nan, .infinity, -.infinity] { #expect(!store.set(.masterGain, bad)) }
+        #expect(store.read(index) == before)
+        #expect(store.refusedCount == 3)
+        store.set(.masterGain, 1e9)
+        #expect(abs(store.value(.masterGain) - 1.995_262) < 1e-5)  // +6 dB, the top of the range
+        store.set(.masterGain, -1e9)
+        #expect(store.value(.masterGain) == 0)
+        // A parameter with no store slot (a channel message) is refused, not stored.
+        #expect(!store.set(.channelCC(0, 7), 64))
+        #expect(store.refusedCount == 4)
+    }
+
+    @Test func defaults_comeFromTheParameterTable() {
+        let store = ParameterStore()
+        for address in ParameterAddress.all {
+            let spec = address.spec
+            guard let expected = spec.storeValue(spec.defaultValue) else { continue }
+            #expect(store.value(address) == expected, "\(address)")
+        }
+        #expect(store.value(.masterGain) == 1)
+        #expect(store.value(.reverb(.level)) == 1)
+        #expect(abs(store.value(.tone(.level)) - 0.251_189) < 1e-5)
     }
 }

@@ -1,5 +1,7 @@
 import Testing
+import Controls
 import Engine
+import Foundation
 
 @Suite struct MixerTests {
     /// Renders two blocks (the first ramps to the new parameters) and returns the second block's first frame.
@@ -21,28 +23,30 @@ import Engine
     }
 
     @Test func stripGain_scales() {
-        let f = steadyFrame({ $0.set(.stripGain(4), 0.5) }, notes: [(4, 127)])
-        #expect(abs(f.left - 0.5) < 1e-6)
+        let f = steadyFrame({ $0.set(.strip(4, .gain), 20 * log10(0.5)) }, notes: [(4, 127)])
+        #expect(abs(f.left - 0.5) < 1e-5)
     }
 
     @Test func pan_right_silencesLeft() {
-        let f = steadyFrame({ $0.set(.stripPan(1), 1) }, notes: [(1, 127)])
+        let f = steadyFrame({ $0.set(.strip(1, .pan), 1) }, notes: [(1, 127)])
         #expect(f.left == 0 && abs(f.right - 1) < 1e-6)
     }
 
     @Test func mute_silencesStrip() {
-        let f = steadyFrame({ $0.set(.stripMute(2), 1) }, notes: [(2, 127), (3, 127)])
+        let f = steadyFrame({ $0.set(.strip(2, .mute), 1) }, notes: [(2, 127), (3, 127)])
         #expect(abs(f.left - 1) < 1e-6)
     }
 
     @Test func solo_silencesTheOthers() {
-        let f = steadyFrame({ $0.set(.stripSolo(7), 1) }, notes: [(7, 127), (8, 127), (9, 127)])
+        let f = steadyFrame({ $0.set(.strip(7, .solo), 1) }, notes: [(7, 127), (8, 127), (9, 127)])
         #expect(abs(f.left - 1) < 1e-6)
     }
 
     @Test func masterGain_andReverbReturn() {
-        let f = steadyFrame({ $0.set(.masterGain, 0.5); $0.set(.reverbReturn, 2) }, notes: [(0, 127)], reverb: 0.25)
-        #expect(abs(f.left - 0.5 * (1 + 0.5)) < 1e-6)
+        // The reverb level 0.45 is half the table's default (0.9): a return gain of 0.5.
+        let f = steadyFrame({ $0.set(.masterGain, 20 * log10(0.5)); $0.set(.reverb(.level), 0.45) },
+                            notes: [(0, 127)], reverb: 0.25)
+        #expect(abs(f.left - 0.5 * (1 + 0.125)) < 1e-5)
     }
 
     @Test func gainChange_rampsAcrossTheBlock() {
@@ -51,7 +55,7 @@ import Engine
         renderer.prepare(sampleRate: 48_000, maxFrames: 64)
         renderer.events.push(.now(.noteOn(60, velocity: 127, channel: 0)))
         _ = renderAll(renderer, frames: 64, block: 64)
-        renderer.parameters.set(.masterGain, 0)
+        renderer.parameters.set(.masterGain, -60)
         let out = renderAll(renderer, frames: 64, block: 64)
         // Falls steadily from 1 to 0 over the block: no step.
         for i in 1..<64 { #expect(out[2 * i] < out[2 * (i - 1)]) }

@@ -1,4 +1,6 @@
 import Testing
+import Foundation
+import Controls
 import Engine
 import CAllocationCounter
 
@@ -69,7 +71,7 @@ import CAllocationCounter
             events.append(.init(seconds: Double(i) * 0.001 + 0.0005, message: .noteOff(UInt8(i % 128), channel: i % 16)))
         }
         renderer.schedule(Score(events: events))
-        renderer.parameters.set(.stripGain(3), 0.5)
+        renderer.parameters.set(.strip(3, .gain), 20 * log10(0.5))
         let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 256)
         defer { output.deallocate() }
         // Steady state: a first block may instantiate Swift runtime metadata (once per process, debug builds).

@@ -1,4 +1,5 @@
 import Testing
+import Controls
 import Foundation
 import CAllocationCounter
 @testable import Engine
@@ -17,9 +18,9 @@ import CAllocationCounter
     }
 
     func set(_ r: Renderer, frequency: Float? = nil, dB: Float? = nil, waveform: Float? = nil, enabled: Bool? = nil) {
-        if let frequency { r.parameters.set(.tone(.frequency), frequency) }
-        if let dB { r.parameters.set(.tone(.level), Float(pow(10, Double(dB) / 20))) }
-        if let waveform { r.parameters.set(.tone(.waveform), waveform) }
+        if let frequency { r.parameters.set(.tone(.frequency), Double(frequency)) }
+        if let dB { r.parameters.set(.tone(.level), Double(dB)) }
+        if let waveform { r.parameters.set(.tone(.waveform), Double(waveform)) }
         if let enabled { r.parameters.set(.tone(.enabled), enabled ? 1 : 0) }
     }
 
@@ -117,8 +118,8 @@ import CAllocationCounter
         func play() {
             for block in 1..<1_000 {
                 if block % 50 == 0 {
-                    r.parameters.set(.tone(.frequency), Float(100 + block))
-                    r.parameters.set(.tone(.waveform), Float(block / 50 % 4))
+                    r.parameters.set(.tone(.frequency), Double(100 + block))
+                    r.parameters.set(.tone(.waveform), Double(block / 50 % 4))
                     r.parameters.set(.tone(.enabled), block % 200 == 0 ? 0 : 1)
                 }
                 r.render(frames: 128, into: output)

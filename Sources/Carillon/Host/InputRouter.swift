@@ -1,0 +1,72 @@
+import ALSA
+import Controls
+import Engine
+import MIDI
+import Synchronization
+
+/// Lines for the host's log (connections, releases, failures), taken by the view. Thread-safe.
+public final class HostLog: Sendable {
+    private let lines = Mutex<[String]>([])
+    public init() {}
+    public func append(_ line: String) { lines.withLock { $0.append(line) } }
+    /// The lines since the last call.
+    public func take() -> [String] { lines.withLock { let l = $0; $0.removeAll(); return l } }
+}
+
+/// The MIDI input's one consumer, on the input thread: counts messages per
+/// source, logs connections, gives each message to the controls first and
+/// passes what they do not use (notes, other CCs, SysEx) to the render
+/// thread's queue. A note-off always reaches the sampler.
+final class InputRouter: Sendable {
+    private let hub: ControlHub
+    private let events: EventQueueProducer?
+    private let log: HostLog
+    private let counts = Mutex<[SeqAddress: Int]>([:])
+    private let connected = Mutex<Set<SeqAddress>>([])
+
+    init(hub: ControlHub, events: EventQueueProducer?, log: HostLog) {
+        self.hub = hub
+        self.events = events
+        self.log = log
+    }
+
+    var messagesBySource: [SeqAddress: Int] { counts.withLock { $0 } }
+    var sources: Set<SeqAddress> { connected.withLock { $0 } }
+
+    func handle(_ event: SequencerEvent) {
+        switch event {
+        case .message(let message, let source), .release(let message, let source):
+            counts.withLock { $0[source, default: 0] += 1 }
+            route(message)
+        case .subscribed(let a):
+            connected.withLock { _ = $0.insert(a) }
+            log.append("connected \(a)")
+        case .unsubscribed(let a):
+            connected.withLock { _ = $0.remove(a) }
+            log.append("disconnected \(a) (its notes released)")
+        case .autoconnected(let p):
+            connected.withLock { _ = $0.insert(p.address) }
+            log.append("autoconnected \(p)")
+        case .autoconnectFailed(let p, let e):
+            log.append("could not connect \(p): \(e)")
+        case .inputOverrun:
+            log.append("MIDI input overrun: events lost")
+        case .portAppeared:
+            break  // autoconnect answers it (the sequencer client's own job)
+        }
+    }
+
+    private func route(_ message: MIDIMessage) {
+        if case .sysEx(let sysEx) = message {
+            // GM/GS/XG resets, drum parts, tuning: through the queue's byte ring.
+            events?.pushSysEx(sysEx.data)
+            return
+        }
+        var used = false
+        if message.channel != nil {
+            used = hub.receive(message)
+            if message.isNoteOff { used = false }
+        }
+        if !used, let events, let channelMessage = ChannelMessage(message) { events.push(channelMessage) }
+    }
+}

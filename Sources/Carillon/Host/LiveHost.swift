@@ -1,0 +1,332 @@
+import ALSA
+import Controls
+import Engine
+import FluidSynth
+import MIDI
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Live playing: ALSA sequencer sources (keyboards, controllers, `aplaymidi`)
+/// in, the FluidSynth sampler through the engine's render loop, an ALSA PCM
+/// device out — with a mapping file's controls alive at the same time.
+///
+/// Parts: the `ControlHub` (the controls and the parameter values, one truth
+/// for the view and the engine), an `InputRouter` (sequencer events → hub or
+/// the render thread's queue), the `Sampler` (the synth factory shared with
+/// `RenderJob`), and three threads:
+/// - the **input thread** (`SequencerClient`'s) runs the router;
+/// - the **output thread** asks for SCHED_FIFO, then loops: render one
+///   period, write it to the device. No allocation, lock or log in that loop;
+/// - the **control thread** ticks the hub once per rendered block (every
+///   10 ms without audio), so momentary controls fall back to 0, and feeds
+///   the transport's state back to the controls.
+/// The caller (`carillon live`'s main thread) starts, reads `status()` and
+/// `controlStates()` for the view, and stops.
+///
+/// With `audio = false` (`--no-audio`) there is no device and no output
+/// thread: the controls and the view still run, as `MidiWidgetsManager` does.
+///
+/// Playing a file (`carillon play`): `load` a `Score` before `start`; the
+/// renderer's sequencer plays it on the same output thread, under the
+/// `transport`, which the mapping's `transport.*` controls drive as well.
+public final class LiveHost: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var clientName = "carillon"
+        /// `--connect`: `client:port` or name substrings.
+        public var connect: [String] = []
+        /// `--autoconnect`: every source now and every one that appears later.
+        public var autoconnect = false
+        public var audio = true
+        public var device = "default"
+        public var sampleRate = 48_000
+        public var periodFrames = 256
+        public var periods = 2
+        public var sampler = SamplerOptions()
+        public var realtime = true
+        /// Log every parameter change a control makes (plain, non-terminal output).
+        public var logParameterChanges = false
+        /// Play on without MIDI input when the sequencer cannot be opened
+        /// (a player: the file is the point). Without audio it always is optional.
+        public var inputOptional = false
+        public init() {}
+    }
+
+    /// What the view shows; read from any thread.
+    public struct Status: Sendable {
+        public var device: String?
+        public var realtime: String
+        public var xruns: Int
+        public var blocks: Int
+        /// Time the render call of one block took: mean and worst, in seconds.
+        public var renderMean: Double
+        public var renderWorst: Double
+        /// The period's duration: the budget of one block.
+        public var budget: Double
+        /// Messages lost because the render thread's queue was full.
+        public var queueOverflows: Int
+        /// Calls the sampler refused (no preset on a channel, a failed render call).
+        public var refusedSynthCalls: Int
+        /// Parameter values refused (NaN, infinity) before they reached the engine.
+        public var refusedParameters: Int
+        /// Sequencer events dropped (more held notes or chased events than its tables hold).
+        public var droppedMessages: Int
+        public var peak: Float
+        public var rms: Float
+        public var messagesBySource: [SeqAddress: Int]
+        public var sources: Set<SeqAddress>
+        public var failure: String?
+        /// Mean render time over the budget (DSP load, 0…1+).
+        public var load: Double { budget > 0 ? renderMean / budget : 0 }
+    }
+
+    public enum Failure: Error, CustomStringConvertible {
+        case alsa(ALSAError)
+        case sampler(Sampler.Failure)
+
+        public var description: String {
+            switch self {
+            case .alsa(let e): "\(e)"
+            case .sampler(let e): "\(e)"
+            }
+        }
+    }
+
+    public let options: Options
+    /// Nil only with `audio = false` on a machine without a sequencer: the controls still show.
+    public let client: SequencerClient?
+    /// The controls and parameter values.
+    public let hub: ControlHub
+    public let log = HostLog()
+    private let router: InputRouter
+    private let renderer: Renderer?
+    private let events: EventQueueProducer?
+    private let pcm: PCMPlayback?
+    private let sampler: Sampler?
+    private var output: JoinableThread?
+    private var control: JoinableThread?
+    /// The loaded piece's first tempo (bpm): `transport.tempo` is relative to it.
+    private var pieceTempo = 120.0
+    /// A piece is loaded: the control thread feeds its transport back to the controls.
+    private var hasPiece = false
+    private let shared = OutputState()
+
+    /// Opens the sequencer, and unless `options.audio` is false, the sampler
+    /// (loading `soundFont` and the mapping's channel fonts) and the PCM
+    /// device. Nothing runs until `start`.
+    public init(soundFont path: String?, mapping: ControlMapping?, options: Options) throws(Failure) {
+        self.options = options
+        hub = ControlHub(mapping: mapping, startValues: options.sampler.startValues)
+        var client: SequencerClient?
+        do {
+            client = try SequencerClient(name: options.clientName)
+        } catch {
+            guard !options.audio || options.inputOptional else { throw .alsa(error) }
+            log.append("no MIDI input: \(error)")
+        }
+        self.client = client
+        guard options.audio, let path else {
+            renderer = nil; events = nil; pcm = nil; sampler = nil
+            router = InputRouter(hub: hub, events: nil, log: log)
+            return
+        }
+        let playback: PCMPlayback
+        do {
+            playback = try PCMPlayback(.init(device: options.device, sampleRate: options.sampleRate,
+                periodFrames: options.periodFrames, periods: options.periods))
+        } catch { throw .alsa(error) }
+        let sampler: Sampler
+        do {
+            sampler = try Sampler(soundFont: path, sampleRate: Double(playback.sampleRate), options: options.sampler,
+                                  channels: mapping?.channels ?? [])
+        } catch { throw .sampler(error) }
+        for problem in sampler.apply(mapping?.channels ?? []) { log.append(problem) }
+        self.sampler = sampler
+        self.pcm = playback
+        let renderer = Renderer(instrument: sampler.instrument, eventCapacity: 4096)
+        renderer.prepare(sampleRate: Double(playback.sampleRate), maxFrames: playback.periodFrames)
+        self.renderer = renderer
+        let events = EventQueueProducer(renderer.events)
+        self.events = events
+        router = InputRouter(hub: hub, events: events, log: log)
+    }
+
+    deinit { stop() }
+
+    /// The sequencer's transport, with audio. Any thread.
+    public var transport: Transport? { renderer?.transport }
+
+    /// Schedules a piece to play from the start of the output (with audio;
+    /// before `start`): `tempo` scales its speed, `start` seeks (seconds),
+    /// `loop` repeats it. Held notes are released at its end.
+    public func load(_ score: Score, tempo: Double = 1, start: Double = 0, loop: Bool = false, pieceTempo: Double = 120) {
+        guard let renderer else { return }
+        self.pieceTempo = pieceTempo > 0 ? pieceTempo : 120
+        hasPiece = true
+        renderer.releasesNotesAtEnd = true
+        renderer.transport.setTempoScale(tempo)
+        renderer.transport.setLoop(loop)
+        renderer.schedule(score, startingAt: 0)
+        if start > 0 { renderer.transport.seek(to: start) }
+    }
+
+    /// Connects the sources asked for, hands the parameter values to the
+    /// engine, starts the output thread (audio), the control thread and the
+    /// input thread. Returns the sources connected now.
+    @discardableResult
+    public func start() throws(Failure) -> [PortInfo] {
+        var connected: [PortInfo] = []
+        if let client { do {
+            for spec in options.connect { connected += try client.connect(source: spec) }
+            if options.autoconnect {
+                connected += try client.setAutoconnect(.allSources)
+            } else if let pattern = hub.mapping?.port {
+                connected += try client.setAutoconnect(.named(pattern))
+            }
+        } catch { throw .alsa(error) } }
+
+        if let renderer, output == nil {
+            let routing = ParameterRouting(parameters: renderer.parameters, events: events,
+                                           transport: renderer.transport, pieceTempo: pieceTempo)
+            // Every value that differs from the table's default first (start values,
+            // the mapping's control defaults), then each change.
+            hub.subscribe { routing.apply($0) }
+        }
+        if options.logParameterChanges {
+            let log = self.log
+            hub.subscribe { log.append("parameter \($0)") }
+        }
+        if let renderer, let pcm, output == nil {
+            let body = OutputLoop(renderer: renderer, pcm: pcm, shared: shared, realtime: options.realtime)
+            do { output = try JoinableThread(name: "output") { body.run() } } catch { throw .alsa(error) }
+        }
+        try startControlThread()
+        let router = self.router
+        do { try client?.start { event in router.handle(event) } } catch { throw .alsa(error) }
+        return connected
+    }
+
+    /// The control thread: tick the hub once per rendered block (polled every
+    /// half period, 1…10 ms), or every 10 ms without audio.
+    private func startControlThread() throws(Failure) {
+        guard control == nil, !(hub.mapping?.controls.isEmpty ?? true) else { return }
+        let withAudio = output != nil, shared = self.shared, hub = self.hub
+        let transport = hasPiece ? renderer?.transport : nil, pieceTempo = self.pieceTempo
+        let interval = withAudio ? UInt32(min(max((pcm?.periodDuration ?? 0.002) * 500_000, 1_000), 10_000)) : 10_000
+        let feedbackEvery = max(1, 100_000 / Int(interval))
+        do {
+            control = try JoinableThread(name: "control") {
+                var lastBlocks = -1, calls = 0
+                while !shared.stop.load(ordering: .acquiring) {
+                    calls &+= 1
+                    // Every ~100 ms: the transport's state back to the controls.
+                    if let transport, calls % feedbackEvery == 0 {
+                        let duration = transport.duration
+                        hub.engineDidChange(.transport(.position), to: duration > 0 ? 100 * transport.position / duration : 0)
+                        hub.engineDidChange(.transport(.tempo), to: transport.tempoScale * pieceTempo)
+                        hub.engineDidChange(.transport(.loop), to: transport.isLooping ? 1 : 0)
+                    }
+                    let blocks = shared.blocks.load(ordering: .relaxed)
+                    if !withAudio || blocks != lastBlocks {
+                        lastBlocks = blocks
+                        hub.tick()
+                    }
+                    usleep(interval)
+                }
+            }
+        } catch { throw .alsa(error) }
+    }
+
+    /// Feeds one message as if it came from the sequencer (tests, other inputs).
+    /// Any thread but the output thread.
+    public func receive(_ message: MIDIMessage, from source: SeqAddress = SeqAddress(client: 0, port: 0)) {
+        router.handle(.message(message, source: source))
+    }
+
+    /// Log lines since the last call (connections, releases, failures). Any thread.
+    public func takeLog() -> [String] { log.take() }
+
+    /// The controls' current states, for the view. Any thread.
+    public func controlStates() -> [ControlState] { hub.controlStates }
+
+    public func status() -> Status {
+        let blocks = shared.blocks.load(ordering: .relaxed)
+        let total = Double(shared.renderNanosTotal.load(ordering: .relaxed)) / 1e9
+        return Status(
+            device: pcm?.summary, realtime: shared.realtime.withLock { $0 }, xruns: pcm?.xruns ?? 0, blocks: blocks,
+            renderMean: blocks > 0 ? total / Double(blocks) : 0,
+            renderWorst: Double(shared.renderNanosWorst.load(ordering: .relaxed)) / 1e9,
+            budget: pcm?.periodDuration ?? 0, queueOverflows: renderer?.events.overflowCount ?? 0,
+            refusedSynthCalls: sampler?.instrument.refusedCount ?? 0,
+            refusedParameters: renderer?.parameters.refusedCount ?? 0,
+            droppedMessages: renderer?.droppedMessages ?? 0,
+            peak: renderer?.meters.peak ?? 0, rms: renderer?.meters.rms ?? 0,
+            messagesBySource: router.messagesBySource, sources: router.sources,
+            failure: shared.failure.withLock { $0 })
+    }
+
+    /// Ends cleanly: input stopped (sources' held notes no longer matter),
+    /// all sound off, the device drained, the ports closed. Idempotent.
+    public func stop() {
+        client?.stop()
+        shared.stop.store(true, ordering: .releasing)
+        control?.join()
+        control = nil
+        output?.join()
+        output = nil
+    }
+}
+
+/// What the output thread shares with the others: atomics only in its block loop.
+private final class OutputState: Sendable {
+    let stop = Atomic<Bool>(false)
+    let blocks = Atomic<Int>(0)
+    let renderNanosTotal = Atomic<Int>(0)
+    let renderNanosWorst = Atomic<Int>(0)
+    let failure = Mutex<String?>(nil)
+    let realtime = Mutex<String>("not requested")
+
+    func recordBlock(nanos: Int) {
+        blocks.add(1, ordering: .relaxed)
+        renderNanosTotal.add(nanos, ordering: .relaxed)
+        if nanos > renderNanosWorst.load(ordering: .relaxed) { renderNanosWorst.store(nanos, ordering: .relaxed) }
+    }
+}
+
+/// The output thread's body: render a period, write it, until asked to stop.
+private final class OutputLoop: @unchecked Sendable {
+    let renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool
+    init(renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool) {
+        self.renderer = renderer; self.pcm = pcm; self.shared = shared; self.realtime = realtime
+    }
+
+    func run() {
+        if realtime {
+            let refusal = RealtimeScheduling.requestFIFO()
+            let text = refusal.map { "refused (\($0)); running at normal priority" } ?? "SCHED_FIFO granted"
+            shared.realtime.withLock { $0 = text }
+        }
+        let frames = pcm.periodFrames
+        let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: 2 * frames)
+        buffer.initialize(repeating: 0)
+        defer { buffer.deallocate() }
+        var t0 = timespec(), t1 = timespec()
+        // The block loop: no allocation, lock, log or throw.
+        while !shared.stop.load(ordering: .acquiring) {
+            clock_gettime(CLOCK_MONOTONIC, &t0)
+            renderer.render(frames: frames, into: buffer)
+            clock_gettime(CLOCK_MONOTONIC, &t1)
+            shared.recordBlock(nanos: (t1.tv_sec - t0.tv_sec) * 1_000_000_000 + (t1.tv_nsec - t0.tv_nsec))
+            if let error = pcm.write(UnsafeBufferPointer(buffer)) {
+                shared.failure.withLock { $0 = "\(error)" }
+                return
+            }
+        }
+        // Shutdown: all sound off, one more block so the release is heard, drain.
+        renderer.silence()
+        renderer.render(frames: frames, into: buffer)
+        _ = pcm.write(UnsafeBufferPointer(buffer))
+        try? pcm.drain()
+    }
+}

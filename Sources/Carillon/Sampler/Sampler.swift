@@ -1,0 +1,95 @@
+import Controls
+import FluidSynth
+
+/// The sampler's settings, the same for `live`, `play` and `render` (their
+/// flags are named as the `fluidsynth` command line names them).
+public struct SamplerOptions: Sendable {
+    /// FluidSynth's `synth.gain` (its command line's `-g`; default 0.2, as there).
+    public var gain = 0.2
+    public var reverb = true
+    public var chorus = true
+    /// `--reverb-level` / `--chorus-level`: start values of the `synth.reverb.level`
+    /// and `synth.chorus.level` parameters (the mixer's effect returns), in
+    /// FluidSynth's units; nil leaves the parameter table's default.
+    public var reverbLevel: Double?
+    public var chorusLevel: Double?
+    public init() {}
+
+    /// The rates FluidSynth 2.3 renders at (`synth.sample-rate`: 8000…96000 Hz).
+    public static let sampleRates = 8_000...96_000
+
+    /// The parameters these options set before anything runs.
+    public var startValues: [ParameterChange] {
+        var changes: [ParameterChange] = []
+        if let reverbLevel { changes.append(ParameterChange(.reverb(.level), Float(reverbLevel))) }
+        if let chorusLevel { changes.append(ParameterChange(.chorus(.level), Float(chorusLevel))) }
+        return changes
+    }
+}
+
+/// A FluidSynth sampler built and loaded for one host: the synth as the
+/// engine's instrument, the main SoundFont, and a mapping's per-channel fonts.
+/// The one synth factory of live, play and render.
+public final class Sampler {
+    public let instrument: FluidSynthInstrument
+    public let soundFont: SoundFont
+    /// The mapping's per-channel SoundFonts, by channel (0...15).
+    private let channelFonts: [Int: SoundFont]
+
+    public enum Failure: Error, CustomStringConvertible {
+        case synth(FluidSynthError)
+        case soundFont(FluidSynthError)
+        case channelSoundFont(channel: Int, String)
+
+        public var description: String {
+            switch self {
+            case .synth(let e): "\(e)"
+            case .soundFont(let e): "\(e)"
+            case .channelSoundFont(let c, let e): "the mapping's SoundFont for channel \(c + 1): \(e)"
+            }
+        }
+    }
+
+    /// Creates the synth at `sampleRate`, loads the mapping's channel fonts,
+    /// then the main font (last, so it answers every program change that
+    /// names no font). The slow part: do it once.
+    public init(soundFont path: String, sampleRate: Double, options: SamplerOptions,
+                channels: [ChannelSetup] = []) throws(Failure) {
+        do throws(FluidSynthError) {
+            let settings = try Settings.forRendering(sampleRate: sampleRate, gain: options.gain)
+            let synth = try Synth(settings: settings)
+            try synth.setReverb(on: options.reverb)
+            try synth.setChorus(on: options.chorus)
+            instrument = FluidSynthInstrument(synth: synth)
+        } catch { throw .synth(error) }
+        var fonts: [Int: SoundFont] = [:], byPath: [String: SoundFont] = [:]
+        for setup in channels {
+            guard let name = setup.soundFont else { continue }
+            let channel = setup.channel.intValue
+            do {
+                let located = try SoundFontLocator(explicitPath: name).locate()
+                if byPath[located] == nil { byPath[located] = try instrument.synth.loadExtraSoundFont(at: located) }
+                fonts[channel] = byPath[located]
+            } catch { throw .channelSoundFont(channel: channel, "\(error)") }
+        }
+        channelFonts = fonts
+        do throws(FluidSynthError) { soundFont = try instrument.synth.loadSoundFont(at: path) } catch {
+            throw .soundFont(error)
+        }
+    }
+
+    /// Selects each channel's preset as a mapping's `channels:` asks (FluidSynth's
+    /// bank numbers: 128 is percussion). Before the render thread owns the synth.
+    /// Returns a line for each channel with no such preset.
+    public func apply(_ channels: [ChannelSetup]) -> [String] {
+        var problems: [String] = []
+        for setup in channels where setup.bank != nil || setup.program != nil || setup.soundFont != nil {
+            let channel = setup.channel.intValue, bank = setup.bank ?? 0, program = Int(setup.program?.value ?? 0)
+            let ok = channelFonts[channel].map {
+                instrument.synth.select(channel: channel, soundFont: $0, bank: bank, program: program)
+            } ?? instrument.synth.select(channel: channel, bank: bank, program: program)
+            if !ok { problems.append("channel \(channel + 1): no preset at bank \(bank) program \(program)") }
+        }
+        return problems
+    }
+}

@@ -1,0 +1,72 @@
+import ALSA
+import Carillon
+import Controls
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `live` and `play` share around a `LiveHost`: Ctrl-C, the mapping, the options, errors.
+enum HostSession {
+    /// Set by SIGINT/SIGTERM: the session ends cleanly at the next view refresh.
+    static let interrupted = Atomic<Bool>(false)
+
+    /// Ctrl-C and SIGTERM end the session cleanly, even when started with them
+    /// blocked; the input and output threads inherit this mask.
+    static func catchInterrupts() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT); sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        signal(SIGINT) { _ in HostSession.interrupted.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in HostSession.interrupted.store(true, ordering: .relaxed) }
+    }
+
+    static var isTerminal: Bool {
+        isatty(1) == 1 && (getenv("TERM").map { String(cString: $0) } ?? "dumb") != "dumb"
+    }
+
+    static func loadMapping(_ path: String?) -> ControlMapping? {
+        guard let path else { return nil }
+        do { return try ControlMapping.load(path: path) } catch { Diagnostics.fail("\(error)") }
+    }
+
+    static func options(input: MIDIInputOptions, audio: AudioDeviceOptions, synth: SynthOptions) -> LiveHost.Options {
+        var options = LiveHost.Options()
+        input.apply(to: &options)
+        audio.apply(to: &options)
+        options.sampler = synth.samplerOptions
+        return options
+    }
+
+    enum Ending: String { case interrupted, audioFailed = "audio failed", finished }
+
+    /// The view's loop, ~20 times a second: log lines, then the refreshed view,
+    /// until Ctrl-C, an audio failure, or `isDone(status, seconds, step)`.
+    static func watch(_ host: LiveHost, view: LiveView, header: () -> String? = { nil },
+                      isDone: (LiveHost.Status, Double, Double) -> Bool) -> Ending {
+        var t = 0.0
+        let step = 0.05
+        while !interrupted.load(ordering: .relaxed) {
+            usleep(UInt32(step * 1_000_000))
+            t += step
+            for line in host.takeLog() { view.line(line) }
+            let status = host.status()
+            if let failure = status.failure {
+                view.line("audio stopped: \(failure)")
+                return .audioFailed
+            }
+            view.refresh(status: status, controls: host.controlStates(), seconds: t, header: header())
+            if isDone(status, t, step) { return .finished }
+        }
+        return .interrupted
+    }
+
+    /// "MIDI in at 128:0 'carillon'; connected 24:0 'Virtual Raw MIDI'", nil without a sequencer.
+    static func inputLine(_ host: LiveHost, connected: [PortInfo]) -> String? {
+        guard let client = host.client else { return nil }
+        return "MIDI in at \(client.inputPort) '\(client.name)'"
+            + (connected.isEmpty ? "" : "; connected " + connected.map { "\($0.address) '\($0.clientName)'" }.joined(separator: ", "))
+    }
+
+}

@@ -1,0 +1,88 @@
+import Carillon
+import Controls
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The live view: on a terminal a block of lines redrawn ~20 times a second
+/// (controls as bars, MIDI activity per source, DSP load, xruns, meters);
+/// otherwise plain log lines and a status line every 2 seconds.
+final class LiveView {
+    let terminal: Bool
+    private var drawnLines = 0
+    private var lastPlain = 0.0
+
+    init(terminal: Bool) { self.terminal = terminal }
+
+    func line(_ text: String) {
+        erase()
+        print(text)
+        fflush(nil)
+    }
+
+    /// `header`: a first line (the player's position), also in the plain status line.
+    func refresh(status: LiveHost.Status, controls: [ControlState], seconds: Double, header: String? = nil) {
+        if !terminal {
+            if seconds - lastPlain >= 2 {
+                lastPlain = seconds
+                print("status t=\(fmt(seconds, 1))s " + (header.map { $0 + " " } ?? "") + Self.summary(status))
+                fflush(nil)
+            }
+            return
+        }
+        var lines: [String] = []
+        if let header { lines.append(header) }
+        lines.append("── " + Self.summary(status))
+        lines.append("   peak \(Self.bar(Double(status.peak), width: 30)) rms \(Self.bar(Double(status.rms), width: 30))")
+        let sources = status.messagesBySource.sorted { $0.key < $1.key }
+        if !sources.isEmpty {
+            lines.append("   MIDI: " + sources.map { "\($0.key) \($0.value)" + (status.sources.contains($0.key) ? "" : " (gone)") }
+                .joined(separator: "  "))
+        }
+        for c in controls.prefix(24) {
+            let name = c.name.count > 18 ? String(c.name.prefix(18)) : c.name.padding(toLength: 18, withPad: " ", startingAt: 0)
+            lines.append("   \(name) \(Self.bar(c.position, width: 24)) \(c.display)\(c.awaitingPickup ? " (pick up)" : "")")
+        }
+        erase()
+        for l in lines { print(l + "\u{1B}[K") }
+        drawnLines = lines.count
+        fflush(nil)
+    }
+
+    func finish(status: LiveHost.Status, command: String = "live") {
+        erase()
+        print("carillon \(command): ended. " + Self.summary(status))
+        let perSource = status.messagesBySource.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        if !perSource.isEmpty { print("messages by source: " + perSource.joined(separator: " ")) }
+        fflush(nil)
+    }
+
+    private func erase() {
+        guard terminal, drawnLines > 0 else { return }
+        print("\u{1B}[\(drawnLines)A\u{1B}[J", terminator: "")
+        drawnLines = 0
+    }
+
+    static func summary(_ s: LiveHost.Status) -> String {
+        var parts: [String] = []
+        if s.budget > 0 {
+            parts.append("blocks=\(s.blocks) xruns=\(s.xruns) load=\(fmt(s.load * 100, 1))%"
+                + " render mean=\(fmt(s.renderMean * 1000, 3))ms worst=\(fmt(s.renderWorst * 1000, 3))ms budget=\(fmt(s.budget * 1000, 3))ms")
+            parts.append("realtime: \(s.realtime)")
+        }
+        let total = s.messagesBySource.values.reduce(0, +)
+        parts.append("midi=\(total)")
+        // Lost or refused work is always counted, and shown once it happened.
+        if s.queueOverflows > 0 { parts.append("queue-overflows=\(s.queueOverflows)") }
+        if s.droppedMessages > 0 { parts.append("dropped=\(s.droppedMessages)") }
+        if s.refusedSynthCalls > 0 { parts.append("synth-refused=\(s.refusedSynthCalls)") }
+        if s.refusedParameters > 0 { parts.append("parameters-refused=\(s.refusedParameters)") }
+        return parts.joined(separator: " ")
+    }
+
+    static func bar(_ fraction: Double, width: Int) -> String {
+        let f = min(max(fraction, 0), 1)
+        let filled = Int((f * Double(width)).rounded())
+        return "[" + String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled) + "]"
+    }
+}
