@@ -23,7 +23,8 @@ import Glibc
 ///   10 ms without audio), so momentary controls fall back to 0, and feeds
 ///   the transport's state back to the controls.
 /// The caller (`carillon live`'s main thread) starts, reads `status()` and
-/// `controlStates()` for the view, and stops.
+/// `controlStates()` for the view, and stops: `load`, `start` and `stop` from
+/// that one thread; `status`, `controlStates`, `receive` and the hub from any.
 ///
 /// With `audio = false` (`--no-audio`) there is no device and no output
 /// thread: the controls and the view still run, as `MidiWidgetsManager` does.
