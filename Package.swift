@@ -44,7 +44,7 @@ let package = Package(
 
         // The `carillon` command-line tool, one file per subcommand.
         .executableTarget(name: "CarillonCLI", dependencies: [
-            "Carillon", "MIDI", "Controls",
+            "Carillon", "MIDI", "Controls", "Engine", "ALSA", "SoundFile",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -52,7 +52,7 @@ let package = Package(
         .executableTarget(name: "CarillonBench", dependencies: ["Carillon", "Engine", "FluidSynth", "MIDI"], path: "Benchmarks/CarillonBench"),
 
         // Driver of the ALSA integration tests run in the VM (scripts/test-alsa-vm); not shipped.
-        .executableTarget(name: "carillon-alsa-probe", dependencies: ["ALSA", "MIDI"], path: "Tests/ALSAIntegration/Probe"),
+        .executableTarget(name: "carillon-alsa-probe", dependencies: ["ALSA", "CALSA", "MIDI"], path: "Tests/ALSAIntegration/Probe"),
 
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "MIDI"]),
@@ -62,8 +62,8 @@ let package = Package(
         .testTarget(name: "EngineTests", dependencies: ["Engine", "MIDI", "Controls", "CAllocationCounter"]),
         .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
-        .testTarget(name: "ALSATests", dependencies: ["ALSA", "MIDI"]),
-        .testTarget(name: "CarillonTests", dependencies: ["Carillon", "MIDI", "Engine", "SoundFile", "FluidSynth", "CAllocationCounter"]),
+        .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI"]),
+        .testTarget(name: "CarillonTests", dependencies: ["Carillon", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: ["CarillonCLI"]),
     ]
 )

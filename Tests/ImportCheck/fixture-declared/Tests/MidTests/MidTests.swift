@@ -1,0 +1,4 @@
+import Testing
+@testable import Mid
+
+@Test func mid_isTwo() { #expect(mid() == 2) }
