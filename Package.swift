@@ -4,7 +4,7 @@ import PackageDescription
 // Targets and their allowed imports are drawn in DESIGN.md (shared/DESIGN.md).
 let package = Package(
     name: "Carillon",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],  // Synchronization's Atomic and Mutex
     products: [
         .executable(name: "carillon", targets: ["CarillonCLI"]),
         .library(name: "Carillon", targets: ["Carillon"]),
@@ -12,7 +12,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
@@ -34,7 +33,7 @@ let package = Package(
 
         // The render loop, mixer, sequencer and queues: no C module, testable with a fake instrument.
         .target(name: "Engine", dependencies: [
-            "MIDI", "Controls", .product(name: "Atomics", package: "swift-atomics"),
+            "MIDI", "Controls",
         ]),
 
         // Wiring of engine, sampler, ALSA and files.
