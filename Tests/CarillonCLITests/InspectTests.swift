@@ -112,4 +112,39 @@ import Testing
         #expect(r.stderr.split(separator: "\n").count == 3)
         #expect(r.stderr.contains("carillon: warning: \(path): track 2: track chunk length 4501 runs past the end of the file by 1664 bytes at byte 159"))
     }
+
+    /// A file whose track name and lyric carry a newline, a tab and a control character.
+    static func fileWithControlText() -> [UInt8] {
+        let name: [UInt8] = Array("Bass\nline".utf8)
+        let lyric: [UInt8] = Array("la\tla".utf8) + [0x01, 0x22]
+        let body: [UInt8] = [0x00, 0xFF, 0x03, UInt8(name.count)] + name
+            + [0x00, 0xFF, 0x05, UInt8(lyric.count)] + lyric + [0x00, 0xFF, 0x2F, 0x00]
+        return Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96]
+            + Array("MTrk".utf8) + [0, 0, 0, UInt8(body.count)] + body
+    }
+
+    @Test func inspect_textWithControlCharactersEscaped() throws {
+        let path = try Self.temporaryFile(Self.fileWithControlText(), name: "control-text.mid")
+        let r = try Self.run(["inspect", path, "--events"])
+        #expect(r.status == 0)
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        // Every table row stays one line.
+        #expect(lines.contains { $0.hasSuffix("  \"Bass\\nline\"") })
+        #expect(lines.contains { $0.hasSuffix("track-name \"Bass\\nline\"") })
+        #expect(lines.contains { $0.hasSuffix("lyric \"la\\tla\\u{1}\\\"\"") })
+        #expect(!lines.contains { $0 == "line\"" || $0.hasPrefix("line") })
+    }
+
+    @Test func inspect_jsonKeepsControlTextExact() throws {
+        let path = try Self.temporaryFile(Self.fileWithControlText(), name: "control-text-json.mid")
+        let r = try Self.run(["inspect", path, "--json", "--events"])
+        #expect(r.status == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        let tracks = object?["tracks"] as? [[String: Any]]
+        #expect(tracks?.first?["name"] as? String == "Bass\nline")
+        let events = object?["events"] as? [[String: Any]]
+        #expect(events?.count == 3)
+        #expect(events?[1]["text"] as? String == "la\tla\u{1}\"")
+        #expect(events?[1]["kind"] as? String == "lyric")
+    }
 }

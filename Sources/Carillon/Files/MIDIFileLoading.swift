@@ -36,28 +36,6 @@ func readBytes(_ path: String) throws(MIDIFileError) -> [UInt8] {
 }
 
 extension Score {
-    /// The channel messages and complete SysEx messages (`F0 … F7` events) of
-    /// a Standard MIDI File, timed by its tempo map, as FluidSynth's player
-    /// takes them; meta events and SysEx split across events (`F7` escapes)
-    /// are left out. The score lasts until the file's last event.
-    public init(_ file: StandardMIDIFile) {
-        var events: [Score.Event] = []
-        var sysEx: [[UInt8]] = []
-        let timeline = file.timeline()
-        events.reserveCapacity(timeline.count)
-        for timed in timeline {
-            guard case .midi(let message) = timed.event else { continue }
-            if let channel = ChannelMessage(message) {
-                events.append(Score.Event(seconds: timed.seconds, message: channel))
-            } else if case .sysEx(let s) = message, !s.data.isEmpty, sysEx.count <= ChannelMessage.maxSysExNumber {
-                events.append(Score.Event(seconds: timed.seconds, message: .sysExPlaceholder(sysEx.count)))
-                sysEx.append(s.data)
-            }
-        }
-        self.init(events: events, duration: file.duration)
-        sysExMessages = sysEx
-    }
-
     /// Reads and parses the MIDI file at `path`.
     public init(contentsOf path: String) throws(MIDIFileError) {
         let bytes = try readBytes(path)

@@ -1,3 +1,5 @@
+import MIDI
+
 /// The channel messages of a piece at their times in seconds, as a sequencer
 /// plays them: built once (from a Standard MIDI File's timeline, say) off the
 /// render thread, then handed to `Renderer.schedule`.
@@ -23,5 +25,60 @@ public struct Score: Sendable {
             .sorted { ($0.element.seconds, $0.offset) < ($1.element.seconds, $1.offset) }
             .map(\.element)
         self.duration = max(duration ?? 0, self.events.last?.seconds ?? 0)
+    }
+}
+
+extension Score {
+    /// The channel messages and SysEx messages of a Standard MIDI File, timed
+    /// by its tempo map, as FluidSynth's player takes them; meta events are
+    /// left out. The score lasts until the file's last event.
+    ///
+    /// A SysEx divided across events (an `F0` event without the closing `F7`,
+    /// then `F7` continuation events of the same track, the last ending in `F7`)
+    /// is joined into one message, sent at its last packet's time: the SMF
+    /// spec times each packet as the moment its bytes go out, and a MIDI 1.0
+    /// receiver acts on a SysEx only once its `F7` has arrived. A packet
+    /// sequence that never ends (a new `F0` in the track, or the track's end)
+    /// is dropped, as a receiver drops a SysEx cut short. An `F7` event that
+    /// continues nothing is an escape (any bytes, sent as they are to a wire,
+    /// such as song position): it is no message for a synth and is left out.
+    public init(_ file: StandardMIDIFile) {
+        var events: [Score.Event] = []
+        var sysEx: [[UInt8]] = []
+        // Per track, the bytes after F0 of a divided SysEx still waiting for its final packet.
+        var unfinished: [Int: [UInt8]] = [:]
+        func addSysEx(_ data: [UInt8], at seconds: Double) {
+            guard !data.isEmpty, sysEx.count <= ChannelMessage.maxSysExNumber else { return }
+            events.append(Score.Event(seconds: seconds, message: .sysExPlaceholder(sysEx.count)))
+            sysEx.append(data)
+        }
+        events.reserveCapacity(file.tracks.reduce(0) { $0 + $1.events.count })
+        file.forEachTimedEvent { timed in
+            switch timed.event {
+            case .midi(let message):
+                if let channel = ChannelMessage(message) {
+                    events.append(Score.Event(seconds: timed.seconds, message: channel))
+                } else if case .sysEx(let s) = message {
+                    unfinished[timed.track] = nil
+                    addSysEx(s.data, at: timed.seconds)
+                }
+            case .sysExStart(let data):
+                unfinished[timed.track] = data
+            case .sysExEscape(let data):
+                guard var bytes = unfinished[timed.track] else { return }
+                if data.last == 0xF7 {
+                    bytes += data.dropLast()
+                    unfinished[timed.track] = nil
+                    addSysEx(bytes, at: timed.seconds)
+                } else {
+                    bytes += data
+                    unfinished[timed.track] = bytes
+                }
+            case .meta:
+                return
+            }
+        }
+        self.init(events: events, duration: file.duration)
+        sysExMessages = sysEx
     }
 }

@@ -9,19 +9,70 @@ extension StandardMIDIFile {
     /// and are listed in `warnings`. A file whose header cannot be read throws.
     public init(bytes: [UInt8]) throws(SMFError) {
         let result: Result<StandardMIDIFile, SMFError> = bytes.withUnsafeBytes { raw in
-            var reader = SMFReader(raw)
-            do throws(SMFError) { return .success(try reader.read()) } catch { return .failure(error) }
+            do throws(SMFError) { return .success(try StandardMIDIFile(bytes: raw)) } catch { return .failure(error) }
         }
         self = try result.get()
+    }
+
+    /// Reads a Standard MIDI File from bytes in memory (see `init(bytes: [UInt8])`).
+    public init(bytes: UnsafeRawBufferPointer) throws(SMFError) {
+        var reader = SMFReader(bytes, sink: TrackBuilder())
+        let header = try reader.read()
+        self.init(format: header.format, division: header.division, tracks: reader.sink.tracks, warnings: header.warnings)
+    }
+
+    /// Reads a Standard MIDI File without keeping its events: each event goes
+    /// to `visitor` as it is read, track after track, in file order. Salvages
+    /// damaged files exactly as `init(bytes:)` does; returns the header and the
+    /// warnings. For summaries of big files: nothing per event is stored.
+    public static func visit<V: SMFVisitor>(bytes: UnsafeRawBufferPointer, _ visitor: inout V) throws(SMFError) -> SMFHeader {
+        var reader = SMFReader(bytes, sink: visitor)
+        defer { visitor = reader.sink }
+        return try reader.read()
+    }
+}
+
+/// What `StandardMIDIFile.visit(bytes:_:)` hands over, event by event.
+public protocol SMFVisitor {
+    /// Track chunk `index` (0-based) begins.
+    mutating func beginTrack(_ index: Int, byteCount: Int)
+    /// An event of the current track at its absolute tick within the track.
+    mutating func visit(tick: UInt64, _ event: FileEvent)
+    /// The current track ends (after its last event, or where it stopped making sense).
+    mutating func endTrack(_ index: Int)
+}
+
+/// A file's header as read, with the problems the reader worked around.
+public struct SMFHeader: Hashable, Sendable {
+    public var format: StandardMIDIFile.Format
+    public var division: StandardMIDIFile.Division
+    public var warnings: [SMFWarning]
+}
+
+/// The visitor behind `StandardMIDIFile(bytes:)`: keeps every event.
+struct TrackBuilder: SMFVisitor {
+    var tracks: [Track] = []
+    var events: [TrackEvent] = []
+
+    mutating func beginTrack(_ index: Int, byteCount: Int) {
+        events = []
+        events.reserveCapacity(byteCount / 3 + 1)
+    }
+    @inline(__always)
+    mutating func visit(tick: UInt64, _ event: FileEvent) { events.append(TrackEvent(tick: tick, event: event)) }
+    mutating func endTrack(_ index: Int) {
+        tracks.append(Track(events: events))
+        events = []
     }
 }
 
 /// One pass over the bytes; offsets in warnings and errors are file offsets.
-struct SMFReader {
+struct SMFReader<Sink: SMFVisitor> {
     let p: UnsafeRawBufferPointer
     var warnings: [SMFWarning] = []
+    var sink: Sink
 
-    init(_ p: UnsafeRawBufferPointer) { self.p = p }
+    init(_ p: UnsafeRawBufferPointer, sink: Sink) { self.p = p; self.sink = sink }
 
     @inline(__always) func u16(_ i: Int) -> UInt16 { UInt16(p[i]) << 8 | UInt16(p[i + 1]) }
     @inline(__always) func u32(_ i: Int) -> UInt32 {
@@ -40,7 +91,7 @@ struct SMFReader {
         warnings.append(SMFWarning(offset: offset, track: track, message: message))
     }
 
-    mutating func read() throws(SMFError) -> StandardMIDIFile {
+    mutating func read() throws(SMFError) -> SMFHeader {
         guard p.count > 0 else { throw SMFError(.empty, at: 0) }
         var start = 0
         var end = p.count
@@ -80,7 +131,7 @@ struct SMFReader {
         throw SMFError(.riffWithoutData, at: 12)
     }
 
-    mutating func readSMF(from start: Int, to end: Int) throws(SMFError) -> StandardMIDIFile {
+    mutating func readSMF(from start: Int, to end: Int) throws(SMFError) -> SMFHeader {
         guard tag(start, "MThd") else { throw SMFError(.notAMIDIFile, at: start) }
         guard start + 14 <= end else { throw SMFError(.truncatedHeader, at: start) }
         let headerLength = u32(start + 4)
@@ -104,8 +155,7 @@ struct SMFReader {
             division = .ticksPerQuarterNote(rawDivision)
         }
 
-        var tracks: [Track] = []
-        tracks.reserveCapacity(declaredTracks)
+        var trackCount = 0
         var i = start + 8 + Int(headerLength)
         if i > end {
             warn(start + 4, "header chunk length \(headerLength) runs past the end of the file")
@@ -120,11 +170,14 @@ struct SMFReader {
             if tag(i, "MTrk") {
                 var chunkEnd = i + 8 + length
                 if chunkEnd > end {
-                    warn(i + 4, track: tracks.count,
+                    warn(i + 4, track: trackCount,
                          "track chunk length \(length) runs past the end of the file by \(chunkEnd - end) bytes")
                     chunkEnd = end
                 }
-                tracks.append(readTrack(from: i + 8, to: chunkEnd, index: tracks.count))
+                sink.beginTrack(trackCount, byteCount: chunkEnd - (i + 8))
+                readTrack(from: i + 8, to: chunkEnd, index: trackCount)
+                sink.endTrack(trackCount)
+                trackCount += 1
                 i = chunkEnd
             } else if isChunkName(i) {
                 // Unknown chunks are skipped, as the SMF specification asks.
@@ -138,13 +191,13 @@ struct SMFReader {
                 break
             }
         }
-        if tracks.count != declaredTracks {
-            warn(start + 10, "header declares \(declaredTracks) tracks, found \(tracks.count)")
+        if trackCount != declaredTracks {
+            warn(start + 10, "header declares \(declaredTracks) tracks, found \(trackCount)")
         }
-        if format == .singleTrack && tracks.count > 1 {
-            warn(start + 8, "format 0 file with \(tracks.count) tracks")
+        if format == .singleTrack && trackCount > 1 {
+            warn(start + 8, "format 0 file with \(trackCount) tracks")
         }
-        return StandardMIDIFile(format: format, division: division, tracks: tracks, warnings: warnings)
+        return SMFHeader(format: format, division: division, warnings: warnings)
     }
 
     func isChunkName(_ i: Int) -> Bool {
@@ -153,9 +206,7 @@ struct SMFReader {
     }
 
     /// Reads one `MTrk` body. Stops (with a warning) where the bytes stop making sense.
-    mutating func readTrack(from start: Int, to end: Int, index: Int) -> Track {
-        var events: [TrackEvent] = []
-        events.reserveCapacity((end - start) / 3 + 1)
+    mutating func readTrack(from start: Int, to end: Int, index: Int) {
         let p = self.p
         var i = start
         var tick: UInt64 = 0
@@ -235,7 +286,7 @@ struct SMFReader {
                     break parsing
                 }
                 i += needed
-                events.append(TrackEvent(tick: tick, event: .midi(.channelMessage(status: b, data1: d1, data2: d2))))
+                sink.visit(tick: tick, .midi(.channelMessage(status: b, data1: d1, data2: d2)))
                 continue
             }
 
@@ -249,7 +300,7 @@ struct SMFReader {
                 i += 1
                 guard let data = payload(&i, "meta event", &self) else { break parsing }
                 let meta = MetaEvent(type: type, data: data)
-                events.append(TrackEvent(tick: tick, event: .meta(meta)))
+                sink.visit(tick: tick, .meta(meta))
                 if case .endOfTrack = meta {
                     sawEnd = true
                     if i < end { warn(i, track: index, "\(end - i) bytes after the end of track ignored") }
@@ -258,37 +309,58 @@ struct SMFReader {
             case 0xF0:
                 guard let data = payload(&i, "SysEx event", &self) else { break parsing }
                 if data.last == 0xF7 {
-                    events.append(TrackEvent(tick: tick, event: .midi(.sysEx(Array(data.dropLast())))))
+                    sink.visit(tick: tick, .midi(.sysEx(Array(data.dropLast()))))
                 } else {
-                    events.append(TrackEvent(tick: tick, event: .sysExStart(data)))
+                    sink.visit(tick: tick, .sysExStart(data))
                 }
             case 0xF7:
                 guard let data = payload(&i, "SysEx escape event", &self) else { break parsing }
-                events.append(TrackEvent(tick: tick, event: .sysExEscape(data)))
+                sink.visit(tick: tick, .sysExEscape(data))
             default:
-                // System common and real-time bytes do not belong in a file; read them as messages if defined.
-                guard let length = MIDIMessage.dataLength(forStatus: b) else {
-                    warn(eventOffset, track: index, "undefined status byte 0x\(hex(b))")
-                    break parsing
+                // F1–F6 and F8–FE have no place in a file (the SMF spec allows only channel,
+                // F0/F7 SysEx and FF meta events), yet damaged files carry them. FluidSynth's
+                // reader takes such a byte for a channel status and fails the track ("Unrecognized
+                // MIDI event"), losing every note after it. We skip the byte with the data bytes
+                // a system common message carries per MIDI 1.0 (F1: 1, F2: 2, F3: 1, F6: 0;
+                // F4/F5/F9/FD and real-time bytes: none; a status byte ends them early), warn,
+                // and go on at the next delta time, so the rest of the track plays.
+                // Running status is kept for both kinds. MIDI 1.0 has a system common message
+                // cancel it on the wire (real-time bytes never do), but a stray byte in a file
+                // is damage, not a message the file's sequencer sent: the running-status events
+                // after it were written for the channel status before it, and cancelling would
+                // drop them all ("data byte without a status byte").
+                let length = Self.strayDataLength(b)
+                var skipped = 0
+                while skipped < length && i < end && p[i] < 0x80 {
+                    i += 1
+                    skipped += 1
                 }
-                guard end - i >= length else {
-                    warn(eventOffset, track: index, "track ends inside a system message")
-                    break parsing
-                }
-                let d1 = length > 0 ? p[i] : 0
-                let d2 = length > 1 ? p[i + 1] : 0
-                guard d1 < 0x80, d2 < 0x80, let message = MIDIMessage(status: b, data1: d1, data2: d2) else {
-                    warn(eventOffset, track: index, "status byte where a data byte was expected")
-                    break parsing
-                }
-                i += length
-                events.append(TrackEvent(tick: tick, event: .midi(message)))
+                warn(eventOffset, track: index, Self.strayName(b) + " 0x\(hex(b))"
+                     + (skipped > 0 ? " and \(skipped) data byte\(skipped == 1 ? "" : "s")" : "") + " skipped")
             }
         }
         if !sawEnd {
             warn(end, track: index, "track has no end-of-track event")
         }
-        return Track(events: events)
+    }
+}
+
+extension SMFReader {
+    /// Data bytes after a status byte F1–FE that has no place in a file (MIDI 1.0 lengths).
+    static func strayDataLength(_ status: UInt8) -> Int {
+        switch status {
+        case 0xF1, 0xF3: 1
+        case 0xF2: 2
+        default: 0
+        }
+    }
+
+    static func strayName(_ status: UInt8) -> String {
+        switch status {
+        case 0xF1, 0xF2, 0xF3, 0xF6: "system common message"
+        case 0xF8, 0xFA, 0xFB, 0xFC, 0xFE: "real-time byte"
+        default: "undefined status byte"
+        }
     }
 }
 

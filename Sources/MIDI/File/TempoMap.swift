@@ -148,14 +148,17 @@ public struct TempoMap: Hashable, Sendable {
 extension StandardMIDIFile {
     /// Where each track starts on the file's tick axis: 0 for all tracks of
     /// formats 0 and 1; for format 2, the sum of the earlier tracks' lengths.
-    public var trackStartTicks: [UInt64] {
-        guard format == .sequentialTracks else { return Array(repeating: 0, count: tracks.count) }
+    public var trackStartTicks: [UInt64] { Self.trackStartTicks(format: format, trackEndTicks: tracks.map(\.endTick)) }
+
+    /// Where each track starts, from each track's last tick (see `trackStartTicks`).
+    public static func trackStartTicks(format: Format, trackEndTicks: [UInt64]) -> [UInt64] {
+        guard format == .sequentialTracks else { return Array(repeating: 0, count: trackEndTicks.count) }
         var starts: [UInt64] = []
-        starts.reserveCapacity(tracks.count)
+        starts.reserveCapacity(trackEndTicks.count)
         var t: UInt64 = 0
-        for track in tracks {
+        for end in trackEndTicks {
             starts.append(t)
-            t &+= track.endTick
+            t &+= end
         }
         return starts
     }
@@ -164,23 +167,38 @@ extension StandardMIDIFile {
     /// (track 0 holds them in a well-formed format 1 file). In format 2, each
     /// track starts at the default tempo unless it sets its own.
     public var tempoMap: TempoMap {
+        var tempos: [[(tick: UInt64, microsecondsPerQuarterNote: UInt32)]] = []
+        for track in tracks {
+            var list: [(tick: UInt64, microsecondsPerQuarterNote: UInt32)] = []
+            for e in track.events {
+                if case .meta(.tempo(let t)) = e.event { list.append((e.tick, t)) }
+            }
+            tempos.append(list)
+        }
+        return Self.tempoMap(format: format, division: division, trackTempos: tempos, trackEndTicks: tracks.map(\.endTick))
+    }
+
+    /// The tempo map from each track's tempo events (ticks within the track) and last tick.
+    public static func tempoMap(format: Format, division: Division,
+                                trackTempos: [[(tick: UInt64, microsecondsPerQuarterNote: UInt32)]],
+                                trackEndTicks: [UInt64]) -> TempoMap {
         var changes: [(tick: UInt64, microsecondsPerQuarterNote: UInt32)] = []
-        let starts = trackStartTicks
-        for (k, track) in tracks.enumerated() {
+        let starts = trackStartTicks(format: format, trackEndTicks: trackEndTicks)
+        for (k, list) in trackTempos.enumerated() {
             if format == .sequentialTracks && k > 0 {
                 changes.append((starts[k], TempoMap.defaultMicrosecondsPerQuarterNote))
             }
-            for e in track.events {
-                if case .meta(.tempo(let t)) = e.event { changes.append((starts[k] &+ e.tick, t)) }
-            }
+            for c in list { changes.append((starts[k] &+ c.tick, c.microsecondsPerQuarterNote)) }
         }
         return TempoMap(division: division, tempoChanges: changes)
     }
 
     /// The tick of the file's last event (end-of-track included), on the file's tick axis.
-    public var lastTick: UInt64 {
-        if format == .sequentialTracks { return tracks.reduce(0) { $0 &+ $1.endTick } }
-        return tracks.reduce(0) { max($0, $1.endTick) }
+    public var lastTick: UInt64 { Self.lastTick(format: format, trackEndTicks: tracks.map(\.endTick)) }
+
+    public static func lastTick(format: Format, trackEndTicks: [UInt64]) -> UInt64 {
+        if format == .sequentialTracks { return trackEndTicks.reduce(0) { $0 &+ $1 } }
+        return trackEndTicks.reduce(0) { max($0, $1) }
     }
 
     /// Seconds from the start to the last event (end-of-track included).

@@ -6,19 +6,25 @@ extension StandardMIDIFile {
     /// track order, then file order (the merge is stable). Format 2: tracks
     /// play one after another.
     public func timeline() -> [TimedEvent] {
-        let total = tracks.reduce(0) { $0 + $1.events.count }
         var out: [TimedEvent] = []
-        out.reserveCapacity(total)
+        out.reserveCapacity(tracks.reduce(0) { $0 + $1.events.count })
+        forEachTimedEvent { out.append($0) }
+        return out
+    }
+
+    /// The events of `timeline()`, in the same order, handed to `body` one by
+    /// one instead of collected: for going through a big file without a copy of it.
+    public func forEachTimedEvent(_ body: (TimedEvent) -> Void) {
         var clock = SecondsSweep(tempoMap)
 
         if format == .sequentialTracks || tracks.count == 1 {
             for (k, (track, start)) in zip(tracks, trackStartTicks).enumerated() {
                 for e in track.events {
                     let tick = start &+ e.tick
-                    out.append(TimedEvent(seconds: clock.seconds(atTick: tick), tick: tick, track: k, event: e.event))
+                    body(TimedEvent(seconds: clock.seconds(atTick: tick), tick: tick, track: k, event: e.event))
                 }
             }
-            return out
+            return
         }
 
         // k-way merge: a binary heap of track heads (tick, track, position). A track's run of
@@ -42,7 +48,7 @@ extension StandardMIDIFile {
                         var c = head.position
                         repeat {
                             let tick = events[c].tick
-                            out.append(TimedEvent(seconds: clock.seconds(atTick: tick), tick: tick, track: k, event: events[c].event))
+                            body(TimedEvent(seconds: clock.seconds(atTick: tick), tick: tick, track: k, event: events[c].event))
                             c += 1
                         } while c < events.count && (events[c].tick < limit.tick || (events[c].tick == limit.tick && k < limit.track))
                         if c < events.count {
@@ -56,7 +62,6 @@ extension StandardMIDIFile {
                 }
             }
         }
-        return out
     }
 }
 
