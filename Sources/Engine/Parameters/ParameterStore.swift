@@ -62,7 +62,7 @@ public final class ParameterStore: @unchecked Sendable {
     }
 
     public static let slotCount = 3 + 4 * stripCount + EffectParameter.allCases.count + ToneParameter.allCases.count
-    private let slots: UnsafeMutablePointer<UInt64.AtomicRepresentation>
+    private let slots: UnsafeMutablePointer<UnsafeAtomic<UInt64>.Storage>
 
     public init() {
         slots = .allocate(capacity: Self.slotCount)
