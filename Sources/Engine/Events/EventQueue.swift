@@ -10,7 +10,9 @@ import Synchronization
 /// SysEx (`pushSysEx`) travels as a placeholder event in the ring plus its
 /// bytes in a second, fixed-size SPSC byte ring, each message stored
 /// contiguously; the consumer reads them (`headSysEx`) while the placeholder
-/// is at the head, and `pop` frees them.
+/// is at the head, and `pop` frees them. A SysEx placeholder given to `push`
+/// (it has no bytes in the byte ring) is refused and counted in
+/// `refusedCount`, so the consumer never reads bytes that are not there.
 public final class EventQueue: @unchecked Sendable {
     private let slots: UnsafeMutablePointer<TimedMessage>
     private let mask: Int
@@ -19,21 +21,27 @@ public final class EventQueue: @unchecked Sendable {
     /// Next slot the producer writes; written only by the producer.
     private let tail = Atomic<Int>(0)
     private let overflows = Atomic<Int>(0)
+    private let refused = Atomic<Int>(0)
     /// The SysEx byte ring; `byteHead`/`byteTail` count bytes since creation.
     private let bytes: UnsafeMutablePointer<UInt8>
     private let byteMask: Int
     private let byteHead = Atomic<Int>(0)
     private let byteTail = Atomic<Int>(0)
 
-    /// `capacity` (events) and `sysExCapacity` (bytes) are rounded up to powers of two.
+    /// The largest `capacity` (events) and `sysExCapacity` (bytes) taken.
+    public static let maximumCapacity = 1 << 20
+
+    /// `capacity` (events, at least 2) and `sysExCapacity` (bytes, at least
+    /// 16) are rounded up to powers of two, and clamped to `maximumCapacity`
+    /// (doubling past it would overflow, or exhaust memory).
     public init(capacity: Int = 1024, sysExCapacity: Int = 8192) {
         var size = 2
-        while size < capacity { size <<= 1 }
+        while size < min(capacity, Self.maximumCapacity) { size <<= 1 }
         slots = .allocate(capacity: size)
         slots.initialize(repeating: TimedMessage(frame: 0, message: .noteOff(0, channel: 0)), count: size)
         mask = size - 1
         var byteSize = 16
-        while byteSize < sysExCapacity { byteSize <<= 1 }
+        while byteSize < min(sysExCapacity, Self.maximumCapacity) { byteSize <<= 1 }
         bytes = .allocate(capacity: byteSize)
         bytes.initialize(repeating: 0, count: byteSize)
         byteMask = byteSize - 1
@@ -59,7 +67,7 @@ public final class EventQueue: @unchecked Sendable {
     public func pushSysEx(_ data: UnsafeBufferPointer<UInt8>, frame: UInt64 = 0) -> Bool {
         let n = data.count
         let t = tail.load(ordering: .relaxed)
-        guard n > 0, n <= min(byteMask + 1, ChannelMessage.maxSysExNumber),
+        guard n > 0, n <= min(byteMask + 1, ChannelMessage.maxSysExNumber), let source = data.baseAddress,
               t &- head.load(ordering: .acquiring) <= mask else {
             overflows.wrappingAdd(1, ordering: .relaxed)
             return false
@@ -69,7 +77,7 @@ public final class EventQueue: @unchecked Sendable {
             overflows.wrappingAdd(1, ordering: .relaxed)
             return false
         }
-        (bytes + (start & byteMask)).update(from: data.baseAddress!, count: n)
+        (bytes + (start & byteMask)).update(from: source, count: n)
         byteTail.store(start &+ n, ordering: .releasing)
         slots[t & mask] = TimedMessage(frame: frame, message: .sysExPlaceholder(n))
         tail.store(t &+ 1, ordering: .releasing)
@@ -90,10 +98,17 @@ public final class EventQueue: @unchecked Sendable {
 
     /// Pushes that were refused because the queue was full. Any thread.
     public var overflowCount: Int { overflows.load(ordering: .relaxed) }
+    /// Pushes refused because the event was a SysEx placeholder (use `pushSysEx`). Any thread.
+    public var refusedCount: Int { refused.load(ordering: .relaxed) }
 
-    /// Producer thread only. Returns false (and counts it) when full.
+    /// Producer thread only. Returns false (and counts it) when full, or when
+    /// `event` is a SysEx placeholder (status F0): its bytes would be missing.
     @discardableResult
     public func push(_ event: TimedMessage) -> Bool {
+        guard !event.message.isSysEx else {
+            refused.wrappingAdd(1, ordering: .relaxed)
+            return false
+        }
         let t = tail.load(ordering: .relaxed)
         guard t &- head.load(ordering: .acquiring) <= mask else {
             overflows.wrappingAdd(1, ordering: .relaxed)

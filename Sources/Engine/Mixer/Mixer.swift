@@ -1,4 +1,3 @@
-import Synchronization
 import Controls
 
 /// Sums the instrument's strips (one per MIDI channel) and effects returns into
@@ -252,42 +251,4 @@ final class Mixer {
         }
         return (Float(bitPattern: best), (s0 + s1) + (s2 + s3), Int(clips))
     }
-}
-
-/// Levels for a UI to read from any thread, published by the render thread
-/// once per block: the last block's master peak and RMS (linear), each
-/// strip's peak, and the count of samples beyond full scale.
-public final class Meters: @unchecked Sendable {
-    public let stripCount: Int
-    private let words: UnsafeMutablePointer<Atomic<UInt32>>
-    private let clips = Atomic<Int>(0)
-
-    init(stripCount: Int) {
-        self.stripCount = stripCount
-        words = .allocate(capacity: 2 + stripCount)
-        for i in 0..<(2 + stripCount) { (words + i).initialize(to: Atomic(0)) }
-    }
-
-    deinit {
-        words.deinitialize(count: 2 + stripCount); words.deallocate()
-    }
-
-
-    public var peak: Float { Float(bitPattern: words[0].load(ordering: .relaxed)) }
-    public var rms: Float { Float(bitPattern: words[1].load(ordering: .relaxed)) }
-    public func stripPeak(_ strip: Int) -> Float { Float(bitPattern: words[2 + strip].load(ordering: .relaxed)) }
-    /// Samples beyond ±1 since the renderer was prepared.
-    public var clippedSamples: Int { clips.load(ordering: .relaxed) }
-
-    @inline(__always) func publish(peak: Float, rms: Float, clips count: Int) {
-        words[0].store(peak.bitPattern, ordering: .relaxed)
-        words[1].store(rms.bitPattern, ordering: .relaxed)
-        if count > 0 { clips.wrappingAdd(count, ordering: .relaxed) }
-    }
-
-    @inline(__always) func setStripPeak(_ strip: Int, _ value: Float) {
-        words[2 + strip].store(value.bitPattern, ordering: .relaxed)
-    }
-
-    func resetClips() { clips.store(0, ordering: .relaxed) }
 }

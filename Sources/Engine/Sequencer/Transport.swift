@@ -9,27 +9,49 @@ import Synchronization
 /// so one set between two blocks is never lost; the latest target wins).
 /// Nothing here blocks or allocates; every method may be called from any
 /// thread, including a signal-free UI or MIDI input thread.
+///
+/// Bad values never reach the render thread: times are clamped to
+/// 0…`maximumSeconds` (the sequencer turns them into sample frames, and a
+/// conversion of an infinite or huge time would trap), and a command that
+/// has no sensible meaning (a NaN, a loop that ends before it starts) is
+/// refused — it changes nothing and is counted in `refusedCommands`.
 public final class Transport: @unchecked Sendable {
-    /// Words: 0 playing (0/1), 1 tempo scale (Double bits), 2 loop on (0/1),
-    /// 3 loop start (seconds, Double bits), 4 loop end (seconds; ≤ 0 = the piece's end),
-    /// 5 seek target (seconds), 6 seek count, 7 position (seconds, written by the render thread),
-    /// 8 finished (0/1, render thread), 9 loop wraps (render thread), 10 duration (seconds, render thread).
-    private let words: UnsafeMutablePointer<Atomic<UInt64>>
-    private static let wordCount = 11
+    /// The latest time a command may name, in seconds of the piece (about 31
+    /// years): far beyond any piece, and small enough that any sample rate
+    /// times it fits a sample frame (`UInt64`).
+    public static let maximumSeconds = 1e9
+    /// The tempo scale's range.
+    public static let tempoScaleRange = 0.05...20.0
 
-    public init() {
-        words = .allocate(capacity: Self.wordCount)
-        for i in 0..<Self.wordCount { (words + i).initialize(to: Atomic(0)) }
-        words[0].store(1, ordering: .relaxed)
-        words[1].store(1.0.bitPattern, ordering: .relaxed)
+    // Doubles travel as their bit patterns. Commands (any thread):
+    private let playing = Atomic<Bool>(true)
+    private let scale = Atomic<UInt64>(1.0.bitPattern)
+    private let looping = Atomic<Bool>(false)
+    private let loopStart = Atomic<UInt64>(0)
+    /// Seconds; 0 = the piece's end.
+    private let loopEnd = Atomic<UInt64>(0)
+    private let seekTarget = Atomic<UInt64>(0)
+    private let seeks = Atomic<UInt64>(0)
+    private let refused = Atomic<Int>(0)
+    // Published by the render thread:
+    private let positionBits = Atomic<UInt64>(0)
+    private let finished = Atomic<Bool>(false)
+    private let wraps = Atomic<UInt64>(0)
+    private let durationBits = Atomic<UInt64>(0)
+
+    public init() {}
+
+    @inline(__always) private static func load(_ a: borrowing Atomic<UInt64>) -> Double {
+        Double(bitPattern: a.load(ordering: .acquiring))
     }
-
-    deinit {
-        words.deinitialize(count: Self.wordCount); words.deallocate()
+    @inline(__always) private static func store(_ a: borrowing Atomic<UInt64>, _ v: Double) {
+        a.store(v.bitPattern, ordering: .releasing)
     }
-
-    @inline(__always) private func double(_ i: Int) -> Double { Double(bitPattern: words[i].load(ordering: .acquiring)) }
-    @inline(__always) private func setDouble(_ i: Int, _ v: Double) { words[i].store(v.bitPattern, ordering: .releasing) }
+    /// `seconds` clamped to 0…`maximumSeconds` (-inf → 0, +inf → the maximum); nil for NaN.
+    @inline(__always) private static func clampedSeconds(_ seconds: Double) -> Double? {
+        seconds.isNaN ? nil : min(max(seconds, 0), maximumSeconds)
+    }
+    private func refuse() { refused.wrappingAdd(1, ordering: .relaxed) }
 
     // MARK: - Commands (any thread)
 
@@ -37,52 +59,71 @@ public final class Transport: @unchecked Sendable {
     /// (not looping), starts again from the beginning.
     public func play() {
         if isFinished && isPlaying { seek(to: 0) }
-        words[0].store(1, ordering: .releasing)
+        playing.store(true, ordering: .releasing)
     }
 
     /// Stops: the notes the sequencer holds are released and sustain lifted;
     /// the position stays.
-    public func stop() { words[0].store(0, ordering: .releasing) }
+    public func stop() { playing.store(false, ordering: .releasing) }
 
     /// Jumps to `seconds` of the piece (clamped to 0…duration): held notes
     /// are released, controllers reset, and the programs, controllers and
     /// pitch bend in force at the target re-applied ("chase").
+    /// Bad values: negative and -inf seek to 0, +inf and anything past the
+    /// end to the end; NaN is refused (no seek) and counted.
     public func seek(to seconds: Double) {
-        setDouble(5, seconds.isFinite ? max(0, seconds) : 0)
-        words[6].wrappingAdd(1, ordering: .releasing)
+        guard let target = Self.clampedSeconds(seconds) else { return refuse() }
+        Self.store(seekTarget, target)
+        seeks.wrappingAdd(1, ordering: .releasing)
     }
 
     /// Loops the whole piece (`start` 0, `end` nil) or a region in seconds of
     /// the piece; on, or off with `enabled` false. A region shorter than 50 ms is ignored.
+    /// Bad values: `start` and `end` are clamped to 0…`maximumSeconds`
+    /// (negative or -inf → 0; +inf `end` means the piece's end, like nil; an
+    /// `end` past the piece's end loops to the end). The whole call is
+    /// refused (nothing changes, not even `enabled`) and counted when either
+    /// is NaN, `start` is +inf, or `end` is not after `start`.
     public func setLoop(_ enabled: Bool, start: Double = 0, end: Double? = nil) {
-        setDouble(3, max(0, start))
-        setDouble(4, end ?? 0)
-        words[2].store(enabled ? 1 : 0, ordering: .releasing)
+        guard start != .infinity, let from = Self.clampedSeconds(start) else { return refuse() }
+        var to = 0.0
+        if let end, end != .infinity {
+            guard let clamped = Self.clampedSeconds(end), clamped > from else { return refuse() }
+            to = clamped
+        }
+        Self.store(loopStart, from)
+        Self.store(loopEnd, to)
+        looping.store(enabled, ordering: .releasing)
     }
 
-    /// Playback speed: 2 plays twice as fast, 0.5 half as fast (clamped to 0.05…20).
+    /// Playback speed: 2 plays twice as fast, 0.5 half as fast (clamped to
+    /// `tempoScaleRange`, 0.05…20: zero, negative and -inf give 0.05, +inf 20).
+    /// NaN is refused (the scale stays) and counted.
     public func setTempoScale(_ scale: Double) {
-        setDouble(1, scale.isFinite ? min(max(scale, 0.05), 20) : 1)
+        guard !scale.isNaN else { return refuse() }
+        Self.store(self.scale, min(max(scale, Self.tempoScaleRange.lowerBound), Self.tempoScaleRange.upperBound))
     }
 
     // MARK: - State (any thread)
 
-    public var isPlaying: Bool { words[0].load(ordering: .acquiring) != 0 }
-    public var tempoScale: Double { double(1) }
-    public var isLooping: Bool { words[2].load(ordering: .acquiring) != 0 }
+    public var isPlaying: Bool { playing.load(ordering: .acquiring) }
+    public var tempoScale: Double { Self.load(scale) }
+    public var isLooping: Bool { looping.load(ordering: .acquiring) }
     /// The loop region in seconds; `end` nil for the piece's end.
     public var loopRegion: (start: Double, end: Double?) {
-        let end = double(4)
-        return (double(3), end > 0 ? end : nil)
+        let end = Self.load(loopEnd)
+        return (Self.load(loopStart), end > 0 ? end : nil)
     }
     /// Where the sequencer is in the piece, in seconds of the piece (not of wall time). Updated once per block.
-    public var position: Double { double(7) }
+    public var position: Double { Self.load(positionBits) }
     /// The scheduled piece's duration in seconds.
-    public var duration: Double { double(10) }
+    public var duration: Double { Self.load(durationBits) }
     /// True once the piece has played to its end (not looping).
-    public var isFinished: Bool { words[8].load(ordering: .acquiring) != 0 }
+    public var isFinished: Bool { finished.load(ordering: .acquiring) }
     /// Times the loop wrapped around.
-    public var loopWraps: Int { Int(words[9].load(ordering: .relaxed)) }
+    public var loopWraps: Int { Int(truncatingIfNeeded: wraps.load(ordering: .relaxed)) }
+    /// Commands refused for a bad value (see each command), since creation.
+    public var refusedCommands: Int { refused.load(ordering: .relaxed) }
 
     // MARK: - Render thread
 
@@ -98,16 +139,18 @@ public final class Transport: @unchecked Sendable {
     }
 
     @inline(__always) func poll() -> Commands {
-        Commands(playing: words[0].load(ordering: .acquiring) != 0, tempoScale: double(1),
-                 loop: words[2].load(ordering: .acquiring) != 0, loopStart: double(3), loopEnd: double(4),
-                 seekCount: words[6].load(ordering: .acquiring), seekTarget: double(5))
+        Commands(playing: playing.load(ordering: .acquiring), tempoScale: Self.load(scale),
+                 loop: looping.load(ordering: .acquiring), loopStart: Self.load(loopStart), loopEnd: Self.load(loopEnd),
+                 seekCount: seeks.load(ordering: .acquiring), seekTarget: Self.load(seekTarget))
     }
 
     @inline(__always) func publish(position: Double, finished: Bool, duration: Double) {
-        setDouble(7, position)
-        setDouble(10, duration)
-        words[8].store(finished ? 1 : 0, ordering: .releasing)
+        Self.store(positionBits, position)
+        Self.store(durationBits, duration)
+        self.finished.store(finished, ordering: .releasing)
     }
 
-    @inline(__always) func countWraps(_ n: Int) { words[9].wrappingAdd(UInt64(n), ordering: .relaxed) }
+    @inline(__always) func countWraps(_ n: Int) {
+        wraps.wrappingAdd(UInt64(truncatingIfNeeded: n), ordering: .relaxed)
+    }
 }

@@ -18,6 +18,9 @@ public struct ToneGenerator: Sendable {
     /// Fade in or out on enable, disable and waveform change, in seconds.
     public static let fadeTime = 0.005
 
+    /// The sample rates `prepare` accepts, in Hz.
+    public static let sampleRateRange = 1_000.0...1_000_000.0
+
     public private(set) var sampleRate = 44_100.0
     /// Phase in cycles, 0 ..< 1.
     private var phase = 0.0
@@ -30,9 +33,16 @@ public struct ToneGenerator: Sendable {
     public init() {}
 
     /// Not on the render thread. Resets the phase and fades (silent until enabled).
-    public mutating func prepare(sampleRate: Double) {
-        self.sampleRate = sampleRate
+    /// A rate outside `sampleRateRange` (or NaN, ±inf) is refused: the
+    /// generator keeps its previous rate (44 100 Hz if never prepared), since
+    /// the glide and fade arithmetic has no meaning at a zero or infinite rate.
+    /// Returns whether the rate was taken.
+    @discardableResult
+    public mutating func prepare(sampleRate: Double) -> Bool {
         phase = 0; envelope = 0; gain = 0
+        guard Self.sampleRateRange.contains(sampleRate) else { return false }
+        self.sampleRate = sampleRate
+        return true
     }
 
     /// True when the tone has faded out completely: `render` would add nothing.
@@ -40,13 +50,19 @@ public struct ToneGenerator: Sendable {
 
     /// Adds `frames` frames of the tone into planar `left` and `right`, moving
     /// towards the targets given (values as in the `ParameterStore`). Render thread.
+    /// Any value is safe (see `ToneParameter` for what a bad one does):
+    /// `frequency` is clamped to 1 Hz … 0.45 × the rate (-inf → 1 Hz,
+    /// +inf → the top; NaN holds the current frequency); `level` to 0 … 1
+    /// (NaN → 0); `waveform` is rounded and clamped to 0 … 3 (NaN keeps the
+    /// current one); `enabled` NaN is off. `frames` ≤ 0 renders nothing.
     public mutating func render(frames: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
                                 frequency targetHz: Float, level: Float, waveform wave: Float, enabled: Float) {
         guard frames > 0 else { return }
-        let requested = Waveform(rawValue: min(max(Int(wave.rounded()), 0), 3)) ?? .sine
+        // Clamp in floating point first: Int(_:) of a NaN, infinite or huge Float traps.
+        let requested = wave.isNaN ? waveform : Waveform(rawValue: Int(min(max(wave, 0), 3).rounded())) ?? .sine
         let nyquistish = 0.45 * sampleRate
-        let target = min(max(Double(targetHz.isFinite ? targetHz : 440), 1), nyquistish)
-        let targetGain = max(0, level.isFinite ? level : 0)
+        let target = min(max(targetHz.isNaN ? frequency : Double(targetHz), 1), nyquistish)
+        let targetGain = level.isNaN ? 0 : min(max(level, 0), 1)
         let on = enabled >= 0.5
 
         if envelope == 0 {
@@ -141,8 +157,13 @@ public struct ToneGenerator: Sendable {
         return Double(x.exponent) + 2 * sum * 1.442_695_040_888_963_4
     }
 
-    /// 2^y (per block, not per sample).
+    /// 2^y (per block, not per sample). Saturates to 0 or +inf far outside
+    /// the Double range; NaN gives NaN (never traps on `Int(n)`).
     static func exp2(_ y: Double) -> Double {
+        guard !y.isNaN else { return .nan }
+        // Beyond ±1100 the result is 0 or +inf anyway (Double's exponents end near ±1075).
+        guard y > -1_100 else { return 0 }
+        guard y < 1_100 else { return .infinity }
         let n = y.rounded(.down)
         let f = (y - n) * 0.693_147_180_559_945_3   // 0 ..< ln 2
         var term = 1.0, sum = 1.0

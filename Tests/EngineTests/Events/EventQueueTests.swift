@@ -94,3 +94,37 @@ import MIDI
         #expect(abs(store.value(.tone(.level)) - 0.251_189) < 1e-5)
     }
 }
+
+/// Values that would corrupt the queue or trap: refused or clamped.
+@Suite struct EventQueueBadValueTests {
+    @Test func push_sysExPlaceholder_isRefusedAndCounted_theByteRingStaysIntact() {
+        let queue = EventQueue(capacity: 8, sysExCapacity: 64)
+        // A placeholder without bytes would make the consumer read (and free) 5000 bytes of a 64-byte ring.
+        #expect(!queue.push(.now(.sysExPlaceholder(5_000))))
+        #expect(!queue.push(TimedMessage(frame: 9, message: .sysExPlaceholder(3))))
+        #expect(queue.refusedCount == 2 && queue.overflowCount == 0)
+        #expect(queue.count == 0 && queue.peek() == nil)
+        let data: [UInt8] = [0x7E, 0x7F, 0x09, 0x01]
+        #expect(data.withUnsafeBufferPointer { queue.pushSysEx($0) })
+        #expect(queue.headSysEx().map(Array.init) == data)
+        queue.pop()
+        #expect(queue.count == 0)
+    }
+
+    @Test func init_hugeOrNegativeCapacities_areClamped() {
+        let huge = EventQueue(capacity: Int.max, sysExCapacity: Int.max)
+        #expect(huge.capacity == EventQueue.maximumCapacity)
+        let negative = EventQueue(capacity: Int.min, sysExCapacity: -1)
+        #expect(negative.capacity == 2)
+        #expect(negative.push(.now(.noteOff(1, channel: 0))) && negative.push(.now(.noteOff(2, channel: 0))))
+        #expect(!negative.push(.now(.noteOff(3, channel: 0))))
+        let bytes = [UInt8](repeating: 1, count: 16)
+        #expect(bytes.withUnsafeBufferPointer { EventQueue(capacity: 4, sysExCapacity: -1).pushSysEx($0) })
+    }
+
+    @Test func pushSysEx_empty_isRefused() {
+        let queue = EventQueue(capacity: 4)
+        #expect(![UInt8]().withUnsafeBufferPointer { queue.pushSysEx($0) })
+        #expect(queue.overflowCount == 1)
+    }
+}
