@@ -41,7 +41,10 @@ import FluidSynth
         let result = try Self.run("/usr/bin/env", ["python3", Self.script, "\(dir)/font.sf2"])
         #expect(result.status == 0, "make-soundfont failed: \(result.stderr)")
         let fresh = try Self.bytes("\(dir)/font.sf2"), committed = try Self.bytes(Self.font)
-        #expect(fresh == committed, "soundfonts/carillon-test.sf2 is stale: run scripts/make-soundfont and commit it")
+        // Compared as a Bool: a failure names the first differing byte, not 94 KB of arrays.
+        let difference = zip(fresh, committed).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(fresh.count, committed.count)
+        let identical = fresh == committed
+        #expect(identical, "soundfonts/carillon-test.sf2 is stale (first difference at byte \(difference), sizes \(fresh.count) and \(committed.count)): run scripts/make-soundfont and commit it")
         #expect(committed.count < 200_000)
     }
 
@@ -120,25 +123,65 @@ import FluidSynth
         }
     }
 
-    /// One track: a note on every preset of bank 0 and every drum key 27-87.
-    static func everyZoneFile() -> [UInt8] {
+    /// TiMidity++ reads SoundFonts with its own code (not FluidSynth's): mapped
+    /// onto every program and drum key of the font, it renders A4 on program 0
+    /// at 440 Hz, a kick on channel 10, and every zone without a complaint.
+    @Test func timidity_independentReader_rendersTheFont() throws {
+        let dir = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Explicit mappings: they override the system's timidity.cfg, which is read too.
+        var config = "bank 0\n"
+        for program in 0..<128 { config += "\(program) %font \(Self.font) 0 \(program)\n" }
+        config += "drumset 0\n"
+        for key in 27...87 { config += "\(key) %font \(Self.font) 128 0 \(key)\n" }
+        try config.write(toFile: "\(dir)/carillon.cfg", atomically: true, encoding: .utf8)
+        func render(_ midi: [UInt8], _ name: String) throws -> (left: [Int16], stderr: String) {
+            try Data(midi).write(to: URL(fileURLWithPath: "\(dir)/\(name).mid"))
+            let result = try Self.run("/usr/bin/timidity", ["-c", "\(dir)/carillon.cfg", "-Ow1S", "-s", "44100", "--reverb=d", "--chorus=d",
+                                                             "-o", "\(dir)/\(name).wav", "\(dir)/\(name).mid"])
+            #expect(result.status == 0, "timidity failed on \(name): \(result.stderr)")
+            return (try WAV.left16(Self.bytes("\(dir)/\(name).wav")), result.stderr)
+        }
+
+        let every = try render(Self.everyZoneFile(), "every")
+        #expect(every.stderr.isEmpty, "timidity complained: \(every.stderr)")
+        #expect(every.left.contains { $0 != 0 })
+
+        let sine = try render(Self.smf([(0, [0xC0, 0]), (0, [0x90, 69, 100]), (960, [0x80, 69, 0])]), "a4").left
+        let segment = sine[4410..<39690]   // 0.1-0.9 s
+        var crossings: [Int] = []
+        for i in segment.indices.dropFirst() where segment[i - 1] < 0 && segment[i] >= 0 { crossings.append(i) }
+        let frequency = Double(crossings.count - 1) / (Double(crossings.last! - crossings.first!) / 44_100)
+        print("project font: timidity renders A4 at \(frequency) Hz")
+        #expect(abs(frequency - 440) / 440 < 0.01)
+
+        let kick = try render(Self.smf([(0, [0x99, 36, 120]), (60, [0x89, 36, 0]), (900, [0x89, 36, 0])]), "kick").left
+        let peak = kick.prefix(4410).map { abs(Int($0)) }.max() ?? 0
+        #expect(peak > 1000)
+    }
+
+    /// A format 0 file at 480 ticks per quarter note from (delta, bytes) events.
+    static func smf(_ events: [(Int, [UInt8])]) -> [UInt8] {
         var track: [UInt8] = []
-        func event(_ delta: Int, _ bytes: [UInt8]) {
+        for (delta, bytes) in events + [(0, [0xFF, 0x2F, 0])] {
             var v = [UInt8(delta & 0x7F)], rest = delta >> 7
             while rest > 0 { v.insert(UInt8(rest & 0x7F) | 0x80, at: 0); rest >>= 7 }
             track += v + bytes
         }
-        for program in 0..<128 {
-            event(0, [0xC0, UInt8(program)])
-            event(0, [0x90, UInt8(36 + program % 60), 100]); event(0, [0x90, 81, 100])
-            event(0, [0x99, UInt8(27 + program % 61), 100])
-            event(20, [0x80, UInt8(36 + program % 60), 0]); event(0, [0x80, 81, 0])
-            event(0, [0x89, UInt8(27 + program % 61), 0])
-        }
-        event(0, [0xFF, 0x2F, 0])
         let header: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
         let length = UInt32(track.count)
         return header + Array("MTrk".utf8) + [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)] + track
+    }
+
+    /// One track: a note on every preset of bank 0 and every drum key 27-87.
+    static func everyZoneFile() -> [UInt8] {
+        var events: [(Int, [UInt8])] = []
+        for program in 0..<128 {
+            let key = UInt8(36 + program % 60), drum = UInt8(27 + program % 61)
+            events += [(0, [0xC0, UInt8(program)]), (0, [0x90, key, 100]), (0, [0x90, 81, 100]), (0, [0x99, drum, 100]),
+                       (20, [0x80, key, 0]), (0, [0x80, 81, 0]), (0, [0x89, drum, 0])]
+        }
+        return smf(events)
     }
 }
 
@@ -161,4 +204,14 @@ enum SF2 {
         }
         return nil
     }
+}
+
+/// The left channel of a 16-bit stereo WAV file (TiMidity's `-Ow1S` output).
+enum WAV {
+    static func left16(_ b: [UInt8]) throws -> [Int16] {
+        guard let data = SF2.chunk("data", in: b) else { throw Missing.dataChunk }
+        let count = min(SF2.u32(b, data - 4), b.count - data) / 4
+        return (0..<count).map { Int16(bitPattern: UInt16(SF2.u16(b, data + 4 * $0))) }
+    }
+    enum Missing: Error { case dataChunk }
 }
