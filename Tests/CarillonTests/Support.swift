@@ -50,3 +50,10 @@ func correlation(_ a: [Double], _ b: [Double]) -> Double {
     }
     return sab / (saa * sbb).squareRoot()
 }
+
+/// The project's own SoundFont, built by scripts/make-soundfont and committed
+/// (soundfonts/README.md): found from this file's place in the repository.
+let carillonTestFont: String = {
+    let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return repository.appendingPathComponent("soundfonts/carillon-test.sf2").path
+}()

@@ -2,11 +2,19 @@
 import Glibc
 #endif
 
-/// Finds the SoundFont to load, in this order: the path the user gave
-/// (`--soundfont`), `$CARILLON_SOUNDFONT`, the first `.sf2`/`.sf3` in the
-/// repository's `soundfonts/` folder, then the system's General MIDI fonts.
+/// Finds the SoundFont to load, in this order (soundfonts/README.md):
+/// 1. the path the user gave (`--soundfont`),
+/// 2. `$CARILLON_SOUNDFONT`,
+/// 3. the first `.sf2`/`.sf3`, by name, in the repository's `soundfonts/`
+///    folder, other than the project's own test font,
+/// 4. the system's General MIDI fonts (`systemFonts`, in order),
+/// 5. the project's own test font, `soundfonts/carillon-test.sf2`: it is
+///    committed, so it would otherwise always win over a real GM font; last,
+///    it still makes a fresh clone sound without any package.
 public struct SoundFontLocator: Sendable {
     public static let environmentVariable = "CARILLON_SOUNDFONT"
+    /// The small font `scripts/make-soundfont` builds into `soundfonts/`.
+    public static let projectFontName = "carillon-test.sf2"
     public static let systemFonts = [
         "/usr/share/sounds/sf2/default-GM.sf2",
         "/usr/share/sounds/sf2/FluidR3_GM.sf2",
@@ -66,6 +74,11 @@ public struct SoundFontLocator: Sendable {
             if Self.exists(path) { return path }
             tried.append(path)
         }
+        if let folder = repositoryFolder {
+            let projectFont = "\(folder)/\(Self.projectFontName)"
+            if Self.exists(projectFont) { return projectFont }
+            tried.append(projectFont)
+        }
         throw .noneFound(tried: tried)
     }
 
@@ -74,6 +87,7 @@ public struct SoundFontLocator: Sendable {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFDIR
     }
 
+    /// The first font by name in `folder`, the project's test font aside.
     static func firstFont(in folder: String) -> String? {
         guard let dir = opendir(folder) else { return nil }
         defer { closedir(dir) }
@@ -83,6 +97,7 @@ public struct SoundFontLocator: Sendable {
                 String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
             }
             let lower = name.lowercased()
+            guard name != projectFontName else { continue }
             if lower.hasSuffix(".sf2") || lower.hasSuffix(".sf3") { names.append(name) }
         }
         return names.sorted().map { "\(folder)/\($0)" }.first { exists($0) }
