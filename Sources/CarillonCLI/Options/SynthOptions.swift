@@ -5,7 +5,7 @@ import Carillon
 struct SynthOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "The SoundFont (SF2/SF3) to play with.",
-        discussion: "Default: $CARILLON_SOUNDFONT, then soundfonts/ in the repository, then /usr/share/sounds/sf2/default-GM.sf2, FluidR3_GM.sf2, TimGM6mb.sf2.",
+        discussion: "Default: $CARILLON_SOUNDFONT, then soundfonts/ in the repository, then /usr/share/sounds/sf2/default-GM.sf2, FluidR3_GM.sf2, TimGM6mb.sf2, and last soundfonts/carillon-test.sf2 (see soundfonts/README.md).",
         valueName: "file"))
     var soundfont: String?
 
