@@ -15,7 +15,7 @@ import SoundFile
 
     static func dryOptions() -> RenderJob.Options {
         var options = RenderJob.Options()
-        options.reverb = false; options.chorus = false; options.gain = 0.5
+        options.sampler.reverb = false; options.sampler.chorus = false; options.sampler.gain = 0.5
         return options
     }
 
