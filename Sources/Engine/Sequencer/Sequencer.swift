@@ -91,7 +91,7 @@ struct Sequencer {
         pieceCC.update(repeating: false, count: 2048)
         pieceProgram = 0; pieceBend = 0; pieceBendRange = 0
         for (i, event) in score.events.enumerated() {
-            let frame = UInt64(max(0, (event.seconds * sampleRate).rounded()))
+            let frame = Self.frames(event.seconds, sampleRate)
             buffer.initializeElement(at: i, to: Event(scoreFrame: frame, message: event.message))
             let m = event.message, bit = UInt16(1) << UInt16(m.channel)
             switch m.kind {
@@ -106,7 +106,7 @@ struct Sequencer {
         events = buffer
         loaded = true
         cursor = 0
-        endScore = UInt64(max(0, (score.duration * sampleRate).rounded()))
+        endScore = Self.frames(score.duration, sampleRate)
         let c = transport.poll()
         anchorFrame = startFrame
         anchorScore = 0
@@ -160,7 +160,7 @@ struct Sequencer {
         applyLoop(c)
         if c.seekCount != seekCount {
             seekCount = c.seekCount
-            let target = min(UInt64(max(0, (c.seekTarget * sampleRate).rounded())), endScore)
+            let target = min(Self.frames(c.seekTarget, sampleRate), endScore)
             releaseHeld(at: frame)
             finished = false
             reposition(to: target, at: frame)
@@ -359,11 +359,21 @@ struct Sequencer {
     }
 
     private mutating func applyLoop(_ c: Transport.Commands) {
-        let start = UInt64(max(0, (c.loopStart * sampleRate).rounded()))
-        let end = c.loopEnd > 0 ? min(UInt64((c.loopEnd * sampleRate).rounded()), endScore) : endScore
+        let start = Self.frames(c.loopStart, sampleRate)
+        let end = c.loopEnd > 0 ? min(Self.frames(c.loopEnd, sampleRate), endScore) : endScore
         loopStart = start
         loopEnd = end
         // A region shorter than 50 ms would spin: ignored.
         loopOn = c.loop && end > start && Double(end - start) >= 0.05 * sampleRate
+    }
+
+    /// Seconds to a frame of the sample clock, saturating: negative and NaN
+    /// give 0, infinity and times past 2^62 frames give 2^62 (a piece's
+    /// damaged or made-up times never trap the conversion).
+    @inline(__always)
+    static func frames(_ seconds: Double, _ sampleRate: Double) -> UInt64 {
+        let f = (seconds * sampleRate).rounded()
+        guard f > 0 else { return 0 }
+        return f < 0x1p62 ? UInt64(f) : 1 << 62
     }
 }
