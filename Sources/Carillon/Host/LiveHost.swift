@@ -46,6 +46,10 @@ public final class LiveHost: @unchecked Sendable {
         public var periods = 2
         public var sampler = SamplerOptions()
         public var realtime = true
+        /// The mapping file to watch: when it changes it is loaded again and, if
+        /// it has no mistakes, swapped in (`ControlHub.replace`); if it has, the
+        /// running mapping stays and every mistake goes to the log. Nil: no watch.
+        public var watchMapping: String?
         /// Log every parameter change a control makes (plain, non-terminal output).
         public var logParameterChanges = false
         /// Play on without MIDI input when the sequencer cannot be opened
@@ -85,11 +89,13 @@ public final class LiveHost: @unchecked Sendable {
     public enum Failure: Error, CustomStringConvertible {
         case alsa(ALSAError)
         case sampler(Sampler.Failure)
+        case watch(MappingWatcher.Failure)
 
         public var description: String {
             switch self {
             case .alsa(let e): "\(e)"
             case .sampler(let e): "\(e)"
+            case .watch(let e): "\(e)"
             }
         }
     }
@@ -107,6 +113,7 @@ public final class LiveHost: @unchecked Sendable {
     private let sampler: Sampler?
     private var output: JoinableThread?
     private var control: JoinableThread?
+    private var watcher: MappingWatcher?
     /// The loaded piece's first tempo (bpm): `transport.tempo` is relative to it.
     private var pieceTempo = 120.0
     /// A piece is loaded: the control thread feeds its transport back to the controls.
@@ -203,6 +210,12 @@ public final class LiveHost: @unchecked Sendable {
             do { output = try JoinableThread(name: "output") { body.run() } } catch { throw .alsa(error) }
         }
         try startControlThread()
+        if let path = options.watchMapping, watcher == nil {
+            let hub = self.hub, log = self.log
+            do {
+                watcher = try MappingWatcher(path: path) { Self.reload(path, into: hub, log: log) }
+            } catch { throw .watch(error) }
+        }
         let router = self.router
         do { try client?.start { event in router.handle(event) } } catch { throw .alsa(error) }
         return connected
@@ -211,7 +224,8 @@ public final class LiveHost: @unchecked Sendable {
     /// The control thread: tick the hub once per rendered block (polled every
     /// half period, 1…10 ms), or every 10 ms without audio.
     private func startControlThread() throws(Failure) {
-        guard control == nil, !(hub.mapping?.controls.isEmpty ?? true) else { return }
+        // With a mapping, even one without controls yet: a reload may bring some.
+        guard control == nil, hub.mapping != nil else { return }
         let withAudio = output != nil, shared = self.shared, hub = self.hub
         let transport = hasPiece ? renderer?.transport : nil, pieceTempo = self.pieceTempo
         let interval = withAudio ? UInt32(min(max((pcm?.periodDuration ?? 0.002) * 500_000, 1_000), 10_000)) : 10_000
@@ -237,6 +251,19 @@ public final class LiveHost: @unchecked Sendable {
                 }
             }
         } catch { throw .alsa(error) }
+    }
+
+    /// Loads the mapping file again: swapped in when it has no mistakes; else
+    /// every mistake is logged (file:line:column) and the running one stays.
+    static func reload(_ path: String, into hub: ControlHub, log: HostLog) {
+        do {
+            let mapping = try ControlMapping.load(path: path)
+            hub.replace(mapping: mapping)
+            log.append("mapping reloaded: \(path) (\(mapping.controls.count) controls)")
+        } catch {
+            for line in "\(error)".split(separator: "\n") { log.append(String(line)) }
+            log.append("mapping not reloaded: \(path) has mistakes; the previous mapping goes on")
+        }
     }
 
     /// Feeds one message as if it came from the sequencer (tests, other inputs).
@@ -270,6 +297,8 @@ public final class LiveHost: @unchecked Sendable {
     /// Ends cleanly: input stopped (sources' held notes no longer matter),
     /// all sound off, the device drained, the ports closed. Idempotent.
     public func stop() {
+        watcher?.cancel()
+        watcher = nil
         client?.stop()
         shared.stop.store(true, ordering: .releasing)
         control?.join()

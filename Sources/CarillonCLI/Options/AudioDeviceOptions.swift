@@ -45,6 +45,9 @@ struct MIDIInputOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A mapping file: controls and what they drive (its port: pattern connects the controller).", valueName: "file"))
     var mapping: String?
 
+    @Flag(name: .customLong("no-watch"), help: "Do not reload the mapping file when it changes.")
+    var noWatch = false
+
     @Option(name: .customLong("client-name"), help: ArgumentHelp("The sequencer client's name.", valueName: "name"))
     var clientName = "carillon"
 
@@ -52,5 +55,6 @@ struct MIDIInputOptions: ParsableArguments {
         options.clientName = clientName
         options.connect = connect
         options.autoconnect = autoconnect
+        options.watchMapping = noWatch ? nil : mapping
     }
 }

@@ -17,9 +17,9 @@ import MIDI
 /// thread's business). Subscribers run under it, on the caller's thread, in
 /// subscription order: they should only store an atomic or enqueue.
 public final class ControlHub: @unchecked Sendable {
-    public let mapping: ControlMapping?
     private let lock = NSLock()
-    private let surface: ControlSurface
+    private var currentMapping: ControlMapping?
+    private var surface: ControlSurface
     private var values: [Double]
     private var subscribers: [(id: Int, handler: (ParameterChange) -> Void)] = []
     private var nextID = 0
@@ -27,7 +27,7 @@ public final class ControlHub: @unchecked Sendable {
     /// `startValues`: parameters set before anything runs (e.g. `--reverb-level`),
     /// in the parameters' own units; NaN and infinity are ignored.
     public init(mapping: ControlMapping?, startValues: [ParameterChange] = []) {
-        self.mapping = mapping
+        currentMapping = mapping
         surface = ControlSurface(controls: mapping?.controls ?? [])
         values = ParameterRegistry.standard.all.map(\.defaultValue)
         _ = surface.subscribe { [unowned self] change in self.didChange(change) }
@@ -40,6 +40,26 @@ public final class ControlHub: @unchecked Sendable {
         // Every control shows the value the hub holds.
         for address in surface.addresses {
             surface.parameterDidChange(address, value: values[address.index])
+        }
+    }
+
+    /// The mapping the controls come from (the latest one after `replace`).
+    public var mapping: ControlMapping? { lock.withLock { currentMapping } }
+
+    /// Swaps in another mapping (a reload of the file) at once: the held
+    /// controls of the old one let go first (their targets get their released
+    /// values), then the new controls show the values the hub holds — so a
+    /// control kept under the same name keeps its value, and nothing jumps.
+    /// The new mapping's `default:` values are not published again: the
+    /// parameters are where the old controls left them.
+    public func replace(mapping: ControlMapping) {
+        lock.withLock {
+            surface.releaseHeld()
+            let next = ControlSurface(controls: mapping.controls)
+            _ = next.subscribe { [unowned self] change in self.didChange(change) }
+            for address in next.addresses { next.parameterDidChange(address, value: values[address.index]) }
+            surface = next
+            currentMapping = mapping
         }
     }
 

@@ -551,6 +551,21 @@ public final class ControlSurface {
         }
     }
 
+    /// Lets go of every held control — a button or pad that is on, a momentary
+    /// control that fired — as if its hardware had been released: each
+    /// publishes its released value. Before the surface is replaced (a mapping
+    /// reload), so nothing stays held through a control that goes away.
+    public func releaseHeld() {
+        tick()
+        for i in definitions.indices where [.button, .pad].contains(definitions[i].kind) && runtimes[i].shaped > 0 {
+            runtimes[i].on = false
+            runtimes[i].position = 0
+            runtimes[i].shaped = 0
+            recompute(i, &runtimes[i])
+            publish(from: i)
+        }
+    }
+
     /// Publishes the start value of every control whose mapping gives one
     /// (`default:`), so the engine takes what the control shows.
     public func publishMappingDefaults() {

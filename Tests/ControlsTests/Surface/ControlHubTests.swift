@@ -97,3 +97,64 @@ import Testing
         #expect(!hub.receive(.cc(100, value: 1, channel: 0)))      // no control: for the sampler
     }
 }
+
+/// A mapping swapped in at once (a reload of the file).
+@Suite struct ControlHubReplaceTests {
+    static func mapping(_ yaml: String) throws -> ControlMapping { try ControlMapping.parse(yaml: yaml) }
+
+    static let first = """
+        name: First
+        controls:
+          - name: Level
+            kind: fader
+            source: { cc: 7 }
+            soft-takeover: false
+            targets: [strip.1.gain]
+          - name: Hold
+            kind: button
+            source: { cc: 64 }
+            targets: [channel.1.cc.64]
+        """
+
+    @Test func sameName_keepsItsValue_andNewControlsWork() throws {
+        let hub = ControlHub(mapping: try Self.mapping(Self.first))
+        final class Log: @unchecked Sendable { var changes: [ParameterChange] = [] }
+        let log = Log()
+        hub.subscribe { log.changes.append($0) }
+        #expect(hub.receive(.cc(7, value: 64, channel: 0)))
+        let level = hub.value(of: .strip(0, .gain))
+        hub.replace(mapping: try Self.mapping("""
+            name: Second
+            controls:
+              - name: Level
+                kind: fader
+                source: { cc: 11 }
+                soft-takeover: false
+                targets: [strip.1.gain]
+              - name: Pan
+                kind: knob
+                source: { cc: 10 }
+                soft-takeover: false
+                targets: [strip.1.pan]
+            """))
+        #expect(hub.mapping?.name == "Second")
+        #expect(hub.value(of: .strip(0, .gain)) == level)
+        #expect(abs((hub.controlStates.first { $0.name == "Level" }?.value ?? 0) - level) < 1e-9)
+        #expect(!hub.receive(.cc(7, value: 100, channel: 0)))     // the old source: now for the sampler
+        #expect(hub.receive(.cc(10, value: 127, channel: 0)))     // the new control drives the engine
+        #expect(log.changes.last == ParameterChange(.strip(0, .pan), 1))
+    }
+
+    @Test func heldButton_goingAway_isReleased() throws {
+        let hub = ControlHub(mapping: try Self.mapping(Self.first))
+        final class Log: @unchecked Sendable { var changes: [ParameterChange] = [] }
+        let log = Log()
+        hub.subscribe { log.changes.append($0) }
+        #expect(hub.receive(.cc(64, value: 127, channel: 0)))     // sustain held through the button
+        #expect(log.changes.last == ParameterChange(.channelCC(0, 64), 127))
+        hub.replace(mapping: try Self.mapping("name: Empty\ncontrols: []\n"))
+        #expect(log.changes.last == ParameterChange(.channelCC(0, 64), 0))
+        #expect(hub.value(of: .channelCC(0, 64)) == 0)
+        #expect(hub.controlStates.isEmpty)
+    }
+}
