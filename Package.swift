@@ -14,6 +14,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // The web surface's HTTP + WebSocket server; no default traits (swift-configuration) to keep the build small.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.0.0"),
     ],
     targets: [
         // Pure Swift MIDI core: no Foundation, no C.
@@ -42,9 +45,16 @@ let package = Package(
             "MIDI", "Controls", "Engine", "ALSA", "FluidSynth", "SoundFile",
         ]),
 
+        // Every control and meter in a browser: HTTP + WebSocket server, the page embedded.
+        .target(name: "WebSurface", dependencies: [
+            "Carillon", "Controls",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+        ]),
+
         // The `carillon` command-line tool, one file per subcommand.
         .executableTarget(name: "CarillonCLI", dependencies: [
-            "Carillon", "MIDI", "Controls",
+            "Carillon", "MIDI", "Controls", "WebSurface",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -65,5 +75,6 @@ let package = Package(
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "MIDI"]),
         .testTarget(name: "CarillonTests", dependencies: ["Carillon", "MIDI", "Engine", "SoundFile", "FluidSynth", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: ["CarillonCLI"]),
+        .testTarget(name: "WebSurfaceTests", dependencies: ["WebSurface", "Carillon", "Controls", "MIDI"]),
     ]
 )
