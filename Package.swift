@@ -17,6 +17,8 @@ let package = Package(
         // The web surface's HTTP + WebSocket server; no default traits (swift-configuration) to keep the build small.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.0.0"),
+        // Already in the graph through Hummingbird; named to quiet its logger (see WebSurface.logger).
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         // Pure Swift MIDI core: no Foundation, no C.
@@ -50,6 +52,7 @@ let package = Package(
             "Carillon", "Controls",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
 
         // The `carillon` command-line tool, one file per subcommand.

@@ -83,6 +83,8 @@ enum Page {
     function send(o){if(ws&&ws.readyState===1)ws.send(JSON.stringify(o))}
     function el(tag,cls,text){const e=document.createElement(tag);if(cls)e.className=cls;if(text!=null)e.textContent=text;return e}
     function clamp(x){return Math.max(0,Math.min(1,x))}
+    // Switches show their value (a toggle's hardware position says nothing of its state).
+    function isOn(s){const a=Math.min(s.min,s.max),b=Math.max(s.min,s.max);return b>a?(s.value-a)/(b-a)>=0.5||(s.kind==="pad"&&s.value>a):s.value>0}
     // A vertical drag over an element: position 0..1 (absolute on a track, relative on a knob).
     function drag(target,w,absolute){
       let startY=0,startP=0;
@@ -97,7 +99,7 @@ enum Page {
     }
     function press(btn,w,kind){
       btn.addEventListener("pointerdown",e=>{e.preventDefault();btn.setPointerCapture(e.pointerId);
-        if(kind==="toggle"){send({type:"control",name:w.state.name,position:w.state.position>=0.5?0:1})}
+        if(kind==="toggle"){send({type:"control",name:w.state.name,position:isOn(w.state)?0:1})}
         else{btn.classList.add("on");send({type:"control",name:w.state.name,position:1})}});
       const up=()=>{if(kind==="button"||kind==="pad"){send({type:"control",name:w.state.name,position:0})}
         if(kind!=="toggle")setTimeout(()=>w.draw(),120)};
@@ -117,7 +119,7 @@ enum Page {
         w.draw=()=>k.style.setProperty("--p",w.state.position);
       }else if(c.kind==="toggle"||c.kind==="button"||c.kind==="momentary"||c.kind==="pad"){
         const b=el("button","press",c.kind==="toggle"?"on/off":c.kind==="pad"?"":"press");box.append(b,value);press(b,w,c.kind);
-        w.draw=()=>b.classList.toggle("on",w.state.position>=0.5||(c.kind==="pad"&&w.state.value>0));
+        w.draw=()=>b.classList.toggle("on",isOn(w.state));
       }else if(c.kind==="selector"){
         const n=c.steps||2;
         if(n<=12){const s=el("div","sel");if(n>6)box.classList.add("many");const bs=[];

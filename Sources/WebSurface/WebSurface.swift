@@ -3,6 +3,7 @@ import Controls
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
+import Logging
 import Synchronization
 
 /// Every control and meter in a browser: one page served from the binary, a
@@ -128,25 +129,34 @@ public final class WebSurface: @unchecked Sendable {
 
     private func makeApplication(onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
         let gate = Gate(configuration: configuration, counters: counterBox)
-        let router = Router(context: BasicWebSocketRequestContext.self)
+        let router = Router(context: BasicRequestContext.self)
         router.add(middleware: GateMiddleware(gate: gate))
         router.get("/") { _, _ in Self.htmlResponse(Page.html, status: .ok) }
-        // A GET /ws that reaches the router was not upgraded (the gate answered 401/403 first
-        // for a bad token, Origin or Host): a plain request.
+        // A plain GET /ws (no upgrade headers), past the gate.
         router.get("/ws") { _, _ in Response(status: .badRequest) }
-        router.ws("/ws", shouldUpgrade: { request, _ in
-            // Refused here, the request falls through to the router above, whose gate answers why.
-            gate.check(request, webSocket: true, count: false) == nil ? .upgrade([:]) : .dontUpgrade
+        let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+        webSocketRouter.ws("/ws", shouldUpgrade: { request, _ in
+            // Refused (counted): Hummingbird answers a refused upgrade 400 and closes.
+            gate.check(request, webSocket: true) == nil ? .upgrade([:]) : .dontUpgrade
         }, onUpgrade: { [self] inbound, outbound, _ in
             await self.serve(inbound: inbound, outbound: outbound)
         })
         let maxFrame = configuration.maxFrameBytes
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: maxFrame))),
+            server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter, configuration: .init(ws: .init(maxFrameSize: maxFrame))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) })
+            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) },
+            logger: Self.logger)
     }
+
+    /// Hummingbird logs a normal stop (cancelled connections) as errors on stderr,
+    /// over the live view; what matters (a failed bind) is thrown by `start`.
+    static let logger: Logger = {
+        var l = Logger(label: "carillon.web")
+        l.logLevel = .critical
+        return l
+    }()
 
     static func htmlResponse(_ html: String, status: HTTPResponse.Status) -> Response {
         Response(status: status, headers: [
