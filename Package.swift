@@ -67,6 +67,9 @@ let package = Package(
         // Driver of the ALSA integration tests run in the VM (scripts/test-alsa-vm); not shipped.
         .executableTarget(name: "carillon-alsa-probe", dependencies: ["ALSA", "MIDI"], path: "Tests/ALSAIntegration/Probe"),
 
+        // Driver of the browser tests (Tests/Browser): a WebSurface over a ControlHub, fed from stdin; not shipped.
+        .executableTarget(name: "carillon-web-probe", dependencies: ["WebSurface", "Controls", "MIDI"], path: "Tests/Browser/Probe"),
+
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "MIDI"]),
         // Test support: counts heap calls on a thread (checks "no allocation in the block loop").

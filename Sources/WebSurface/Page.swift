@@ -42,11 +42,11 @@ enum Page {
     .track{position:relative;width:36px;flex:1;min-height:150px;background:#0c0e11;border:1px solid var(--line);border-radius:6px;cursor:ns-resize}
     .track .fill{position:absolute;left:0;right:0;bottom:0;background:linear-gradient(0deg,#a86a10,var(--acc));border-radius:5px}
     .track .cap{position:absolute;left:-6px;right:-6px;height:14px;margin-bottom:-7px;background:#dde2e8;border-radius:3px}
-    .knob{width:64px;height:64px;border-radius:50%;cursor:ns-resize;
+    .dial{width:64px;height:64px;border-radius:50%;cursor:ns-resize;
       background:conic-gradient(from 225deg,var(--acc) calc(var(--p)*270deg),#0c0e11 0 270deg,transparent 0);
       display:grid;place-items:center}
-    .knob::after{content:"";width:44px;height:44px;border-radius:50%;background:var(--panel)}
-    .knob.encoder{background:conic-gradient(from calc(var(--p)*360deg),var(--acc) 0 20deg,#0c0e11 0)}
+    .dial::after{content:"";width:44px;height:44px;border-radius:50%;background:var(--panel)}
+    .dial.encoder{background:conic-gradient(from calc(var(--p)*360deg),var(--acc) 0 20deg,#0c0e11 0)}
     .press{width:100%;flex:1;min-height:52px;border-radius:8px;border:1px solid var(--line);background:#2a3038;color:var(--fg);font-size:13px}
     .press.on{background:var(--on);color:#000}
     .pad .press{min-height:64px}.pad .press.on{background:var(--acc)}
@@ -115,7 +115,7 @@ enum Page {
         drag(t,w,true);
         w.draw=()=>{const p=w.state.position*100;fill.style.height=p+"%";cap.style.bottom=p+"%"};
       }else if(c.kind==="knob"||c.kind==="encoder"){
-        const k=el("div","knob"+(c.kind==="encoder"?" encoder":""));box.append(k,value);drag(k,w,false);
+        const k=el("div","dial"+(c.kind==="encoder"?" encoder":""));box.append(k,value);drag(k,w,false);
         w.draw=()=>k.style.setProperty("--p",w.state.position);
       }else if(c.kind==="toggle"||c.kind==="button"||c.kind==="momentary"||c.kind==="pad"){
         const b=el("button","press",c.kind==="toggle"?"on/off":c.kind==="pad"?"":"press");box.append(b,value);press(b,w,c.kind);
@@ -126,7 +126,7 @@ enum Page {
           for(let i=0;i<n;i++){const b=el("button",null,String(i+1));
             b.addEventListener("pointerdown",e=>{e.preventDefault();send({type:"control",name:c.name,position:n>1?i/(n-1):0})});s.append(b);bs.push(b)}
           box.append(s,value);w.draw=()=>{const i=Math.round(w.state.position*(n-1));bs.forEach((b,j)=>b.classList.toggle("on",i===j))};
-        }else{const k=el("div","knob");box.append(k,value);drag(k,w,false);w.draw=()=>k.style.setProperty("--p",w.state.position)}
+        }else{const k=el("div","dial");box.append(k,value);drag(k,w,false);w.draw=()=>k.style.setProperty("--p",w.state.position)}
       }else{box.append(value)}
       const base=w.draw;
       w.draw=()=>{base();value.textContent=w.state.display;box.classList.toggle("pickup",!!w.state.pickup);
