@@ -3,7 +3,8 @@
 # chromium-driver, from scripts/setup) driven by Selenium (from PyPI, in a
 # virtual environment made here) against carillon-web-probe.
 #   Tests/Browser/run.sh          (after `swift build --build-tests`, which builds the probe)
-# Prints "N passed, N failed"; exits non-zero on a failure. Writes docs/web-surface.png.
+# Prints "N passed, N failed"; exits non-zero on a failure. Screenshot: .build/web-surface.png,
+# or docs/web-surface.png (the README's) with CARILLON_UPDATE_SCREENSHOT=1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 venv=.build/browser-venv
