@@ -13,7 +13,7 @@ import Foundation
 /// - `{"type":"status","load":0.12,"xruns":0,"blocks":123,"peak":0.5,"rms":0.1,
 ///   "overflows":0,"refused":0,"transport":{"position":s,"duration":s,"playing":b,"looping":b,"bpm":x}}`
 ///   about every 100 ms (`transport` for `play` only; numbers absent without audio).
-/// - `{"type":"refused","reason":"unknown-control","detail":"…"}` answer to a refused message.
+/// - `{"type":"refused","reason":"unknown-control"}` answer to a refused message (not to floods).
 /// - `{"type":"pong"}` answer to `{"type":"ping"}`.
 ///
 /// Page → server:

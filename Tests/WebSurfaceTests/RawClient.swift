@@ -13,7 +13,7 @@ final class RawClient: @unchecked Sendable {
     struct Failure: Error, CustomStringConvertible { var description: String }
 
     /// `receiveBuffer`: a small socket buffer makes a client that stops reading back up quickly.
-    init(port: Int, receiveBuffer: Int32? = nil, timeout: Double = 5) throws {
+    init(port: Int, receiveBuffer: Int32? = nil, timeout: Double = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
