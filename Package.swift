@@ -13,6 +13,11 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // The web surface's HTTP + WebSocket server; no default traits (swift-configuration) to keep the build small.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.0.0"),
+        // Already in the graph through Hummingbird; named to quiet its logger (see WebSurface.logger).
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         // Pure Swift MIDI core: no Foundation, no C.
@@ -41,9 +46,17 @@ let package = Package(
             "MIDI", "Controls", "Engine", "ALSA", "FluidSynth", "SoundFile",
         ]),
 
+        // Every control and meter in a browser: HTTP + WebSocket server, the page embedded.
+        .target(name: "WebSurface", dependencies: [
+            "Carillon", "Controls",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
         // The `carillon` command-line tool, one file per subcommand.
         .executableTarget(name: "CarillonCLI", dependencies: [
-            "Carillon", "MIDI", "Controls", "Engine", "ALSA", "SoundFile",
+            "Carillon", "MIDI", "Controls", "Engine", "ALSA", "SoundFile", "WebSurface",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -52,6 +65,9 @@ let package = Package(
 
         // Driver of the ALSA integration tests run in the VM (scripts/test-alsa-vm); not shipped.
         .executableTarget(name: "carillon-alsa-probe", dependencies: ["ALSA", "CALSA", "MIDI"], path: "Tests/ALSAIntegration/Probe"),
+
+        // Driver of the browser tests (Tests/Browser): a WebSurface over a ControlHub, fed from stdin; not shipped.
+        .executableTarget(name: "carillon-web-probe", dependencies: ["WebSurface", "Controls", "MIDI"], path: "Tests/Browser/Probe"),
 
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "MIDI"]),
@@ -64,5 +80,6 @@ let package = Package(
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI"]),
         .testTarget(name: "CarillonTests", dependencies: ["Carillon", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: ["CarillonCLI"]),
+        .testTarget(name: "WebSurfaceTests", dependencies: ["WebSurface", "Carillon", "Controls", "MIDI"]),
     ]
 )

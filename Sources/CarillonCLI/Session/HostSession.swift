@@ -2,6 +2,7 @@ import ALSA
 import Carillon
 import Controls
 import Synchronization
+import WebSurface
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -60,6 +61,24 @@ enum HostSession {
             if isDone(status, t, step) { return .finished }
         }
         return .interrupted
+    }
+
+    /// Starts the web surface in front of the host's controls when `--web` asks for it,
+    /// and prints where (with the token); any failure ends the command.
+    static func startWeb(_ options: WebOptions, host: LiveHost, view: LiveView,
+                         transport: (@Sendable () -> TransportSnapshot)? = nil) -> WebSurface? {
+        let config: WebSurfaceConfiguration
+        do { guard let c = try options.configuration else { return nil }; config = c } catch { Diagnostics.fail("--web: \(error)") }
+        let status: @Sendable () -> LiveHost.Status = { host.status() }
+        do {
+            let surface = try WebSurface(hub: host.hub, configuration: config, status: status, transport: transport)
+            try surface.start()
+            view.line("web: \(surface.url)" + (config.isLoopback ? "" : " (token \(config.token ?? ""); reachable from the network)"))
+            return surface
+        } catch {
+            host.stop()
+            Diagnostics.fail("\(error)")
+        }
     }
 
     /// "MIDI in at 128:0 'carillon'; connected 24:0 'Virtual Raw MIDI'", nil without a sequencer.

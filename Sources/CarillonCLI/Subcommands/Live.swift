@@ -17,6 +17,7 @@ struct Live: ParsableCommand {
               carillon live --connect "nanoKONTROL" --connect 24:0 --mapping mappings/korg-nanokontrol2.yaml
               carillon live -d hw:1 --period 64 --periods 2
               carillon live --no-audio --mapping mappings/general-midi.yaml
+              carillon live --mapping mappings/korg-nanokontrol2.yaml --web 8080
 
             Other programs can also play into Carillon's port (aplaymidi -p carillon:0, aconnect). \
             When a source goes away, the notes it held are released. Ctrl-C ends: all notes off, \
@@ -34,6 +35,8 @@ struct Live: ParsableCommand {
     var duration: Double?
 
     @OptionGroup var synth: SynthOptions
+
+    @OptionGroup var web: WebOptions
 
     func validate() throws {
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
@@ -60,8 +63,10 @@ struct Live: ParsableCommand {
         if let line = HostSession.inputLine(host, connected: connected) { view.line("carillon live: " + line) }
         if let device = host.status().device { view.line("audio: \(device)") } else { view.line("audio: none (--no-audio)") }
 
+        let surface = HostSession.startWeb(web, host: host, view: view)
         _ = HostSession.watch(host, view: view) { _, seconds, _ in duration.map { seconds >= $0 } ?? false }
-        // Ctrl-C ends cleanly: input stopped, all sound off, device drained, ports closed.
+        // Ctrl-C ends cleanly: pages closed, input stopped, all sound off, device drained, ports closed.
+        surface?.stop()
         host.stop()
         for line in host.takeLog() { view.line(line) }
         view.finish(status: host.status())

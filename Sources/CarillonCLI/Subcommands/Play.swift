@@ -3,6 +3,7 @@ import ArgumentParser
 import Carillon
 import Controls
 import Engine
+import WebSurface
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,6 +42,7 @@ struct Play: ParsableCommand {
     @OptionGroup var input: MIDIInputOptions
     @OptionGroup var audio: AudioDeviceOptions
     @OptionGroup var synth: SynthOptions
+    @OptionGroup var web: WebOptions
 
     func validate() throws {
         guard (0.1...10).contains(tempo) else { throw ValidationError("--tempo must be 0.1…10 (a factor of the file's tempo)") }
@@ -80,6 +82,12 @@ struct Play: ParsableCommand {
         if let device = host.status().device { view.line("audio: \(device)") }
         if let line = HostSession.inputLine(host, connected: connected) { view.line(line) }
 
+        let bpm = piece.firstTempo
+        let surface = HostSession.startWeb(web, host: host, view: view, transport: {
+            TransportSnapshot(position: transport.position, duration: transport.duration,
+                              playing: transport.isPlaying && !transport.isFinished, looping: transport.isLooping,
+                              bpm: transport.tempoScale * bpm)
+        })
         var quietFor = 0.0, tailFor = 0.0
         let ending = HostSession.watch(host, view: view, header: { Self.positionLine(transport) }) { status, _, step in
             // The end: the piece played out (not looping), then its sound died away.
@@ -89,6 +97,7 @@ struct Play: ParsableCommand {
             return quietFor >= 0.25 || tailFor >= tail
         }
         let position = Self.positionLine(transport)
+        surface?.stop()
         host.stop()
         for line in host.takeLog() { view.line(line) }
         view.line("\(ending.rawValue) at " + position)

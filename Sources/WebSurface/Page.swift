@@ -1,0 +1,182 @@
+/// The page, embedded: no CDN, no network but its own WebSocket. One file of
+/// HTML, CSS and JavaScript so every request is one response the gate checked.
+enum Page {
+    static let tokenForm = """
+    <!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+    <title>Carillon — token</title><style>body{font:16px system-ui,sans-serif;background:#111;color:#eee;display:grid;place-items:center;height:90vh}
+    input,button{font-size:18px;padding:.5em;border-radius:6px;border:1px solid #555;background:#222;color:#eee}</style></head>
+    <body><form method="get" action="/"><p>This Carillon asks for its web token (printed where it was started).</p>
+    <input name="token" autocomplete="off" autofocus placeholder="token"> <button>Open</button></form></body></html>
+    """
+
+    static let html = """
+    <!doctype html>
+    <html lang="en"><head><meta charset="utf-8">
+    <meta name="viewport" content="width=device-width,initial-scale=1,maximum-scale=1,user-scalable=no">
+    <title>Carillon</title>
+    <style>
+    :root{--bg:#14161a;--panel:#1e2228;--line:#323842;--fg:#e8ebef;--dim:#8d96a3;--acc:#f0a030;--on:#3fbf7f;--warn:#e5533d}
+    *{box-sizing:border-box}
+    html,body{margin:0;background:var(--bg);color:var(--fg);font:14px system-ui,-apple-system,"DejaVu Sans",sans-serif;
+      -webkit-user-select:none;user-select:none;touch-action:manipulation}
+    header{position:sticky;top:0;z-index:2;background:#0d0f12;border-bottom:1px solid var(--line);padding:6px 10px;
+      display:flex;flex-wrap:wrap;gap:6px 14px;align-items:center}
+    header h1{font-size:15px;margin:0;font-weight:600}
+    .stat{color:var(--dim);font-variant-numeric:tabular-nums}.stat b{color:var(--fg);font-weight:600}
+    #conn{width:10px;height:10px;border-radius:50%;background:var(--warn)}#conn.up{background:var(--on)}
+    .meter{position:relative;width:120px;height:10px;background:#000;border:1px solid var(--line);border-radius:3px;overflow:hidden}
+    .meter i{position:absolute;left:0;top:0;bottom:0;background:linear-gradient(90deg,#3fbf7f 0 70%,#e5c33d 70% 90%,#e5533d 90%)}
+    .meter i.rms{opacity:.5;background:#9fd}
+    #transport{display:none;gap:8px;align-items:center;padding:8px 10px;background:var(--panel);border-bottom:1px solid var(--line);flex-wrap:wrap}
+    #transport.show{display:flex}
+    #transport input[type=range]{flex:1;min-width:140px;accent-color:var(--acc);height:28px}
+    #transport button,.btn{min-width:44px;min-height:40px;border-radius:8px;border:1px solid var(--line);background:#2a3038;color:var(--fg);font-size:16px}
+    #transport button.on{background:var(--acc);color:#000}
+    main{display:grid;grid-template-columns:repeat(auto-fill,minmax(92px,1fr));gap:8px;padding:10px}
+    .w{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:6px;display:flex;flex-direction:column;
+      align-items:center;gap:4px;min-height:92px;touch-action:none}
+    .w .label{font-size:12px;color:var(--dim);text-align:center;line-height:1.15;max-height:2.4em;overflow:hidden;word-break:break-word}
+    .w .value{font-variant-numeric:tabular-nums;font-size:13px;text-align:center;white-space:nowrap}
+    .w.pickup .value{color:var(--acc)}
+    .w.fader{grid-row:span 2}
+    .track{position:relative;width:36px;flex:1;min-height:150px;background:#0c0e11;border:1px solid var(--line);border-radius:6px;cursor:ns-resize}
+    .track .fill{position:absolute;left:0;right:0;bottom:0;background:linear-gradient(0deg,#a86a10,var(--acc));border-radius:5px}
+    .track .cap{position:absolute;left:-6px;right:-6px;height:14px;margin-bottom:-7px;background:#dde2e8;border-radius:3px}
+    .dial{width:64px;height:64px;border-radius:50%;cursor:ns-resize;
+      background:conic-gradient(from 225deg,var(--acc) calc(var(--p)*270deg),#0c0e11 0 270deg,transparent 0);
+      display:grid;place-items:center}
+    .dial::after{content:"";width:44px;height:44px;border-radius:50%;background:var(--panel)}
+    .dial.encoder{background:conic-gradient(from calc(var(--p)*360deg),var(--acc) 0 20deg,#0c0e11 0)}
+    .press{width:100%;flex:1;min-height:52px;border-radius:8px;border:1px solid var(--line);background:#2a3038;color:var(--fg);font-size:13px}
+    .press.on{background:var(--on);color:#000}
+    .pad .press{min-height:64px}.pad .press.on{background:var(--acc)}
+    .sel{display:flex;flex-wrap:wrap;gap:3px;justify-content:center}
+    .sel button{min-width:30px;min-height:32px;border-radius:6px;border:1px solid var(--line);background:#2a3038;color:var(--fg)}
+    .sel button.on{background:var(--acc);color:#000}
+    .w.selector.many{grid-column:span 2}
+    .w.readout .value{font-size:18px;margin:auto}
+    .empty{color:var(--dim);padding:20px}
+    @media (orientation:portrait) and (max-width:600px){main{grid-template-columns:repeat(3,1fr)}.track{min-height:130px}}
+    @media (orientation:landscape) and (min-width:900px){main{grid-template-columns:repeat(auto-fill,minmax(104px,1fr))}.track{min-height:180px}}
+    </style></head>
+    <body>
+    <header><span id="conn" title="connection"></span><h1 id="title">Carillon</h1>
+      <span class="stat">load <b id="load">–</b></span><span class="stat">xruns <b id="xruns">–</b></span>
+      <span class="stat">blocks <b id="blocks">–</b></span>
+      <span class="stat">master</span><span class="meter" id="master"><i class="rms"></i><i class="peak"></i></span>
+    </header>
+    <section id="transport">
+      <button id="t-play" title="play">▶</button><button id="t-stop" title="stop">■</button>
+      <span class="stat" id="t-pos">0:00.0</span><input type="range" id="t-seek" min="0" max="100" step="0.1" value="0">
+      <span class="stat" id="t-dur">0:00.0</span><button id="t-loop" title="loop">⟳</button>
+      <button id="t-slower" title="slower">−</button><span class="stat"><b id="t-bpm">–</b> bpm</span><button id="t-faster" title="faster">+</button>
+    </section>
+    <main id="controls"></main>
+    <script>
+    "use strict";
+    (function(){
+    const token=new URLSearchParams(location.search).get("token");
+    const $=id=>document.getElementById(id);
+    const widgets=new Map();
+    let ws=null,hello=null,params={};
+    window.carillon={widgets,get hello(){return hello},received:0};
+    function send(o){if(ws&&ws.readyState===1)ws.send(JSON.stringify(o))}
+    function el(tag,cls,text){const e=document.createElement(tag);if(cls)e.className=cls;if(text!=null)e.textContent=text;return e}
+    function clamp(x){return Math.max(0,Math.min(1,x))}
+    // Switches show their value (a toggle's hardware position says nothing of its state).
+    function isOn(s){const a=Math.min(s.min,s.max),b=Math.max(s.min,s.max);return b>a?(s.value-a)/(b-a)>=0.5||(s.kind==="pad"&&s.value>a):s.value>0}
+    // A vertical drag over an element: position 0..1 (absolute on a track, relative on a knob).
+    function drag(target,w,absolute){
+      let startY=0,startP=0;
+      function at(e){const r=target.getBoundingClientRect();return clamp(1-(e.clientY-r.top)/r.height)}
+      target.addEventListener("pointerdown",e=>{e.preventDefault();target.setPointerCapture(e.pointerId);
+        startY=e.clientY;startP=w.state.position;w.dragging=true;move(e)});
+      function move(e){if(!w.dragging)return;
+        const p=absolute?at(e):clamp(startP+(startY-e.clientY)/160);
+        w.state.position=p;w.draw();send({type:"control",name:w.state.name,position:p})}
+      target.addEventListener("pointermove",move);
+      const end=()=>{w.dragging=false};target.addEventListener("pointerup",end);target.addEventListener("pointercancel",end);
+    }
+    function press(btn,w,kind){
+      btn.addEventListener("pointerdown",e=>{e.preventDefault();btn.setPointerCapture(e.pointerId);
+        if(kind==="toggle"){send({type:"control",name:w.state.name,position:isOn(w.state)?0:1})}
+        else{btn.classList.add("on");send({type:"control",name:w.state.name,position:1})}});
+      const up=()=>{if(kind==="button"||kind==="pad"){send({type:"control",name:w.state.name,position:0})}
+        if(kind!=="toggle")setTimeout(()=>w.draw(),120)};
+      btn.addEventListener("pointerup",up);btn.addEventListener("pointercancel",up);
+    }
+    function make(c){
+      const box=el("div","w "+c.kind);box.dataset.control=c.name;box.dataset.kind=c.kind;
+      const w={state:c,box,dragging:false,draw(){}};
+      box.append(el("div","label",c.name));
+      const value=el("div","value");
+      if(c.kind==="fader"){
+        const t=el("div","track"),fill=el("div","fill"),cap=el("div","cap");t.append(fill,cap);box.append(t,value);
+        drag(t,w,true);
+        w.draw=()=>{const p=w.state.position*100;fill.style.height=p+"%";cap.style.bottom=p+"%"};
+      }else if(c.kind==="knob"||c.kind==="encoder"){
+        const k=el("div","dial"+(c.kind==="encoder"?" encoder":""));box.append(k,value);drag(k,w,false);
+        w.draw=()=>k.style.setProperty("--p",w.state.position);
+      }else if(c.kind==="toggle"||c.kind==="button"||c.kind==="momentary"||c.kind==="pad"){
+        const b=el("button","press",c.kind==="toggle"?"on/off":c.kind==="pad"?"":"press");box.append(b,value);press(b,w,c.kind);
+        w.draw=()=>b.classList.toggle("on",isOn(w.state));
+      }else if(c.kind==="selector"){
+        const n=c.steps||2;
+        if(n<=12){const s=el("div","sel");if(n>6)box.classList.add("many");const bs=[];
+          for(let i=0;i<n;i++){const b=el("button",null,String(i+1));
+            b.addEventListener("pointerdown",e=>{e.preventDefault();send({type:"control",name:c.name,position:n>1?i/(n-1):0})});s.append(b);bs.push(b)}
+          box.append(s,value);w.draw=()=>{const i=Math.round(w.state.position*(n-1));bs.forEach((b,j)=>b.classList.toggle("on",i===j))};
+        }else{const k=el("div","dial");box.append(k,value);drag(k,w,false);w.draw=()=>k.style.setProperty("--p",w.state.position)}
+      }else{box.append(value)}
+      const base=w.draw;
+      w.draw=()=>{base();value.textContent=w.state.display;box.classList.toggle("pickup",!!w.state.pickup);
+        box.dataset.value=w.state.value;box.dataset.position=w.state.position};
+      w.draw();return w;
+    }
+    function build(h){
+      hello=h;const main=$("controls");main.textContent="";widgets.clear();
+      $("title").textContent="Carillon"+(h.mapping?" — "+h.mapping:"");
+      for(const p of h.parameters)params[p.address]=p;
+      if(!h.controls.length)main.append(el("div","empty","No mapping: start with --mapping FILE to see controls here."));
+      for(const c of h.controls){const w=make(c);widgets.set(c.name,w);main.append(w.box)}
+      $("transport").classList.toggle("show",!!h.play);
+    }
+    function clock(s){s=Math.max(0,s||0);const m=Math.floor(s/60),r=(s-60*m).toFixed(1);return m+":"+(r<10?"0":"")+r}
+    let seeking=false;
+    function status(s){
+      if(s.load!=null)$("load").textContent=(s.load*100).toFixed(0)+"%";
+      if(s.xruns!=null)$("xruns").textContent=s.xruns;if(s.blocks!=null)$("blocks").textContent=s.blocks;
+      const db=x=>x>0?clamp((20*Math.log10(x)+60)/60):0;
+      $("master").querySelector(".peak").style.width=(db(s.peak)*100)+"%";
+      $("master").querySelector(".rms").style.width=(db(s.rms)*100)+"%";
+      const t=s.transport;if(!t)return;
+      $("t-pos").textContent=clock(t.position);$("t-dur").textContent=clock(t.duration);
+      if(!seeking)$("t-seek").value=t.duration>0?100*t.position/t.duration:0;
+      $("t-play").classList.toggle("on",t.playing);$("t-loop").classList.toggle("on",t.looping);
+      $("t-bpm").textContent=t.bpm.toFixed(1);$("t-bpm").dataset.bpm=t.bpm;$("t-loop").dataset.on=t.looping?1:0;
+    }
+    function tempo(f){const p=params["transport.tempo"],b=Number($("t-bpm").dataset.bpm||0);
+      if(p&&b>0)send({type:"set",parameter:"transport.tempo",value:Math.max(p.min,Math.min(p.max,b*f))})}
+    $("t-play").onclick=()=>send({type:"set",parameter:"transport.play",value:1});
+    $("t-stop").onclick=()=>send({type:"set",parameter:"transport.stop",value:1});
+    $("t-loop").onclick=()=>send({type:"set",parameter:"transport.loop",value:$("t-loop").dataset.on==="1"?0:1});
+    $("t-slower").onclick=()=>tempo(1/1.05);$("t-faster").onclick=()=>tempo(1.05);
+    $("t-seek").addEventListener("input",()=>{seeking=true});
+    $("t-seek").addEventListener("change",e=>{seeking=false;send({type:"set",parameter:"transport.position",value:Number(e.target.value)})});
+    function connect(){
+      ws=new WebSocket((location.protocol==="https:"?"wss://":"ws://")+location.host+"/ws"+(token?"?token="+encodeURIComponent(token):""));
+      ws.onopen=()=>$("conn").classList.add("up");
+      ws.onclose=()=>{$("conn").classList.remove("up");setTimeout(connect,1000)};
+      ws.onmessage=e=>{let m;try{m=JSON.parse(e.data)}catch(_){return}window.carillon.received++;
+        if(m.type==="hello")build(m);
+        else if(m.type==="controls"){for(const c of m.controls){const w=widgets.get(c.name);if(!w)continue;
+          const keep=w.dragging?w.state.position:null;Object.assign(w.state,c);if(keep!=null)w.state.position=keep;w.draw()}}
+        else if(m.type==="status")status(m);
+      };
+    }
+    connect();
+    })();
+    </script>
+    </body></html>
+    """
+}

@@ -1,0 +1,202 @@
+import Controls
+import Foundation
+
+/// The JSON messages on `/ws`, version 1. Every message is one text frame
+/// holding one JSON object with a `type`.
+///
+/// Server → page:
+/// - `{"type":"hello","version":1,"mapping":"…","play":false,"controls":[C…],"parameters":[P…]}`
+///   once, on connect. C = `{"name","kind","value","position","min","max","unit","display","pickup","steps"}`
+///   (`steps`: selectors only); P = the `transport.*` and `master.gain` specs `{"address","min","max","unit"}`.
+/// - `{"type":"controls","controls":[C…]}` what changed (coalesced: at most one per
+///   control every ~20 ms), same fields as in hello minus the static ones.
+/// - `{"type":"status","load":0.12,"xruns":0,"blocks":123,"peak":0.5,"rms":0.1,
+///   "overflows":0,"refused":0,"transport":{"position":s,"duration":s,"playing":b,"looping":b,"bpm":x}}`
+///   about every 100 ms (`transport` for `play` only; numbers absent without audio).
+/// - `{"type":"refused","reason":"unknown-control"}` answer to a refused message (not to floods).
+/// - `{"type":"pong"}` answer to `{"type":"ping"}`.
+///
+/// Page → server:
+/// - `{"type":"control","name":"Fader 1","position":0.5}` moves a control as its
+///   hardware would (0…1 of its travel: the mapping's curve and steps apply);
+/// - `{"type":"control","name":"Fader 1","value":-6}` sets it to a value in its own range and unit;
+/// - `{"type":"set","parameter":"transport.position","value":50}` sets a parameter
+///   (its own unit and range: `transport.play`, `.stop`, `.loop`, `.tempo`, `.position`, `master.gain` …);
+/// - `{"type":"ping"}`.
+///
+/// Refused (counted by reason, answered with `refused`, never applied): not JSON,
+/// not an object of a known type, longer than the limit (4 KiB), binary frames,
+/// an unknown control or parameter, a readout, a value outside the range or not
+/// finite, both or neither of `position`/`value`, more than the rate limit.
+public enum WebProtocol {
+    public static let version = 1
+
+    public enum Refusal: String, CaseIterable, Sendable, Error {
+        case malformed, oversized, binary, flood
+        case unknownControl = "unknown-control"
+        case unknownParameter = "unknown-parameter"
+        case readOnly = "read-only"
+        case outOfRange = "out-of-range"
+    }
+
+    /// A validated request from a page.
+    public enum Request: Equatable, Sendable {
+        case control(name: String, value: Double)
+        case parameter(ParameterAddress, value: Double)
+        case ping
+    }
+
+    struct Incoming: Decodable {
+        var type: String
+        var name: String?
+        var parameter: String?
+        var value: Double?
+        var position: Double?
+    }
+
+    /// Validates one text message against the controls; position is converted
+    /// through the control's curve (the hardware's path) into a value.
+    static func parse(_ text: String, maxBytes: Int, controls: ControlIndex) -> Result<Request, Refusal> {
+        guard text.utf8.count <= maxBytes else { return .failure(.oversized) }
+        guard let m = try? JSONDecoder().decode(Incoming.self, from: Data(text.utf8)) else { return .failure(.malformed) }
+        switch m.type {
+        case "ping":
+            return .success(.ping)
+        case "control":
+            guard let name = m.name else { return .failure(.malformed) }
+            guard let control = controls.byName[name] else { return .failure(.unknownControl) }
+            guard control.kind != .readout else { return .failure(.readOnly) }
+            switch (m.value, m.position) {
+            case (let v?, nil):
+                guard v.isFinite, v >= control.range.lower, v <= control.range.upper else { return .failure(.outOfRange) }
+                return .success(.control(name: name, value: v))
+            case (nil, let p?):
+                guard p.isFinite, (0...1).contains(p) else { return .failure(.outOfRange) }
+                return .success(.control(name: name, value: control.value(atPosition: p)))
+            default:
+                return .failure(.malformed)
+            }
+        case "set":
+            guard let text = m.parameter, let v = m.value else { return .failure(.malformed) }
+            guard let address = ParameterAddress(text) else { return .failure(.unknownParameter) }
+            guard v.isFinite, address.spec.range.contains(v) else { return .failure(.outOfRange) }
+            return .success(.parameter(address, value: v))
+        default:
+            return .failure(.malformed)
+        }
+    }
+}
+
+/// The mapping's controls by name, with what turns a widget's position into a value.
+struct ControlIndex: Sendable {
+    struct Entry: Sendable {
+        var index: Int
+        var kind: ControlKind
+        var range: ValueRange
+        var shaping: Shaping
+
+        /// The hardware's path: position → curve (and steps) → the control's range.
+        /// Switches take the position as pressed (≥ 0.5) or not.
+        func value(atPosition p: Double) -> Double {
+            switch kind {
+            case .toggle, .button, .momentary: range.scale(p >= 0.5 ? 1 : 0)
+            case .pad: range.scale(p)
+            default: range.scale(shaping.apply(p))
+            }
+        }
+    }
+    var byName: [String: Entry] = [:]
+
+    init(states: [ControlState], definitions: [ControlDefinition]) {
+        let shapings = Dictionary(definitions.map { ($0.name, $0.shaping) }, uniquingKeysWith: { a, _ in a })
+        for (i, s) in states.enumerated() {
+            byName[s.name] = Entry(index: i, kind: s.kind, range: s.range, shaping: shapings[s.name] ?? .linear)
+        }
+    }
+}
+
+/// What the page is sent: encoded with JSONEncoder (names and units escaped properly).
+struct ControlMessage: Encodable, Equatable {
+    var name: String
+    var kind: String?
+    var value: Double
+    var position: Double
+    var min: Double?
+    var max: Double?
+    var unit: String?
+    var display: String
+    var pickup: Bool
+    var steps: Int?
+
+    init(_ s: ControlState, full: Bool, steps: Int? = nil) {
+        name = s.name
+        value = s.value.isFinite ? s.value : 0
+        position = s.position.isFinite ? s.position : 0
+        display = s.display
+        pickup = s.awaitingPickup
+        if full {
+            kind = s.kind.rawValue
+            min = s.range.from
+            max = s.range.to
+            unit = s.unit.rawValue
+            self.steps = steps
+        }
+    }
+}
+
+struct ParameterMessage: Encodable {
+    var address: String
+    var min: Double
+    var max: Double
+    var unit: String
+}
+
+struct HelloMessage: Encodable {
+    var type = "hello"
+    var version = WebProtocol.version
+    var mapping: String?
+    var play: Bool
+    var controls: [ControlMessage]
+    var parameters: [ParameterMessage]
+}
+
+struct ControlsMessage: Encodable {
+    var type = "controls"
+    var controls: [ControlMessage]
+}
+
+/// The transport of `carillon play`, as the page shows it.
+public struct TransportSnapshot: Sendable, Encodable, Equatable {
+    public var position: Double
+    public var duration: Double
+    public var playing: Bool
+    public var looping: Bool
+    public var bpm: Double
+    public init(position: Double, duration: Double, playing: Bool, looping: Bool, bpm: Double) {
+        self.position = position; self.duration = duration; self.playing = playing; self.looping = looping; self.bpm = bpm
+    }
+}
+
+struct StatusMessage: Encodable {
+    var type = "status"
+    var load: Double?
+    var xruns: Int?
+    var blocks: Int?
+    var peak: Double?
+    var rms: Double?
+    var overflows: Int?
+    var refused: Int?
+    var transport: TransportSnapshot?
+}
+
+struct RefusedMessage: Encodable {
+    var type = "refused"
+    var reason: String
+}
+
+enum JSON {
+    static func encode(_ value: some Encodable) -> String {
+        // Our own types with finite numbers: encoding cannot fail.
+        (try? String(decoding: JSONEncoder().encode(value), as: UTF8.self)) ?? "{}"
+    }
+}

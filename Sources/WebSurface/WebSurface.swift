@@ -1,0 +1,288 @@
+import Carillon
+import Controls
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import Synchronization
+
+/// Every control and meter in a browser: one page served from the binary, a
+/// WebSocket at `/ws` speaking `WebProtocol`, in front of a `ControlHub`.
+///
+/// A widget moved on a page goes through `ControlHub.setControl` — the path a
+/// hardware control takes (curves, steps, soft takeover). What the hub holds
+/// goes to every page: a pump reads the controls' states every
+/// `updateInterval` (20 ms), sends what changed to each page's bounded
+/// outbox, and the status every `statusInterval`. The web side never
+/// subscribes to the hub and never touches the render thread: hub calls cost
+/// the same with or without pages.
+///
+/// Security: see `WebSurfaceConfiguration` (loopback, token) and `Gate`
+/// (Origin, Host). Threads: `start` and `stop` from one thread (the CLI's);
+/// the server runs on its own event loops; `counters` from any thread.
+public final class WebSurface: @unchecked Sendable {
+    public typealias Failure = WebSurfaceConfiguration.Failure
+
+    public enum StartFailure: Error, CustomStringConvertible {
+        case configuration(Failure)
+        case bind(String)
+        public var description: String {
+            switch self {
+            case .configuration(let f): f.description
+            case .bind(let why): "cannot serve the web surface: \(why)"
+            }
+        }
+    }
+
+    public let configuration: WebSurfaceConfiguration
+    public let hub: ControlHub
+    private let status: (@Sendable () -> LiveHost.Status)?
+    private let transport: (@Sendable () -> TransportSnapshot)?
+    private let counterBox = CounterBox()
+    private let clients = Mutex<[Int: ClientOutbox]>([:])
+    private let nextClient = Atomic<Int>(0)
+    private let controls: ControlIndex
+    private let steps: [String: Int]
+    private var task: Task<Void, Never>?
+    private let boundPort = Mutex<Int?>(nil)
+
+    /// `status`: the host's meters and counters (nil: none, e.g. a hub alone);
+    /// `transport`: the piece's transport for `play` (nil: no transport bar).
+    /// Throws for a non-loopback address without a token.
+    public init(hub: ControlHub, configuration: WebSurfaceConfiguration,
+                status: (@Sendable () -> LiveHost.Status)? = nil,
+                transport: (@Sendable () -> TransportSnapshot)? = nil) throws(Failure) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.hub = hub
+        self.status = status
+        self.transport = transport
+        let definitions = hub.mapping?.controls ?? []
+        controls = ControlIndex(states: hub.controlStates, definitions: definitions)
+        steps = Dictionary(definitions.filter { $0.kind == .selector }.map { ($0.name, $0.selectorSteps) },
+                           uniquingKeysWith: { a, _ in a })
+    }
+
+    public var counters: WebSurfaceCounters { counterBox.snapshot }
+
+    /// The port listened on (the one asked for, or the system's pick for port 0).
+    public var port: Int? { boundPort.withLock { $0 } }
+
+    /// The address to open, with the token when there is one.
+    public var url: String {
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        let shown = host == "0.0.0.0" || host == "[::]" ? (ProcessInfo.processInfo.hostName) : host
+        return "http://\(shown):\(port ?? configuration.port)/" + (configuration.token.map { "?token=\($0)" } ?? "")
+    }
+
+    /// Binds and serves; returns once listening (the bound port) or throws why not.
+    @discardableResult
+    public func start() throws(StartFailure) -> Int {
+        let ready = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<Int, StartFailure>?>(nil)
+        let app = makeApplication { port in
+            outcome.withLock { $0 = .success(port) }
+            ready.signal()
+        }
+        task = Task.detached { [self] in
+            do {
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask { try await app.run() }
+                    group.addTask { await self.pump() }
+                }
+            } catch is CancellationError {
+            } catch {
+                outcome.withLock { if $0 == nil { $0 = .failure(.bind("\(error)")) } }
+                ready.signal()
+            }
+        }
+        if ready.wait(timeout: .now() + 15) == .timedOut {
+            task?.cancel()
+            throw .bind("the server did not start within 15 s")
+        }
+        switch outcome.withLock({ $0 }) {
+        case .success(let port)?:
+            boundPort.withLock { $0 = port }
+            return port
+        case .failure(let f)?:
+            task = nil
+            throw f
+        case nil:
+            throw .bind("unknown failure")
+        }
+    }
+
+    /// Closes every page's connection and the listening socket. Idempotent.
+    public func stop() {
+        guard let task else { return }
+        self.task = nil
+        task.cancel()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached { _ = await task.value; done.signal() }
+        _ = done.wait(timeout: .now() + 5)
+        for c in clients.withLock({ Array($0.values) }) { c.close() }
+    }
+
+    deinit { stop() }
+
+    // MARK: - Server
+
+    private func makeApplication(onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
+        let gate = Gate(configuration: configuration, counters: counterBox)
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: GateMiddleware(gate: gate))
+        router.get("/") { _, _ in Self.htmlResponse(Page.html, status: .ok) }
+        // A plain GET /ws (no upgrade headers), past the gate.
+        router.get("/ws") { _, _ in Response(status: .badRequest) }
+        let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+        webSocketRouter.ws("/ws", shouldUpgrade: { request, _ in
+            // Refused (counted): Hummingbird answers a refused upgrade 400 and closes.
+            gate.check(request, webSocket: true) == nil ? .upgrade([:]) : .dontUpgrade
+        }, onUpgrade: { [self] inbound, outbound, _ in
+            await self.serve(inbound: inbound, outbound: outbound)
+        })
+        let maxFrame = configuration.maxFrameBytes
+        return Application(
+            router: router,
+            server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter, configuration: .init(ws: .init(maxFrameSize: maxFrame))),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) },
+            logger: Self.logger)
+    }
+
+    /// Hummingbird logs a normal stop (cancelled connections) as errors on stderr,
+    /// over the live view; what matters (a failed bind) is thrown by `start`.
+    static let logger: Logger = {
+        var l = Logger(label: "carillon.web")
+        l.logLevel = .critical
+        return l
+    }()
+
+    static func htmlResponse(_ html: String, status: HTTPResponse.Status) -> Response {
+        Response(status: status, headers: [
+            .contentType: "text/html; charset=utf-8",
+            .cacheControl: "no-store",
+            // Everything is inline and same-origin; nothing may frame the page (clickjacking).
+            .contentSecurityPolicy: "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; frame-ancestors 'none'",
+            .xContentTypeOptions: "nosniff",
+        ], body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// One page's connection: hello, then its sender task drains its outbox
+    /// while this task reads, validates and applies its messages.
+    private func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
+        let id = nextClient.add(1, ordering: .relaxed).newValue
+        let outbox = ClientOutbox(counters: counterBox)
+        counterBox.update { $0.connections += 1; $0.open += 1 }
+        clients.withLock { $0[id] = outbox }
+        defer {
+            clients.withLock { _ = $0.removeValue(forKey: id) }
+            outbox.close()
+            counterBox.update { $0.open -= 1 }
+        }
+        let hello = helloMessage()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await outbound.write(.text(hello))
+                    for await _ in outbox.wakeups {
+                        for text in outbox.take() { try await outbound.write(.text(text)) }
+                    }
+                } catch {}
+            }
+            var limit = RateLimit(rate: configuration.messagesPerSecond, burst: configuration.burst)
+            do {
+                for try await message in inbound.messages(maxSize: configuration.maxFrameBytes) {
+                    handle(message, limit: &limit, outbox: outbox)
+                }
+            } catch {}
+            group.cancelAll()
+        }
+    }
+
+    private func handle(_ message: WebSocketMessage, limit: inout RateLimit, outbox: ClientOutbox) {
+        let result: Result<WebProtocol.Request, WebProtocol.Refusal>
+        if !limit.allow() {
+            result = .failure(.flood)
+        } else if case .text(let text) = message {
+            result = WebProtocol.parse(text, maxBytes: configuration.maxMessageBytes, controls: controls)
+        } else {
+            result = .failure(.binary)
+        }
+        switch result {
+        case .failure(let reason):
+            counterBox.update { $0.refused[reason, default: 0] += 1 }
+            // A flood gets no answer per message: answering would feed it.
+            if reason != .flood { outbox.offer(reply: JSON.encode(RefusedMessage(reason: reason.rawValue))) }
+        case .success(.ping):
+            counterBox.update { $0.accepted += 1 }
+            outbox.offer(reply: #"{"type":"pong"}"#)
+        case .success(.control(let name, let value)):
+            counterBox.update { $0.accepted += 1 }
+            hub.setControl(name, to: value)
+        case .success(.parameter(let address, let value)):
+            counterBox.update { $0.accepted += 1 }
+            hub.set(address, to: value)
+        }
+    }
+
+    private func helloMessage() -> String {
+        var parameters = [ParameterAddress.masterGain]
+        if transport != nil { parameters += ParameterAddress.Transport.allCases.map { .transport($0) } }
+        return JSON.encode(HelloMessage(
+            mapping: hub.mapping?.name, play: transport != nil,
+            controls: hub.controlStates.map { ControlMessage($0, full: true, steps: steps[$0.name]) },
+            parameters: parameters.map {
+                ParameterMessage(address: $0.description, min: $0.spec.range.lowerBound, max: $0.spec.range.upperBound,
+                                 unit: $0.spec.unit.rawValue)
+            }))
+    }
+
+    // MARK: - Pump
+
+    /// Every `updateInterval`: the controls that changed since the last look go
+    /// to every page; every `statusInterval`: the status. Only while pages are open.
+    private func pump() async {
+        var last: [ControlState] = hub.controlStates
+        let statusEvery = max(1, Int(configuration.statusInterval / configuration.updateInterval))
+        var tick = 0
+        while !Task.isCancelled {
+            try? await Task.sleep(for: configuration.updateInterval)
+            let outboxes = clients.withLock { Array($0.values) }
+            guard !outboxes.isEmpty else { continue }
+            let now = hub.controlStates
+            var changed: [(Int, ControlMessage)] = []
+            for (i, s) in now.enumerated() where i >= last.count || !Self.sameShown(s, last[i]) {
+                changed.append((i, ControlMessage(s, full: false)))
+            }
+            last = now
+            for o in outboxes { o.offer(controls: changed) }
+            tick += 1
+            if tick % statusEvery == 0 {
+                let text = statusMessage()
+                for o in outboxes { o.offer(status: text) }
+            }
+        }
+    }
+
+    private static func sameShown(_ a: ControlState, _ b: ControlState) -> Bool {
+        a.value == b.value && a.position == b.position && a.display == b.display && a.awaitingPickup == b.awaitingPickup
+    }
+
+    private func statusMessage() -> String {
+        var m = StatusMessage()
+        if let s = status?() {
+            func finite(_ x: Double) -> Double? { x.isFinite ? x : nil }
+            m.load = finite(s.load); m.xruns = s.xruns; m.blocks = s.blocks
+            m.peak = finite(Double(s.peak)); m.rms = finite(Double(s.rms))
+            m.overflows = s.queueOverflows; m.refused = s.refusedParameters
+        }
+        if var t = transport?() {
+            if !t.position.isFinite { t.position = 0 }
+            if !t.duration.isFinite { t.duration = 0 }
+            if !t.bpm.isFinite { t.bpm = 0 }
+            m.transport = t
+        }
+        return JSON.encode(m)
+    }
+}
