@@ -1,3 +1,4 @@
+import ALSA
 import Controls
 import Engine
 import FluidSynth
@@ -22,7 +23,14 @@ public final class RenderJob {
         public var tail: TailPolicy = .default
         /// Frames per block of the render loop.
         public var blockFrames: Int = 512
+        /// FluidSynth synths rendering each piece in parallel, one thread each (`--threads`).
+        public var threads: Int = 1
+        /// Only the samples of the presets a piece selects are loaded (see `pinPresets`).
+        public var loadsSamplesOnDemand = true
         public init() {}
+
+        /// The machine's cores (the CLI's default for `threads`).
+        public static var cores: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
     }
 
     public struct Summary: Sendable {
@@ -55,6 +63,7 @@ public final class RenderJob {
 
     public enum Failure: Error, CustomStringConvertible {
         case sampler(Sampler.Failure)
+        case threads(String)
         case midiFile(MIDIFileError)
         case audioFile(SoundFileError)
         case interrupted(output: String)
@@ -62,6 +71,7 @@ public final class RenderJob {
         public var description: String {
             switch self {
             case .sampler(let e): "\(e)"
+            case .threads(let e): "cannot start the render threads: \(e)"
             case .midiFile(let e): "\(e)"
             case .audioFile(let e): "\(e)"
             case .interrupted(let output): "interrupted; \(output) was not written"
@@ -71,8 +81,13 @@ public final class RenderJob {
 
     public let options: Options
     public let soundFontPath: String
-    public var instrument: FluidSynthInstrument { sampler.instrument }
-    private let sampler: Sampler
+    /// Synth 0 (the only one with one thread).
+    public var instrument: FluidSynthInstrument { samplers[0].instrument }
+    /// One per thread.
+    private let samplers: [Sampler]
+    private let pool: SamplerPool?
+    /// Per synth: the presets pinned for the last piece.
+    private var pinned: [Set<Synth.PresetAddress>]
     private let renderer: Renderer
     private let buffer: UnsafeMutableBufferPointer<Float>
 
@@ -80,10 +95,25 @@ public final class RenderJob {
     public init(soundFont path: String, options: Options = Options()) throws(Failure) {
         self.options = options
         self.soundFontPath = path
+        var samplerOptions = options.sampler
+        samplerOptions.loadsSamplesOnDemand = options.loadsSamplesOnDemand
+        var samplers: [Sampler] = []
         do {
-            sampler = try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: options.sampler)
+            // FluidSynth's sample cache shares the font's sample data between the synths.
+            for _ in 0..<max(1, options.threads) {
+                samplers.append(try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: samplerOptions))
+            }
         } catch { throw .sampler(error) }
-        renderer = Renderer(instrument: sampler.instrument)
+        self.samplers = samplers
+        pinned = samplers.map { _ in [] }
+        if samplers.count > 1 {
+            do throws(ALSAError) {
+                pool = try SamplerPool(members: samplers.map(\.instrument), keepingAlive: samplers)
+            } catch { throw .threads("\(error)") }
+        } else {
+            pool = nil
+        }
+        renderer = Renderer(instrument: pool ?? samplers[0].instrument)
         // The same parameters as live: `--reverb-level` is the reverb return's start value.
         for change in options.sampler.startValues { renderer.parameters.set(change.address, Double(change.value)) }
         buffer = .allocate(capacity: 2 * options.blockFrames)
@@ -111,8 +141,21 @@ public final class RenderJob {
         } catch { throw .audioFile(error) }
 
         let rate = Double(options.sampleRate)
-        _ = instrument.synth.systemReset()
-        let refusedBefore = instrument.refusedCount
+        // Each synth selects (and, with samples on demand, pins) what the piece
+        // selects, and starts from a reset.
+        var percussion: UInt16 = 0
+        do throws(FluidSynthError) {
+            for (i, sampler) in samplers.enumerated() {
+                let selection = try sampler.instrument.pinPresets(selectedBy: score, unpinning: pinned[i])
+                pinned[i] = selection.presets
+                percussion |= selection.percussionChannels
+            }
+        } catch {
+            writer.discard()
+            throw .sampler(.soundFont(error))
+        }
+        pool?.reset(percussionChannels: percussion)
+        let refusedBefore = refusedCount
         renderer.prepare(sampleRate: rate, maxFrames: options.blockFrames)
         renderer.schedule(score, startingAt: 0)
         var tail = TailTracker(policy: options.tail, sampleRate: rate)
@@ -144,9 +187,11 @@ public final class RenderJob {
         return Summary(input: input, output: output, duration: Double(renderer.sampleTime) / rate,
                        pieceDuration: score.duration, peak: renderer.peak,
                        clippedSamples: renderer.clippedSamples, elapsed: Self.seconds(clock.now - start),
-                       refusedSynthCalls: instrument.refusedCount - refusedBefore,
+                       refusedSynthCalls: refusedCount - refusedBefore,
                        droppedMessages: renderer.droppedMessages)
     }
+
+    private var refusedCount: Int { pool?.refusedCount ?? instrument.refusedCount }
 
     static func seconds(_ duration: Duration) -> Double {
         let (s, atto) = duration.components

@@ -42,18 +42,13 @@ public final class FluidSynthInstrument: Instrument {
     }
 
     public func receive(_ message: ChannelMessage) {
-        if !synth.send(status: message.status, data1: message.data1, data2: message.data2) {
-            refused.add(1, ordering: .relaxed)
-        }
+        if !send(message) { refused.add(1, ordering: .relaxed) }
     }
 
     public func render(frames: Int,
                        dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
                        effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>) {
-        renderedFrames &+= frames
-        if !synth.process(frames: frames, fx: effects, fxCount: effectsCount, out: dry, outCount: 2 * stripCount) {
-            refused.add(1, ordering: .relaxed)
-        }
+        if !process(frames: frames, dry: dry, effects: effects) { refused.add(1, ordering: .relaxed) }
     }
 
     public func silence() { _ = synth.allSoundsOff() }
@@ -62,10 +57,35 @@ public final class FluidSynthInstrument: Instrument {
         if !synth.sysEx(data) { refused.add(1, ordering: .relaxed) }
     }
 
+    public func setEffect(_ effect: SynthEffect, to value: Float) {
+        if !apply(effect, value) { refused.add(1, ordering: .relaxed) }
+    }
+
+    // The uncounted forms, for a pool that counts each refusal once for all its synths.
+
+    /// Applies a channel message; false when FluidSynth refused it. Render thread.
+    @inline(__always)
+    func send(_ message: ChannelMessage) -> Bool {
+        synth.send(status: message.status, data1: message.data1, data2: message.data2)
+    }
+
+    /// Adds `frames` frames to the buffers; false when FluidSynth refused. Render thread.
+    @inline(__always)
+    func process(frames: Int,
+                 dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
+                 effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>) -> Bool {
+        renderedFrames &+= frames
+        return synth.process(frames: frames, fx: effects, fxCount: effectsCount, out: dry, outCount: 2 * stripCount)
+    }
+
+    /// The number of effect buffers `process` writes (reverb L/R, chorus L/R).
+    var effectBufferCount: Int { effectsCount }
+
     /// Values outside FluidSynth's ranges are clamped to them (reverb room size,
     /// damping 0…1, width 0…100; chorus 0…99 voices, depth 0…256 ms, speed 0.1…5 Hz).
-    public func setEffect(_ effect: SynthEffect, to value: Float) {
-        guard value.isFinite else { refused.add(1, ordering: .relaxed); return }
+    /// False when FluidSynth refused. Render thread.
+    func apply(_ effect: SynthEffect, _ value: Float) -> Bool {
+        guard value.isFinite else { return false }
         let v = Double(value)
         let ok: Bool
         switch effect {
@@ -78,6 +98,6 @@ public final class FluidSynthInstrument: Instrument {
         case .chorusSpeed: ok = synth.setChorusSpeed(hertz: min(max(v, 0.1), 5))
         case .chorusEnabled: ok = synth.chorusOn(v >= 0.5)
         }
-        if !ok { refused.add(1, ordering: .relaxed) }
+        return ok
     }
 }

@@ -13,6 +13,11 @@ public struct SamplerOptions: Sendable {
     /// FluidSynth's units; nil leaves the parameter table's default.
     public var reverbLevel: Double?
     public var chorusLevel: Double?
+    /// Load a preset's samples only when a piece selects it (FluidSynth's
+    /// `synth.dynamic-sample-loading`): `render` pins what each piece selects
+    /// before it plays. Live input could select any preset at any time, so
+    /// live and play load the whole font.
+    public var loadsSamplesOnDemand = false
     public init() {}
 
     /// The rates FluidSynth 2.3 renders at (`synth.sample-rate`: 8000…96000 Hz).
@@ -57,6 +62,7 @@ public final class Sampler {
                 channels: [ChannelSetup] = []) throws(Failure) {
         do throws(FluidSynthError) {
             let settings = try Settings.forRendering(sampleRate: sampleRate, gain: options.gain)
+            if options.loadsSamplesOnDemand { try settings.set("synth.dynamic-sample-loading", true) }
             let synth = try Synth(settings: settings)
             try synth.setReverb(on: options.reverb)
             try synth.setChorus(on: options.chorus)

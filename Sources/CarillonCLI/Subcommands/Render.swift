@@ -39,6 +39,9 @@ struct Render: ParsableCommand {
     @Option(help: ArgumentHelp("Level under which the tail counts as silent, in dBFS.", valueName: "dB"))
     var silence: Double = TailPolicy.default.silenceThreshold
 
+    @Option(help: ArgumentHelp("FluidSynth synths rendering each file in parallel, one thread each (default: the cores).", valueName: "n"))
+    var threads: Int = RenderJob.Options.cores
+
     @Flag(name: [.customShort("q"), .long], help: "No progress bar and no summary.")
     var quiet = false
 
@@ -48,6 +51,7 @@ struct Render: ParsableCommand {
         if inputs.count > 1 && output != nil {
             throw ValidationError("-o names one file; with several inputs use --output-dir")
         }
+        guard (1...64).contains(threads) else { throw ValidationError("--threads must be 1...64") }
         guard tail >= 0 else { throw ValidationError("--tail must not be negative") }
         guard silence < 0 else { throw ValidationError("--silence must be below 0 dBFS") }
         _ = try audio.resolve(for: output)
@@ -64,6 +68,7 @@ struct Render: ParsableCommand {
         options.sampleRate = audio.rate
         options.sampler = synth.samplerOptions
         options.tail = TailPolicy(silenceThreshold: silence, maxTail: tail)
+        options.threads = threads
 
         let job: RenderJob
         do { job = try RenderJob(soundFont: fontPath, options: options) } catch { fail(error) }

@@ -42,6 +42,13 @@ public protocol Instrument: AnyObject {
     /// 0.5 and above). The renderer calls it once per change, at a block's
     /// start. Render thread.
     func setEffect(_ effect: SynthEffect, to value: Float)
+
+    /// Ends a block: the renderer calls it after the block's last `render`
+    /// call, before it reads the buffers. An instrument that defers work (a
+    /// pool of synths rendering a block's pieces on worker threads at once)
+    /// completes it here, into the buffers its `render` calls were given.
+    /// Render thread.
+    func finishBlock()
 }
 
 extension Instrument {
@@ -50,4 +57,6 @@ extension Instrument {
     public func receiveSysEx(_ data: UnsafeBufferPointer<UInt8>) {}
     /// By default an instrument has no effects to set.
     public func setEffect(_ effect: SynthEffect, to value: Float) {}
+    /// By default an instrument renders at once and has nothing to finish.
+    public func finishBlock() {}
 }

@@ -160,6 +160,7 @@ public final class Renderer: @unchecked Sendable {
             if isScore { sequencer.advance() } else { events.pop() }
         }
         if done < frames { renderPiece(from: done, frames: frames - done) }
+        instrument.finishBlock()
         sequencer.end(at: blockEnd, transport: transport)
         dropped.store(sequencer.droppedMessages, ordering: .relaxed)
 

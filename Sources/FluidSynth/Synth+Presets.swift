@@ -1,0 +1,60 @@
+import CFluidSynth
+
+/// What a pool of synths and on-demand sample loading need to know about a
+/// synth's presets and voices.
+extension Synth {
+    /// A preset of a loaded SoundFont, as FluidSynth addresses it.
+    public struct PresetAddress: Hashable, Sendable {
+        public var soundFontID: Int32
+        public var bank: Int32
+        public var program: Int32
+        public init(soundFontID: Int32, bank: Int32, program: Int32) {
+            self.soundFontID = soundFontID; self.bank = bank; self.program = program
+        }
+        /// FluidSynth's percussion bank.
+        public var isPercussion: Bool { bank == 128 }
+    }
+
+    /// Voices sounding now (FluidSynth counts them as it starts and ends them).
+    /// Whichever thread owns the synth at the time.
+    @inline(__always) public var activeVoiceCount: Int { Int(fluid_synth_get_active_voice_count(handle)) }
+
+    /// The most voices the synth plays at once (`synth.polyphony`).
+    public var polyphony: Int { Int(fluid_synth_get_polyphony(handle)) }
+
+    /// Marks `sounding[channel × 128 + key]` for every voice that sounds now
+    /// (held, sustained or in its release); `scratch` holds `polyphony`
+    /// pointers. Whichever thread owns the synth; allocates nothing.
+    @inline(__always)
+    public func markSoundingKeys(_ sounding: UnsafeMutablePointer<Bool>,
+                                 scratch: UnsafeMutablePointer<OpaquePointer?>, capacity: Int) {
+        fluid_synth_get_voicelist(handle, scratch, Int32(capacity), -1)
+        for i in 0..<capacity {
+            guard let voice = scratch[i] else { break }
+            let channel = Int(fluid_voice_get_channel(voice)), key = Int(fluid_voice_get_key(voice))
+            if (0..<16).contains(channel) && (0..<128).contains(key) { sounding[channel << 7 | key] = true }
+        }
+    }
+
+    /// The preset selected on `channel` (0...15), nil when none is.
+    /// Whichever thread owns the synth at the time.
+    public func preset(onChannel channel: Int) -> PresetAddress? {
+        guard let preset = fluid_synth_get_channel_preset(handle, Int32(channel)),
+              let font = fluid_preset_get_sfont(preset) else { return nil }
+        return PresetAddress(soundFontID: fluid_sfont_get_id(font), bank: fluid_preset_get_banknum(preset),
+                             program: fluid_preset_get_num(preset))
+    }
+
+    /// Keeps a preset's samples loaded (with `synth.dynamic-sample-loading`,
+    /// FluidSynth otherwise loads them when a channel selects the preset and
+    /// frees them when none does). Loads them now if needed. Not on the render thread.
+    public func pin(_ preset: PresetAddress) throws(FluidSynthError) {
+        try check(fluid_synth_pin_preset(handle, preset.soundFontID, preset.bank, preset.program),
+                  "fluid_synth_pin_preset")
+    }
+
+    /// Lets a pinned preset's samples go when no channel selects it. Not on the render thread.
+    public func unpin(_ preset: PresetAddress) {
+        _ = fluid_synth_unpin_preset(handle, preset.soundFontID, preset.bank, preset.program)
+    }
+}
