@@ -56,13 +56,16 @@ enum Page {
     .w.selector.many{grid-column:span 2}
     .w.readout .value{font-size:18px;margin:auto}
     .empty{color:var(--dim);padding:20px}
+    #strips{display:none;gap:3px;padding:4px 10px;height:34px}#strips.show{display:flex}
+    #strips .strip{flex:1;background:#111;border-radius:2px;position:relative;overflow:hidden}
+    #strips .strip i{position:absolute;bottom:0;left:0;right:0;background:var(--acc)}
     @media (orientation:portrait) and (max-width:600px){main{grid-template-columns:repeat(3,1fr)}.track{min-height:130px}}
     @media (orientation:landscape) and (min-width:900px){main{grid-template-columns:repeat(auto-fill,minmax(104px,1fr))}.track{min-height:180px}}
     </style></head>
     <body>
     <header><span id="conn" title="connection"></span><h1 id="title">Carillon</h1>
       <span class="stat">load <b id="load">–</b></span><span class="stat">xruns <b id="xruns">–</b></span>
-      <span class="stat">blocks <b id="blocks">–</b></span>
+      <span class="stat">blocks <b id="blocks">–</b></span><span class="stat">voices <b id="voices">–</b></span>
       <span class="stat">master</span><span class="meter" id="master"><i class="rms"></i><i class="peak"></i></span>
     </header>
     <section id="transport">
@@ -71,6 +74,7 @@ enum Page {
       <span class="stat" id="t-dur">0:00.0</span><button id="t-loop" title="loop">⟳</button>
       <button id="t-slower" title="slower">−</button><span class="stat"><b id="t-bpm">–</b> bpm</span><button id="t-faster" title="faster">+</button>
     </section>
+    <section id="strips" title="strip peaks, MIDI channels 1–16"></section>
     <main id="controls"></main>
     <script>
     "use strict";
@@ -146,9 +150,13 @@ enum Page {
     function status(s){
       if(s.load!=null)$("load").textContent=(s.load*100).toFixed(0)+"%";
       if(s.xruns!=null)$("xruns").textContent=s.xruns;if(s.blocks!=null)$("blocks").textContent=s.blocks;
+      if(s.voices!=null)$("voices").textContent=s.voices;
       const db=x=>x>0?clamp((20*Math.log10(x)+60)/60):0;
       $("master").querySelector(".peak").style.width=(db(s.peak)*100)+"%";
       $("master").querySelector(".rms").style.width=(db(s.rms)*100)+"%";
+      if(s.strips){const box=$("strips");box.classList.add("show");
+        while(box.children.length<s.strips.length){const m=el("span","strip");m.append(el("i"));m.title="channel "+(box.children.length+1);box.append(m)}
+        s.strips.forEach((p,i)=>{box.children[i].firstChild.style.height=(db(p)*100)+"%"})}
       const t=s.transport;if(!t)return;
       $("t-pos").textContent=clock(t.position);$("t-dur").textContent=clock(t.duration);
       if(!seeking)$("t-seek").value=t.duration>0?100*t.position/t.duration:0;

@@ -273,7 +273,8 @@ public final class WebSurface: @unchecked Sendable {
         var m = StatusMessage()
         if let s = status?() {
             func finite(_ x: Double) -> Double? { x.isFinite ? x : nil }
-            m.load = finite(s.load); m.xruns = s.xruns; m.blocks = s.blocks
+            m.load = finite(s.load); m.xruns = s.xruns; m.blocks = s.blocks; m.voices = s.voices
+            if !s.stripPeaks.isEmpty { m.strips = s.stripPeaks.map { $0.isFinite ? Double($0) : 0 } }
             m.peak = finite(Double(s.peak)); m.rms = finite(Double(s.rms))
             m.overflows = s.queueOverflows; m.refused = s.refusedParameters
         }

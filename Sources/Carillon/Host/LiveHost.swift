@@ -77,8 +77,12 @@ public final class LiveHost: @unchecked Sendable {
         public var refusedParameters: Int
         /// Sequencer events dropped (more held notes or chased events than its tables hold).
         public var droppedMessages: Int
+        /// Voices the sampler is playing.
+        public var voices: Int
         public var peak: Float
         public var rms: Float
+        /// Each strip's last block peak (linear), one per MIDI channel; empty without audio.
+        public var stripPeaks: [Float]
         public var messagesBySource: [SeqAddress: Int]
         public var sources: Set<SeqAddress>
         public var failure: String?
@@ -289,7 +293,9 @@ public final class LiveHost: @unchecked Sendable {
             refusedSynthCalls: sampler?.instrument.refusedCount ?? 0,
             refusedParameters: renderer?.parameters.refusedCount ?? 0,
             droppedMessages: renderer?.droppedMessages ?? 0,
+            voices: sampler?.instrument.activeVoices ?? 0,
             peak: renderer?.meters.peak ?? 0, rms: renderer?.meters.rms ?? 0,
+            stripPeaks: renderer.map { r in (0..<r.meters.stripCount).map { r.meters.stripPeak($0) } } ?? [],
             messagesBySource: router.messagesBySource, sources: router.sources,
             failure: shared.failure.withLock { $0 })
     }

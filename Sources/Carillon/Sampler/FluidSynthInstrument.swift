@@ -30,6 +30,10 @@ public final class FluidSynthInstrument: Instrument {
 
     public var refusedCount: Int { refused.load(ordering: .relaxed) }
 
+    /// Voices sounding after the last render call (published by the render thread). Any thread.
+    public var activeVoices: Int { voices.load(ordering: .relaxed) }
+    private let voices = Atomic<Int>(0)
+
     /// Checks the rate and moves FluidSynth's block grid to start now (by
     /// rendering and dropping the frames left in its current 64-frame block).
     public func prepare(sampleRate: Double, maxFrames: Int) {
@@ -49,6 +53,8 @@ public final class FluidSynthInstrument: Instrument {
                        dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
                        effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>) {
         if !process(frames: frames, dry: dry, effects: effects) { refused.add(1, ordering: .relaxed) }
+        // A field read (synth.threadsafe-api is off: no lock), for the view.
+        voices.store(synth.activeVoiceCount, ordering: .relaxed)
     }
 
     public func silence() { _ = synth.allSoundsOff() }

@@ -66,7 +66,7 @@ final class LiveView {
     static func summary(_ s: LiveHost.Status) -> String {
         var parts: [String] = []
         if s.budget > 0 {
-            parts.append("blocks=\(s.blocks) xruns=\(s.xruns) load=\(fmt(s.load * 100, 1))%"
+            parts.append("blocks=\(s.blocks) xruns=\(s.xruns) voices=\(s.voices) load=\(fmt(s.load * 100, 1))%"
                 + " render mean=\(fmt(s.renderMean * 1000, 3))ms worst=\(fmt(s.renderWorst * 1000, 3))ms budget=\(fmt(s.budget * 1000, 3))ms")
             parts.append("realtime: \(s.realtime)")
         }

@@ -1,0 +1,29 @@
+@testable import Carillon
+import Controls
+import Testing
+@testable import WebSurface
+
+/// The page's status line carries what the host counts: voices and every strip's meter.
+@Suite("WebSurface status", .serialized)
+struct StatusMessageTests {
+    static func status() -> LiveHost.Status {
+        LiveHost.Status(device: "test", realtime: "no", xruns: 2, blocks: 10, renderMean: 0.001, renderWorst: 0.002,
+                        budget: 0.005, queueOverflows: 0, refusedSynthCalls: 0, refusedParameters: 0, droppedMessages: 0,
+                        voices: 12, peak: 0.5, rms: 0.1, stripPeaks: (0..<16).map { Float($0) / 16 },
+                        messagesBySource: [:], sources: [], failure: nil)
+    }
+
+    @Test func status_carriesVoicesAndStripPeaks() throws {
+        let surface = try WebSurface(hub: ControlHub(mapping: nil), configuration: WebSurfaceConfiguration(port: 0),
+                                     status: { Self.status() })
+        let port = try surface.start()
+        defer { surface.stop() }
+        let page = try RawClient.webSocket(port: port)
+        let message = try page.receive(type: "status")
+        #expect(message["voices"] as? Int == 12)
+        #expect(message["xruns"] as? Int == 2)
+        let strips = message["strips"] as? [Double] ?? []
+        #expect(strips.count == 16)
+        #expect(strips.last == 15.0 / 16)
+    }
+}
