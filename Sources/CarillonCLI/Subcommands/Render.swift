@@ -77,7 +77,11 @@ struct Render: ParsableCommand {
                 let summary = try job.render(input: input, output: path, format: format, encoding: encoding,
                                              cancel: Interruption.flag, progress: bar.map { bar in { bar.show($0) } })
                 bar?.clear()
-                if !quiet { print(Self.line(summary)) }
+                // With -o - standard output carries the audio: the summary goes to stderr.
+                if !quiet && path == AudioFileWriter.standardOutput {
+                    var text = Self.line(summary) + "\n"
+                    text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+                } else if !quiet { print(Self.line(summary)) }
             } catch {
                 bar?.clear()
                 if case .interrupted = error {
