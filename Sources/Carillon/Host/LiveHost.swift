@@ -214,6 +214,15 @@ public final class LiveHost: @unchecked Sendable {
     /// input thread. Returns the sources connected now.
     @discardableResult
     public func start() throws(Failure) -> [PortInfo] {
+        do { return try startParts() } catch {
+            // No half-written recording is left behind when the session never ran.
+            recorder?.discard()
+            recordingsFinished = true
+            throw error
+        }
+    }
+
+    private func startParts() throws(Failure) -> [PortInfo] {
         var connected: [PortInfo] = []
         if let client { do {
             for spec in options.connect { connected += try client.connect(source: spec) }
