@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI"]),
-        .testTarget(name: "CarillonTests", dependencies: ["Carillon", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "CAllocationCounter"]),
+        .testTarget(name: "CarillonTests", dependencies: ["Carillon", "ALSA", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: ["CarillonCLI"]),
         .testTarget(name: "WebSurfaceTests", dependencies: ["WebSurface", "Carillon", "Controls", "MIDI"]),
     ]

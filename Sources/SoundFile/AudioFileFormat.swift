@@ -2,7 +2,9 @@ import CSndFile
 
 /// A container that Carillon writes.
 public enum AudioFileFormat: String, CaseIterable, Sendable {
-    case wav, flac, ogg
+    case wav, flac, ogg, opus, mp3, aiff, caf, w64, rf64
+    /// Headerless samples, little-endian and interleaved: the format for standard output.
+    case raw
 
     /// The format a file name's extension asks for, nil for any other extension.
     public init?(pathExtensionOf path: String) {
@@ -12,6 +14,13 @@ public enum AudioFileFormat: String, CaseIterable, Sendable {
         case "wav", "wave": self = .wav
         case "flac": self = .flac
         case "ogg", "oga": self = .ogg
+        case "opus": self = .opus
+        case "mp3": self = .mp3
+        case "aif", "aiff": self = .aiff
+        case "caf": self = .caf
+        case "w64": self = .w64
+        case "rf64": self = .rf64
+        case "raw", "pcm": self = .raw
         default: return nil
         }
     }
@@ -21,24 +30,74 @@ public enum AudioFileFormat: String, CaseIterable, Sendable {
     /// The sample encodings this container can hold; the first is the default.
     public var encodings: [SampleEncoding] {
         switch self {
-        case .wav: [.pcm16, .pcm24, .float32]
+        case .wav, .aiff, .caf, .w64, .rf64, .raw: [.pcm16, .pcm24, .float32]
         case .flac: [.pcm16, .pcm24]
         case .ogg: [.vorbis]
+        case .opus: [.opus]
+        case .mp3: [.mp3]
         }
+    }
+
+    /// Sample rates the codec accepts, nil for any: Opus runs at five fixed rates.
+    public var sampleRates: [Int]? {
+        self == .opus ? [8_000, 12_000, 16_000, 24_000, 48_000] : nil
+    }
+
+    /// Whether the libsndfile loaded at run time can write this format
+    /// (MP3 needs a libsndfile built with LAME, Opus one built with libopus).
+    public var isAvailable: Bool {
+        var info = SF_INFO()
+        info.samplerate = Int32(sampleRates?.last ?? 48_000)
+        info.channels = 2
+        info.format = formatWord(encodings[0])
+        return sf_format_check(&info) != 0
+    }
+
+    /// The libsndfile format word for this container and encoding.
+    func formatWord(_ encoding: SampleEncoding) -> Int32 {
+        var word = majorFormat | encoding.subtype
+        // Raw PCM has no header to say its byte order: fix it, whatever the machine.
+        if self == .raw { word |= Int32(SF_ENDIAN_LITTLE) }
+        return word
     }
 
     var majorFormat: Int32 {
         switch self {
-        case .wav: Int32(SF_FORMAT_WAV)
+        // WAV is written as RF64 that downgrades itself to plain WAV on close when
+        // under 4 GB: small files stay ordinary WAV, long ones don't wrap the 32-bit sizes.
+        case .wav, .rf64: Int32(SF_FORMAT_RF64)
         case .flac: Int32(SF_FORMAT_FLAC)
-        case .ogg: Int32(SF_FORMAT_OGG)
+        case .ogg, .opus: Int32(SF_FORMAT_OGG)
+        case .mp3: Int32(SF_FORMAT_MPEG)
+        case .aiff: Int32(SF_FORMAT_AIFF)
+        case .caf: Int32(SF_FORMAT_CAF)
+        case .w64: Int32(SF_FORMAT_W64)
+        case .raw: Int32(SF_FORMAT_RAW)
+        }
+    }
+
+    /// The format a libsndfile format word read from a file names.
+    init?(formatWord: Int32) {
+        switch (formatWord & Int32(SF_FORMAT_TYPEMASK), formatWord & Int32(SF_FORMAT_SUBMASK)) {
+        // WAV written by Carillon is WAVE_FORMAT_EXTENSIBLE (the downgraded RF64): still WAV.
+        case (Int32(SF_FORMAT_WAV), _), (Int32(SF_FORMAT_WAVEX), _): self = .wav
+        case (Int32(SF_FORMAT_RF64), _): self = .rf64
+        case (Int32(SF_FORMAT_FLAC), _): self = .flac
+        case (Int32(SF_FORMAT_OGG), Int32(SF_FORMAT_OPUS)): self = .opus
+        case (Int32(SF_FORMAT_OGG), _): self = .ogg
+        case (Int32(SF_FORMAT_MPEG), _): self = .mp3
+        case (Int32(SF_FORMAT_AIFF), _): self = .aiff
+        case (Int32(SF_FORMAT_CAF), _): self = .caf
+        case (Int32(SF_FORMAT_W64), _): self = .w64
+        case (Int32(SF_FORMAT_RAW), _): self = .raw
+        default: return nil
         }
     }
 }
 
 /// How samples are stored in the file.
 public enum SampleEncoding: String, Sendable, CustomStringConvertible {
-    case pcm16, pcm24, float32, vorbis
+    case pcm16, pcm24, float32, vorbis, opus, mp3
 
     /// The encoding for a `--bits` value: 16, 24 or 32 (float).
     public init?(bits: Int) {
@@ -56,6 +115,8 @@ public enum SampleEncoding: String, Sendable, CustomStringConvertible {
         case .pcm24: "24-bit"
         case .float32: "32-bit float"
         case .vorbis: "Vorbis"
+        case .opus: "Opus"
+        case .mp3: "MP3"
         }
     }
 
@@ -65,6 +126,20 @@ public enum SampleEncoding: String, Sendable, CustomStringConvertible {
         case .pcm24: Int32(SF_FORMAT_PCM_24)
         case .float32: Int32(SF_FORMAT_FLOAT)
         case .vorbis: Int32(SF_FORMAT_VORBIS)
+        case .opus: Int32(SF_FORMAT_OPUS)
+        case .mp3: Int32(SF_FORMAT_MPEG_LAYER_III)
+        }
+    }
+
+    init?(subtype: Int32) {
+        switch subtype {
+        case Int32(SF_FORMAT_PCM_16): self = .pcm16
+        case Int32(SF_FORMAT_PCM_24): self = .pcm24
+        case Int32(SF_FORMAT_FLOAT): self = .float32
+        case Int32(SF_FORMAT_VORBIS): self = .vorbis
+        case Int32(SF_FORMAT_OPUS): self = .opus
+        case Int32(SF_FORMAT_MPEG_LAYER_III): self = .mp3
+        default: return nil
         }
     }
 }
@@ -72,6 +147,11 @@ public enum SampleEncoding: String, Sendable, CustomStringConvertible {
 /// What went wrong reading or writing an audio file.
 public enum SoundFileError: Error, Equatable, Sendable, CustomStringConvertible {
     case unsupported(format: AudioFileFormat, encoding: SampleEncoding)
+    /// The format exists but the libsndfile loaded was built without its codec.
+    case notInThisBuild(format: AudioFileFormat)
+    case unsupportedRate(format: AudioFileFormat, rate: Int)
+    /// Only headerless formats can be streamed to a pipe.
+    case notStreamable(format: AudioFileFormat)
     case cannotCreate(path: String, reason: String)
     case cannotOpen(path: String, reason: String)
     case writeFailed(path: String, reason: String)
@@ -80,6 +160,11 @@ public enum SoundFileError: Error, Equatable, Sendable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .unsupported(let format, let encoding): "\(format.rawValue.uppercased()) cannot hold \(encoding) samples"
+        case .notInThisBuild(let format): "this system's libsndfile was built without \(format.rawValue.uppercased()) support"
+        case .unsupportedRate(let format, let rate):
+            "\(format.rawValue.uppercased()) cannot be written at \(rate) Hz (use "
+                + (format.sampleRates ?? []).map(String.init).joined(separator: ", ") + ")"
+        case .notStreamable(let format): "\(format.rawValue.uppercased()) cannot be written to standard output (use raw)"
         case .cannotCreate(let path, let reason): "cannot create \(path): \(reason)"
         case .cannotOpen(let path, let reason): "cannot open \(path): \(reason)"
         case .writeFailed(let path, let reason): "cannot write \(path): \(reason)"

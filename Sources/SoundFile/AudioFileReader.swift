@@ -23,24 +23,9 @@ public struct AudioFileReader: Sendable {
         self.samples = samples
     }
 
-    public var format: AudioFileFormat? {
-        switch formatCode & Int32(SF_FORMAT_TYPEMASK) {
-        case Int32(SF_FORMAT_WAV): .wav
-        case Int32(SF_FORMAT_FLAC): .flac
-        case Int32(SF_FORMAT_OGG): .ogg
-        default: nil
-        }
-    }
+    public var format: AudioFileFormat? { AudioFileFormat(formatWord: formatCode) }
 
-    public var encoding: SampleEncoding? {
-        switch formatCode & Int32(SF_FORMAT_SUBMASK) {
-        case Int32(SF_FORMAT_PCM_16): .pcm16
-        case Int32(SF_FORMAT_PCM_24): .pcm24
-        case Int32(SF_FORMAT_FLOAT): .float32
-        case Int32(SF_FORMAT_VORBIS): .vorbis
-        default: nil
-        }
-    }
+    public var encoding: SampleEncoding? { SampleEncoding(subtype: formatCode & Int32(SF_FORMAT_SUBMASK)) }
 
     public var duration: Double { Double(frames) / Double(sampleRate) }
 }

@@ -9,8 +9,14 @@ import Glibc
 /// `discard()`, or the writer being released unfinished) removes the
 /// temporary file, so no truncated file ever appears under the target's name.
 ///
+/// The path `-` is standard output: raw samples only (a pipe cannot take a
+/// header written last), straight to the descriptor, no temporary file.
+///
 /// Not for the render thread: `write` may block on the disk.
 public final class AudioFileWriter {
+    /// The path that means standard output.
+    public static let standardOutput = "-"
+
     public let path: String
     public let temporaryPath: String
     public let format: AudioFileFormat
@@ -27,13 +33,29 @@ public final class AudioFileWriter {
         guard format.encodings.contains(encoding) else { throw .unsupported(format: format, encoding: encoding) }
         self.path = path; self.format = format; self.encoding = encoding
         self.sampleRate = sampleRate; self.channels = channels
-        temporaryPath = Self.temporaryPath(beside: path)
+        let toStandardOutput = path == Self.standardOutput
+        guard !toStandardOutput || format == .raw else { throw .notStreamable(format: format) }
+        temporaryPath = toStandardOutput ? path : Self.temporaryPath(beside: path)
+        guard format.isAvailable else { throw .notInThisBuild(format: format) }
+        if let rates = format.sampleRates, !rates.contains(sampleRate) {
+            throw .unsupportedRate(format: format, rate: sampleRate)
+        }
 
         var info = SF_INFO()
         info.samplerate = Int32(sampleRate)
         info.channels = Int32(channels)
-        info.format = format.majorFormat | encoding.subtype
+        info.format = format.formatWord(encoding)
         guard sf_format_check(&info) != 0 else { throw .unsupported(format: format, encoding: encoding) }
+        if toStandardOutput {
+            // Not closed with the file: standard output stays the process's.
+            guard let file = sf_open_fd(STDOUT_FILENO, Int32(SFM_WRITE), &info, Int32(SF_FALSE)) else {
+                throw .cannotCreate(path: "standard output", reason: String(cString: sf_strerror(nil)))
+            }
+            self.file = file
+            finished = true   // nothing to rename or remove
+            _ = sf_command(file, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+            return
+        }
         guard let file = sf_open(temporaryPath, Int32(SFM_WRITE), &info) else {
             let reason = String(cString: sf_strerror(nil))
             unlink(temporaryPath)
@@ -42,6 +64,10 @@ public final class AudioFileWriter {
         self.file = file
         // Floats beyond ±1 clip to full scale instead of wrapping around.
         _ = sf_command(file, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+        if format == .wav {
+            // Plain WAV on close unless past 4 GB (see AudioFileFormat.majorFormat).
+            _ = sf_command(file, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
+        }
     }
 
     deinit { discard() }
@@ -68,6 +94,7 @@ public final class AudioFileWriter {
             unlink(temporaryPath)
             throw .cannotFinish(path: path, reason: String(cString: sf_error_number(closed)))
         }
+        if path == Self.standardOutput { return }
         // mkstemp-like files are 0600; give the output the usual 0666 & ~umask.
         let mask = umask(0); umask(mask)
         chmod(temporaryPath, 0o666 & ~mask)

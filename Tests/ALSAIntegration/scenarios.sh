@@ -296,7 +296,7 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
   lag_ms() { grep -o 'lag=-\?[0-9]*' <<<"$1" | cut -d= -f2; }
 
   t=$(ms)
-  play_run whole 25
+  play_run whole 25 --record "$out/play-whole-rec.wav" --record-bits 32
   play_end
   sed 's/^/    /' "$PLAYLOG" | grep -v '^    parameter' | tail -3
   penv=$("$probe" envelope "$out/play-whole.wav" "$LIVE_REF" --max-lag 10 --min-correlation 0.8); perc=$?
@@ -305,6 +305,15 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
     ok "play: carillon play -> hw:Loopback,0 -> arecord: $penv, ended by itself ($(play_summary | cut -d' ' -f1-3)); $(grep '^rtcheck:' "$PLAYLOG" | tail -1 | cut -d' ' -f3-7)"
   else bad "play" "rc=$PLAYRC $penv $(play_summary) $(grep -v '^parameter' "$PLAYLOG" | tail -4)"; fi
   echo "    ($(($(ms) - t)) ms)"
+
+  # --record on that play: the file holds what was heard, from the first block (lag about 0
+  # against the offline render) and matches the loopback capture; no block dropped.
+  renv=$("$probe" envelope "$out/play-whole-rec.wav" "$LIVE_REF" --max-lag 10 --min-correlation 0.9); rerc=$?
+  cenv=$("$probe" envelope "$out/play-whole.wav" "$out/play-whole-rec.wav" --max-lag 10 --min-correlation 0.8); cerc=$?
+  echo "    recording vs render: $renv | capture vs recording: $cenv"
+  if [[ $rerc == 0 && $cerc == 0 ]] && grep -q 'recorded .*play-whole-rec.wav: [0-9]* blocks, none dropped' "$PLAYLOG"; then
+    ok "play --record: the file matches the offline render ($renv) and the loopback capture ($cenv); $(grep -o '[0-9]* blocks, none dropped' "$PLAYLOG")"
+  else bad "play --record" "$renv | $cenv | $(grep -E '^record' "$PLAYLOG")"; fi
 
   # --start 3: the capture matches the reference from 3 s on, with about the whole play's
   # start-up lag (±1.2 s of start-up jitter; without the seek it would be 3 s off). The seek

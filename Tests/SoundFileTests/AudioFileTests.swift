@@ -112,7 +112,7 @@ func sine(frames: Int, rate: Int) -> [Float] {
         #expect(AudioFileFormat(pathExtensionOf: "a/b/song.WAV") == .wav)
         #expect(AudioFileFormat(pathExtensionOf: "x.flac") == .flac)
         #expect(AudioFileFormat(pathExtensionOf: "x.oga") == .ogg)
-        #expect(AudioFileFormat(pathExtensionOf: "x.mp3") == nil)
+        #expect(AudioFileFormat(pathExtensionOf: "x.mp4") == nil)
         #expect(AudioFileFormat(pathExtensionOf: ".wav") == nil)
     }
 }

@@ -9,6 +9,7 @@ struct StatusMessageTests {
     static func status() -> LiveHost.Status {
         LiveHost.Status(device: "test", realtime: "no", xruns: 2, blocks: 10, renderMean: 0.001, renderWorst: 0.002,
                         budget: 0.005, queueOverflows: 0, refusedSynthCalls: 0, refusedParameters: 0, droppedMessages: 0,
+                        recordDroppedBlocks: 0,
                         voices: 12, peak: 0.5, rms: 0.1, stripPeaks: (0..<16).map { Float($0) / 16 },
                         messagesBySource: [:], sources: [], failure: nil)
     }

@@ -21,13 +21,15 @@ final class InputRouter: Sendable {
     private let hub: ControlHub
     private let events: EventQueueProducer?
     private let log: HostLog
+    private let midiRecorder: MIDIRecorder?
     private let counts = Mutex<[SeqAddress: Int]>([:])
     private let connected = Mutex<Set<SeqAddress>>([])
 
-    init(hub: ControlHub, events: EventQueueProducer?, log: HostLog) {
+    init(hub: ControlHub, events: EventQueueProducer?, log: HostLog, midiRecorder: MIDIRecorder? = nil) {
         self.hub = hub
         self.events = events
         self.log = log
+        self.midiRecorder = midiRecorder
     }
 
     var messagesBySource: [SeqAddress: Int] { counts.withLock { $0 } }
@@ -36,6 +38,8 @@ final class InputRouter: Sendable {
     func handle(_ event: SequencerEvent) {
         switch event {
         case .message(let message, let source), .release(let message, let source):
+            // Stamped on arrival, before any routing work: the recording keeps the real timing.
+            midiRecorder?.record(message, at: MIDIRecorder.now())
             counts.withLock { $0[source, default: 0] += 1 }
             route(message)
         case .subscribed(let a):

@@ -3,6 +3,7 @@ import Controls
 import Engine
 import FluidSynth
 import MIDI
+import SoundFile
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -55,7 +56,21 @@ public final class LiveHost: @unchecked Sendable {
         /// Play on without MIDI input when the sequencer cannot be opened
         /// (a player: the file is the point). Without audio it always is optional.
         public var inputOptional = false
+        /// `--record`: what the output plays, written to this file (with audio).
+        public var record: RecordTarget?
+        /// `--record-midi`: the MIDI that comes in, as a Standard MIDI File written on stop.
+        public var recordMIDI: String?
         public init() {}
+    }
+
+    /// An audio file to record into.
+    public struct RecordTarget: Sendable {
+        public var path: String
+        public var format: AudioFileFormat
+        public var encoding: SampleEncoding?
+        public init(path: String, format: AudioFileFormat, encoding: SampleEncoding? = nil) {
+            self.path = path; self.format = format; self.encoding = encoding
+        }
     }
 
     /// What the view shows; read from any thread.
@@ -77,6 +92,8 @@ public final class LiveHost: @unchecked Sendable {
         public var refusedParameters: Int
         /// Sequencer events dropped (more held notes or chased events than its tables hold).
         public var droppedMessages: Int
+        /// Blocks of `--record` lost: the writer thread did not keep up (or the file failed).
+        public var recordDroppedBlocks: Int
         /// Voices the sampler is playing.
         public var voices: Int
         public var peak: Float
@@ -94,9 +111,11 @@ public final class LiveHost: @unchecked Sendable {
         case alsa(ALSAError)
         case sampler(Sampler.Failure)
         case watch(MappingWatcher.Failure)
+        case recording(SoundFileError)
 
         public var description: String {
             switch self {
+            case .recording(let e): "cannot record: \(e)"
             case .alsa(let e): "\(e)"
             case .sampler(let e): "\(e)"
             case .watch(let e): "\(e)"
@@ -118,11 +137,14 @@ public final class LiveHost: @unchecked Sendable {
     private var output: JoinableThread?
     private var control: JoinableThread?
     private var watcher: MappingWatcher?
+    private let recorder: Recorder?
+    private let midiRecorder: MIDIRecorder?
     /// The loaded piece's first tempo (bpm): `transport.tempo` is relative to it.
     private var pieceTempo = 120.0
     /// A piece is loaded: the control thread feeds its transport back to the controls.
     private var hasPiece = false
     private let shared = OutputState()
+    private var recordingsFinished = false
 
     /// Opens the sequencer, and unless `options.audio` is false, the sampler
     /// (loading `soundFont` and the mapping's channel fonts) and the PCM
@@ -138,9 +160,11 @@ public final class LiveHost: @unchecked Sendable {
             log.append("no MIDI input: \(error)")
         }
         self.client = client
+        let midiRecorder = options.recordMIDI.map(MIDIRecorder.init(path:))
+        self.midiRecorder = midiRecorder
         guard options.audio, let path else {
-            renderer = nil; events = nil; pcm = nil; sampler = nil
-            router = InputRouter(hub: hub, events: nil, log: log)
+            renderer = nil; events = nil; pcm = nil; sampler = nil; recorder = nil
+            router = InputRouter(hub: hub, events: nil, log: log, midiRecorder: midiRecorder)
             return
         }
         let playback: PCMPlayback
@@ -156,12 +180,18 @@ public final class LiveHost: @unchecked Sendable {
         for problem in sampler.apply(mapping?.channels ?? []) { log.append(problem) }
         self.sampler = sampler
         self.pcm = playback
+        do throws(SoundFileError) {
+            recorder = try options.record.map { target throws(SoundFileError) in
+                try Recorder(path: target.path, format: target.format, encoding: target.encoding,
+                             sampleRate: playback.sampleRate, blockFrames: playback.periodFrames)
+            }
+        } catch { throw .recording(error) }
         let renderer = Renderer(instrument: sampler.instrument, eventCapacity: 4096)
         renderer.prepare(sampleRate: Double(playback.sampleRate), maxFrames: playback.periodFrames)
         self.renderer = renderer
         let events = EventQueueProducer(renderer.events)
         self.events = events
-        router = InputRouter(hub: hub, events: events, log: log)
+        router = InputRouter(hub: hub, events: events, log: log, midiRecorder: midiRecorder)
     }
 
     deinit { stop() }
@@ -188,6 +218,15 @@ public final class LiveHost: @unchecked Sendable {
     /// input thread. Returns the sources connected now.
     @discardableResult
     public func start() throws(Failure) -> [PortInfo] {
+        do { return try startParts() } catch {
+            // No half-written recording is left behind when the session never ran.
+            recorder?.discard()
+            recordingsFinished = true
+            throw error
+        }
+    }
+
+    private func startParts() throws(Failure) -> [PortInfo] {
         var connected: [PortInfo] = []
         if let client { do {
             for spec in options.connect { connected += try client.connect(source: spec) }
@@ -209,8 +248,10 @@ public final class LiveHost: @unchecked Sendable {
             let log = self.log
             hub.subscribe { log.append("parameter \($0)") }
         }
+        midiRecorder?.begin()
         if let renderer, let pcm, output == nil {
-            let body = OutputLoop(renderer: renderer, pcm: pcm, shared: shared, realtime: options.realtime)
+            do { try recorder?.start() } catch { throw .alsa(error) }
+            let body = OutputLoop(renderer: renderer, pcm: pcm, shared: shared, realtime: options.realtime, recorder: recorder)
             do { output = try JoinableThread(name: "output") { body.run() } } catch { throw .alsa(error) }
         }
         try startControlThread()
@@ -293,6 +334,7 @@ public final class LiveHost: @unchecked Sendable {
             refusedSynthCalls: sampler?.instrument.refusedCount ?? 0,
             refusedParameters: renderer?.parameters.refusedCount ?? 0,
             droppedMessages: renderer?.droppedMessages ?? 0,
+            recordDroppedBlocks: recorder?.droppedBlocks ?? 0,
             voices: sampler?.instrument.activeVoices ?? 0,
             peak: renderer?.meters.peak ?? 0, rms: renderer?.meters.rms ?? 0,
             stripPeaks: renderer.map { r in (0..<r.meters.stripCount).map { r.meters.stripPeak($0) } } ?? [],
@@ -311,6 +353,26 @@ public final class LiveHost: @unchecked Sendable {
         control = nil
         output?.join()
         output = nil
+        finishRecordings()
+    }
+
+    /// Writes the recordings (once) and logs where they went or why not.
+    private func finishRecordings() {
+        if let recorder, !recordingsFinished {
+            do throws(SoundFileError) {
+                try recorder.finish()
+                let dropped = recorder.droppedBlocks
+                log.append("recorded \(recorder.path): \(recorder.writtenBlocks) blocks"
+                    + (dropped > 0 ? ", \(dropped) blocks DROPPED (the disk did not keep up)" : ", none dropped"))
+            } catch { log.append("recording failed: \(error)") }
+        }
+        if let midiRecorder, !recordingsFinished {
+            do throws(MIDIRecorder.Failure) {
+                try midiRecorder.finish()
+                log.append("recorded MIDI \(midiRecorder.path): \(midiRecorder.count) messages")
+            } catch { log.append("MIDI recording failed: \(error)") }
+        }
+        recordingsFinished = true
     }
 }
 
@@ -332,9 +394,9 @@ private final class OutputState: Sendable {
 
 /// The output thread's body: render a period, write it, until asked to stop.
 private final class OutputLoop: @unchecked Sendable {
-    let renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool
-    init(renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool) {
-        self.renderer = renderer; self.pcm = pcm; self.shared = shared; self.realtime = realtime
+    let renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool, recorder: Recorder?
+    init(renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool, recorder: Recorder?) {
+        self.renderer = renderer; self.pcm = pcm; self.shared = shared; self.realtime = realtime; self.recorder = recorder
     }
 
     func run() {
@@ -354,6 +416,7 @@ private final class OutputLoop: @unchecked Sendable {
             renderer.render(frames: frames, into: buffer)
             clock_gettime(CLOCK_MONOTONIC, &t1)
             shared.recordBlock(nanos: (t1.tv_sec - t0.tv_sec) * 1_000_000_000 + (t1.tv_nsec - t0.tv_nsec))
+            recorder?.push(UnsafeBufferPointer(buffer), frames: frames)   // a copy into its ring: never waits
             if let error = pcm.write(UnsafeBufferPointer(buffer)) {
                 shared.failure.withLock { $0 = "\(error)" }
                 return
@@ -362,6 +425,7 @@ private final class OutputLoop: @unchecked Sendable {
         // Shutdown: all sound off, one more block so the release is heard, drain.
         renderer.silence()
         renderer.render(frames: frames, into: buffer)
+        recorder?.push(UnsafeBufferPointer(buffer), frames: frames)
         _ = pcm.write(UnsafeBufferPointer(buffer))
         try? pcm.drain()
     }

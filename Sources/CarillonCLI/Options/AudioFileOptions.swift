@@ -7,16 +7,24 @@ struct AudioFileOptions: ParsableArguments {
     @Option(name: [.customShort("r"), .long], help: ArgumentHelp("Sample rate in Hz, 8000…96000 (FluidSynth's range).", valueName: "hz"))
     var rate: Int = 44_100
 
-    @Option(help: ArgumentHelp("File format: wav, flac or ogg (default: from the output's extension, else wav).", valueName: "format"))
+    @Option(help: ArgumentHelp(
+        "File format: \(Self.formatNames) (default: from the output's extension, else wav). "
+            + "wav turns into RF64 by itself past 4 GB; rf64 and w64 always are 64-bit. "
+            + "'-o -' writes raw PCM to standard output: 16-bit signed little-endian "
+            + "interleaved stereo at --rate (24-bit with --bits 24, 32-bit float with --bits 32), "
+            + "e.g. | ffmpeg -f s16le -ar 44100 -ac 2 -i - out.m4a.",
+        valueName: "format"))
     var format: String?
 
-    @Option(help: ArgumentHelp("Bits per sample: 16, 24 or 32 (float; WAV only). Default 16.", valueName: "bits"))
+    @Option(help: ArgumentHelp("Bits per sample: 16, 24 or 32 (float) for wav, aiff, caf, w64, rf64 and raw; 16 or 24 for flac. Default 16.", valueName: "bits"))
     var bits: Int?
+
+    static var formatNames: String { AudioFileFormat.allCases.map(\.rawValue).joined(separator: ", ") }
 
     func validate() throws {
         guard SamplerOptions.sampleRates.contains(rate) else { throw ValidationError("--rate must be between 8000 and 96000 (FluidSynth renders at up to 96 kHz)") }
         if let format, AudioFileFormat(rawValue: format.lowercased()) == nil {
-            throw ValidationError("unknown --format '\(format)' (use wav, flac or ogg)")
+            throw ValidationError("unknown --format '\(format)' (use \(Self.formatNames))")
         }
         if let bits, SampleEncoding(bits: bits) == nil { throw ValidationError("--bits must be 16, 24 or 32") }
     }
@@ -26,19 +34,36 @@ struct AudioFileOptions: ParsableArguments {
         let chosen: AudioFileFormat
         if let format {
             chosen = AudioFileFormat(rawValue: format.lowercased())!
+            if path == AudioFileWriter.standardOutput && chosen != .raw {
+                throw ValidationError("-o - writes raw PCM only (a pipe cannot take a \(chosen.rawValue) header); leave --format out or use raw")
+            }
+        } else if path == AudioFileWriter.standardOutput {
+            chosen = .raw
         } else if let path {
             guard let byExtension = AudioFileFormat(pathExtensionOf: path) else {
-                throw ValidationError("cannot tell the format of '\(path)' from its extension; use --format wav|flac|ogg")
+                throw ValidationError("cannot tell the format of '\(path)' from its extension; use --format \(AudioFileFormat.allCases.map(\.rawValue).joined(separator: "|"))")
             }
             chosen = byExtension
         } else {
             chosen = .wav
         }
+        guard chosen.isAvailable else {
+            throw ValidationError("this system's libsndfile was built without \(chosen.rawValue.uppercased()) support")
+        }
+        if let rates = chosen.sampleRates, !rates.contains(rate) {
+            throw ValidationError("\(chosen.rawValue) needs --rate " + rates.map(String.init).joined(separator: ", ") + " (not \(rate))")
+        }
         guard let bits else { return (chosen, nil) }
         let encoding = SampleEncoding(bits: bits)!
         guard chosen.encodings.contains(encoding) else {
+            let lossy: String? = switch chosen {
+            case .ogg: "Ogg Vorbis"
+            case .opus: "Ogg Opus"
+            case .mp3: "MP3"
+            default: nil
+            }
             throw ValidationError("\(chosen.rawValue) cannot be written with --bits \(bits)"
-                + (chosen == .ogg ? " (Ogg Vorbis has no bit depth; leave --bits out)" : " (use 16 or 24)"))
+                + (lossy.map { " (\($0) has no bit depth; leave --bits out)" } ?? " (use 16 or 24)"))
         }
         return (chosen, encoding)
     }

@@ -77,6 +77,7 @@ final class LiveView {
         if s.droppedMessages > 0 { parts.append("dropped=\(s.droppedMessages)") }
         if s.refusedSynthCalls > 0 { parts.append("synth-refused=\(s.refusedSynthCalls)") }
         if s.refusedParameters > 0 { parts.append("parameters-refused=\(s.refusedParameters)") }
+        if s.recordDroppedBlocks > 0 { parts.append("record-dropped=\(s.recordDroppedBlocks) blocks") }
         return parts.joined(separator: " ")
     }
 

@@ -35,11 +35,13 @@ struct Live: ParsableCommand {
     var duration: Double?
 
     @OptionGroup var synth: SynthOptions
+    @OptionGroup var recording: RecordOptions
 
     @OptionGroup var web: WebOptions
 
     func validate() throws {
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+        if noAudio && recording.record != nil { throw ValidationError("--record needs audio (leave out --no-audio); --record-midi works without") }
     }
 
     func run() throws {
@@ -51,6 +53,7 @@ struct Live: ParsableCommand {
         }
         var options = HostSession.options(input: input, audio: audio, synth: synth)
         options.audio = !noAudio
+        try recording.apply(to: &options)
         let terminal = HostSession.isTerminal
         options.logParameterChanges = !terminal
 

@@ -43,6 +43,7 @@ struct Play: ParsableCommand {
     @OptionGroup var audio: AudioDeviceOptions
     @OptionGroup var synth: SynthOptions
     @OptionGroup var web: WebOptions
+    @OptionGroup var recording: RecordOptions
 
     func validate() throws {
         guard (0.1...10).contains(tempo) else { throw ValidationError("--tempo must be 0.1…10 (a factor of the file's tempo)") }
@@ -63,6 +64,7 @@ struct Play: ParsableCommand {
 
         var options = HostSession.options(input: input, audio: audio, synth: synth)
         options.inputOptional = true
+        try recording.apply(to: &options)
         let terminal = HostSession.isTerminal
         options.logParameterChanges = !terminal
 

@@ -10,7 +10,7 @@ import Glibc
 /// `carillon render`: MIDI files to audio files, as fast as the CPU allows.
 struct Render: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Render MIDI files to audio files (WAV, FLAC, Ogg Vorbis) through the SoundFont sampler.",
+        abstract: "Render MIDI files to audio files (WAV, FLAC, Ogg Vorbis or Opus, MP3, AIFF, CAF, W64, RF64, raw PCM) through the SoundFont sampler.",
         discussion: """
             Examples:
               carillon render song.mid -o song.wav
@@ -82,7 +82,11 @@ struct Render: ParsableCommand {
                 let summary = try job.render(input: input, output: path, format: format, encoding: encoding,
                                              cancel: Interruption.flag, progress: bar.map { bar in { bar.show($0) } })
                 bar?.clear()
-                if !quiet { print(Self.line(summary)) }
+                // With -o - standard output carries the audio: the summary goes to stderr.
+                if !quiet && path == AudioFileWriter.standardOutput {
+                    var text = Self.line(summary) + "\n"
+                    text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+                } else if !quiet { print(Self.line(summary)) }
             } catch {
                 bar?.clear()
                 if case .interrupted = error {
