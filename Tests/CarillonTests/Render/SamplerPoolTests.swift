@@ -99,6 +99,8 @@ let fluidR3 = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
         let a = try AudioFileReader(path: "\(dir)/a.wav"), b = try AudioFileReader(path: "\(dir)/b.wav")
         #expect(a.samples.count > 1_000_000)
         #expect(a.samples == b.samples)
+        // The files too, byte for byte (no PEAK chunk with its time of writing).
+        #expect(FileManager.default.contents(atPath: "\(dir)/a.wav") == FileManager.default.contents(atPath: "\(dir)/b.wav"))
     }
 
     /// The render thread and the worker make no heap call in steady state
