@@ -78,7 +78,8 @@ public enum BatchPlan {
     /// The paths of a list file's lines (one a line; blank lines and lines
     /// starting with `#` skipped; a trailing CR dropped).
     public static func listLines(_ text: String) -> [String] {
-        text.split(separator: "\n", omittingEmptySubsequences: true).compactMap { line in
+        // "\r\n" is one Character in Swift: split on it as well as on "\n".
+        text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).compactMap { line in
             var l = Substring(line)
             if l.hasSuffix("\r") { l = l.dropLast() }
             while l.first == " " || l.first == "\t" { l = l.dropFirst() }

@@ -69,10 +69,11 @@ struct Render: ParsableCommand {
     var shard: String?
 
     // Loudness.
-    @Option(help: ArgumentHelp("Normalise each file to this integrated loudness (EBU R 128), e.g. -23 or -14.", valueName: "LUFS"))
+    // Unconditional: the values are negative numbers (`--normalize -23`).
+    @Option(parsing: .unconditional, help: ArgumentHelp("Normalise each file to this integrated loudness (EBU R 128), e.g. -23 or -14.", valueName: "LUFS"))
     var normalize: Double?
 
-    @Option(name: .customLong("true-peak"), help: ArgumentHelp("With --normalize: the highest true peak allowed.", valueName: "dBTP"))
+    @Option(name: .customLong("true-peak"), parsing: .unconditional, help: ArgumentHelp("With --normalize: the highest true peak allowed.", valueName: "dBTP"))
     var truePeak: Double = -1
 
     @Flag(name: [.customShort("q"), .long], help: "No progress bar and no summary.")
@@ -109,7 +110,8 @@ struct Render: ParsableCommand {
                 let part = shard.flatMap(Shard.init(parsing:))
                 items = all.filter { part?.contains(key: $0.key) ?? true }
             }
-            try BatchPlan.createFolders(for: items)
+            // -o names a file: its folder must exist, as for any single output.
+            if output == nil { try BatchPlan.createFolders(for: items) }
         } catch { fail(error) }
 
         let fontPath: String
