@@ -225,6 +225,19 @@ import Testing
         }
     }
 
+    @Test func normalize_withAHalfHourGap_staysFast_andOnTarget() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        Self.write(Self.smf(gap: 1800), "\(dir)/gap.mid")
+        let start = Date()
+        let r = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/gap.flac", "-r", "8000", "--normalize", "-23",
+                                  "--soundfont", Self.timGM, "-q"])
+        #expect(Date().timeIntervalSince(start) < 30)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(CLI.contents(dir) == ["gap.flac", "gap.mid"])   // the sparse scratch file is gone
+        #expect(abs(try Self.ffmpegLoudness("\(dir)/gap.flac").integrated - -23) < 0.5)
+    }
+
     @Test func interruptingABatch_leavesFinishedFilesComplete_andNoPartialFile() throws {
         let dir = CLI.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -221,7 +221,7 @@ public final class RenderJob {
         while left > 0 {
             if cancel?.isSet == true { throw .interrupted(output: output) }
             let n = Int(min(left, UInt64(Self.zeroFrames)))
-            try writer.write(UnsafeBufferPointer(zeros), frames: n)
+            try writer.writeSilence(frames: n, zeros: UnsafeBufferPointer(zeros))
             left -= UInt64(n)
         }
     }
@@ -236,10 +236,19 @@ public final class RenderJob {
 /// scratch file measured on the way (loudness normalisation).
 public protocol RenderSink: AnyObject {
     func write(_ samples: UnsafeBufferPointer<Float>, frames: Int) throws(RenderJob.Failure)
+    /// Appends `frames` frames of silence (`zeros` holds at least `2 × frames`
+    /// zeros). A sink that can store silence more cheaply than samples does so.
+    func writeSilence(frames: Int, zeros: UnsafeBufferPointer<Float>) throws(RenderJob.Failure)
     /// Completes the output (an audio file appears under its name only now).
     func finish() throws(RenderJob.Failure)
     /// Abandons the output, leaving nothing under its name. Safe to call twice.
     func discard()
+}
+
+extension RenderSink {
+    public func writeSilence(frames: Int, zeros: UnsafeBufferPointer<Float>) throws(RenderJob.Failure) {
+        try write(zeros, frames: frames)
+    }
 }
 
 /// An `AudioFileWriter` as a render sink.
