@@ -151,7 +151,6 @@ public final class RenderJob {
         _ score: Score, input: String, output: String, into writer: any RenderSink, cancel: CancellationFlag?,
         progress: ((Progress) -> Void)?, clock: ContinuousClock, start: ContinuousClock.Instant
     ) throws(Failure) -> Summary {
-
         let rate = Double(options.sampleRate)
         _ = instrument.synth.systemReset()
         let refusedBefore = instrument.refusedCount
