@@ -238,7 +238,8 @@ import Testing
         #expect(abs(try Self.ffmpegLoudness("\(dir)/gap.flac").integrated - -23) < 0.5)
     }
 
-    @Test func interruptingABatch_leavesFinishedFilesComplete_andNoPartialFile() throws {
+    @Test(arguments: [("SIGINT", SIGINT), ("SIGTERM", SIGTERM)])
+    func interruptingABatch_leavesFinishedFilesComplete_andNoPartialFile(name: String, signal: Int32) throws {
         let dir = CLI.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         Self.write(Self.smf(gap: 0.2), "\(dir)/in/a-short.mid")
@@ -254,10 +255,11 @@ import Testing
             if files.contains("a-short.wav") && files.contains(where: { $0.hasPrefix(".") }) { break }
             usleep(25_000); waited += 1
         }
-        kill(running.0.processIdentifier, SIGINT)
+        kill(running.0.processIdentifier, signal)
         let r = CLI.finish(running)
-        #expect(r.status == 128 + SIGINT)
-        #expect(r.stderr.contains("interrupted (SIGINT)"), "\(r.stderr)")
+        #expect(r.status == 128 + signal)
+        #expect(r.stderr.contains("interrupted (\(name))"), "\(r.stderr)")
+        #expect(r.stderr.contains("; not written: \(dir)/out/"), "\(r.stderr)")   // a long file was under way
         let files = Self.tree("\(dir)/out")
         #expect(files.contains("a-short.wav"))
         #expect(!files.contains(where: { $0.hasPrefix(".") }), "\(files)")   // no temporary or scratch file
