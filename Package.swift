@@ -27,11 +27,15 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth", providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
 
         // Swift wrappers over the C libraries: typed errors, handles released in deinit.
         .target(name: "ALSA", dependencies: ["CALSA", "MIDI"]),
         .target(name: "FluidSynth", dependencies: ["CFluidSynth"]),
         .target(name: "SoundFile", dependencies: ["CSndFile"]),
+
+        // Measurements of rendered audio: loudness and true peak (libebur128).
+        .target(name: "Analysis", dependencies: ["CEBUR128"]),
 
         // Controls and mapping files: the MidiWidgetsManager equivalent.
         .target(name: "Controls", dependencies: ["MIDI", .product(name: "Yams", package: "Yams")]),
@@ -43,7 +47,7 @@ let package = Package(
 
         // Wiring of engine, sampler, ALSA and files.
         .target(name: "Carillon", dependencies: [
-            "MIDI", "Controls", "Engine", "ALSA", "FluidSynth", "SoundFile",
+            "MIDI", "Controls", "Engine", "ALSA", "FluidSynth", "SoundFile", "Analysis",
         ]),
 
         // Every control and meter in a browser: HTTP + WebSocket server, the page embedded.
@@ -56,7 +60,7 @@ let package = Package(
 
         // The `carillon` command-line tool, one file per subcommand.
         .executableTarget(name: "CarillonCLI", dependencies: [
-            "Carillon", "MIDI", "Controls", "Engine", "ALSA", "SoundFile", "WebSurface",
+            "Carillon", "MIDI", "Controls", "Engine", "ALSA", "SoundFile", "WebSurface", "Analysis",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -77,6 +81,7 @@ let package = Package(
         .testTarget(name: "EngineTests", dependencies: ["Engine", "MIDI", "Controls", "CAllocationCounter"]),
         .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
+        .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI"]),
         .testTarget(name: "CarillonTests", dependencies: ["Carillon", "ALSA", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: ["CarillonCLI"]),

@@ -55,7 +55,11 @@ public enum AudioFileFormat: String, CaseIterable, Sendable {
 
     /// The libsndfile format word for this container and encoding.
     func formatWord(_ encoding: SampleEncoding) -> Int32 {
-        var word = majorFormat | encoding.subtype
+        // Float WAV stays plain WAV (up to 4 GB; .rf64 or .w64 beyond): libsndfile
+        // cannot leave out the RF64 writer's PEAK chunk, whose time of writing would
+        // make two renders of the same piece differ in bytes.
+        let major = self == .wav && encoding == .float32 ? Int32(SF_FORMAT_WAV) : majorFormat
+        var word = major | encoding.subtype
         // Raw PCM has no header to say its byte order: fix it, whatever the machine.
         if self == .raw { word |= Int32(SF_ENDIAN_LITTLE) }
         return word

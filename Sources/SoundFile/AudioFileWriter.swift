@@ -67,7 +67,7 @@ public final class AudioFileWriter {
         // No PEAK chunk: it carries the time of writing, so the same render would
         // not give the same bytes twice (and it is only a cache of the peak).
         _ = sf_command(file, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
-        if format == .wav {
+        if format == .wav && encoding != .float32 {
             // Plain WAV on close unless past 4 GB (see AudioFileFormat.majorFormat).
             _ = sf_command(file, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
         }

@@ -1,4 +1,5 @@
 import ALSA
+import Analysis
 import Controls
 import Engine
 import FluidSynth
@@ -27,6 +28,11 @@ public final class RenderJob {
         public var threads: Int = 1
         /// Only the samples of the presets a piece selects are loaded (see `pinPresets`).
         public var loadsSamplesOnDemand = true
+        /// Cut every render at this many seconds (nil: no limit); `Summary.truncated` says so.
+        public var maxDuration: Double? = nil
+        /// Write a long silent gap (no voice sounding, effect tails quiet, the
+        /// next event far off) as zeros without running the synth.
+        public var skipsSilence = true
         public init() {}
 
         /// The machine's cores (the CLI's default for `threads`).
@@ -49,6 +55,10 @@ public final class RenderJob {
         public var refusedSynthCalls: Int
         /// Sequencer events dropped (its held-note or chase tables full).
         public var droppedMessages: Int
+        /// The render stopped at `Options.maxDuration` before the piece and its tail ended.
+        public var truncated = false
+        /// Seconds of silent gaps written as zeros without running the synth.
+        public var skippedSilence: Double = 0
 
         public var peakDBFS: Double { peak > 0 ? 20 * log10(Double(peak)) : -.infinity }
         public var speed: Double { elapsed > 0 ? duration / elapsed : .infinity }
@@ -66,6 +76,8 @@ public final class RenderJob {
         case threads(String)
         case midiFile(MIDIFileError)
         case audioFile(SoundFileError)
+        case loudness(LoudnessError)
+        case scratchFile(path: String, reason: String)
         case interrupted(output: String)
 
         public var description: String {
@@ -74,6 +86,8 @@ public final class RenderJob {
             case .threads(let e): "cannot start the render threads: \(e)"
             case .midiFile(let e): "\(e)"
             case .audioFile(let e): "\(e)"
+            case .loudness(let e): "\(e)"
+            case .scratchFile(let path, let reason): "cannot use scratch file \(path): \(reason)"
             case .interrupted(let output): "interrupted; \(output) was not written"
             }
         }
@@ -90,6 +104,9 @@ public final class RenderJob {
     private var pinned: [Set<Synth.PresetAddress>]
     private let renderer: Renderer
     private let buffer: UnsafeMutableBufferPointer<Float>
+    /// Zeros for skipped silence, written in chunks of this many frames.
+    private let zeros: UnsafeMutableBufferPointer<Float>
+    private static let zeroFrames = 16_384
 
     /// Creates the synth and loads the SoundFont (the slow part: do it once).
     public init(soundFont path: String, options: Options = Options()) throws(Failure) {
@@ -118,9 +135,11 @@ public final class RenderJob {
         for change in options.sampler.startValues { renderer.parameters.set(change.address, Double(change.value)) }
         buffer = .allocate(capacity: 2 * options.blockFrames)
         buffer.initialize(repeating: 0)
+        zeros = .allocate(capacity: 2 * Self.zeroFrames)
+        zeros.initialize(repeating: 0)
     }
 
-    deinit { buffer.deallocate() }
+    deinit { buffer.deallocate(); zeros.deallocate() }
 
     /// Renders `input` into `output`. The audio goes to a temporary file beside
     /// `output`, renamed only when complete; on any failure or when `cancel`
@@ -129,17 +148,39 @@ public final class RenderJob {
         input: String, output: String, format: AudioFileFormat, encoding: SampleEncoding?,
         cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil
     ) throws(Failure) -> Summary {
+        try render(input: input, output: output, cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
+            do throws(SoundFileError) {
+                return AudioFileSink(try AudioFileWriter(path: output, format: format, encoding: encoding,
+                                                         sampleRate: options.sampleRate, channels: 2))
+            } catch { throw .audioFile(error) }
+        }
+    }
+
+    /// Renders `input` into the sink `makeSink` opens once the MIDI file has
+    /// been read (`output` names it in the summary and messages). On any
+    /// failure or cancellation the sink is discarded.
+    public func render(
+        input: String, output: String, cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil,
+        makeSink: () throws(Failure) -> any RenderSink
+    ) throws(Failure) -> Summary {
         let clock = ContinuousClock()
         let start = clock.now
         let score: Score
         do throws(MIDIFileError) { score = try Score(contentsOf: input) } catch { throw .midiFile(error) }
+        let writer = try makeSink()
+        do throws(Failure) {
+            return try render(score, input: input, output: output, into: writer, cancel: cancel, progress: progress,
+                              clock: clock, start: start)
+        } catch {
+            writer.discard()
+            throw error
+        }
+    }
 
-        let writer: AudioFileWriter
-        do throws(SoundFileError) {
-            writer = try AudioFileWriter(path: output, format: format, encoding: encoding,
-                                         sampleRate: options.sampleRate, channels: 2)
-        } catch { throw .audioFile(error) }
-
+    private func render(
+        _ score: Score, input: String, output: String, into writer: any RenderSink, cancel: CancellationFlag?,
+        progress: ((Progress) -> Void)?, clock: ContinuousClock, start: ContinuousClock.Instant
+    ) throws(Failure) -> Summary {
         let rate = Double(options.sampleRate)
         // Each synth selects (and, with samples on demand, pins) what the piece
         // selects, and starts from a reset.
@@ -161,20 +202,31 @@ public final class RenderJob {
         var tail = TailTracker(policy: options.tail, sampleRate: rate)
         var blocks = 0
         var finished = false
+        let limit = options.maxDuration.map { UInt64(max(0, ($0 * rate).rounded())) } ?? .max
+        var truncated = false
+        var skipped: UInt64 = 0
 
         while !finished {
-            if cancel?.isSet == true {
-                writer.discard()
-                throw .interrupted(output: output)
-            }
-            var frames = options.blockFrames
+            if cancel?.isSet == true { throw .interrupted(output: output) }
+            let left = limit - min(limit, renderer.sampleTime)
+            if left == 0 { truncated = true; break }
             let inTail = renderer.isScoreFinished
+            if !inTail, let gap = silentGap() {
+                let n = min(gap, left / UInt64(instrument.eventGranularity) * UInt64(instrument.eventGranularity))
+                if n > 0 {
+                    try writeSilence(frames: n, to: writer, cancel: cancel, output: output)
+                    renderer.skip(frames: n)
+                    skipped += n
+                    progress?(Progress(rendered: Double(renderer.sampleTime) / rate, pieceDuration: score.duration,
+                                       elapsed: Self.seconds(clock.now - start), inTail: false))
+                    continue
+                }
+            }
+            var frames = Int(min(UInt64(options.blockFrames), left))
             if inTail { frames = min(frames, tail.remainingFrames) }
             if frames > 0 {
                 renderer.render(frames: frames, into: buffer)
-                do throws(SoundFileError) {
-                    try writer.write(UnsafeBufferPointer(buffer), frames: frames)
-                } catch { throw .audioFile(error) }
+                try writer.write(UnsafeBufferPointer(buffer), frames: frames)
             }
             if inTail { finished = frames == 0 || tail.observe(peak: renderer.blockPeak, frames: frames) }
             blocks += 1
@@ -183,12 +235,37 @@ public final class RenderJob {
                                   elapsed: Self.seconds(clock.now - start), inTail: inTail))
             }
         }
-        do throws(SoundFileError) { try writer.finish() } catch { throw .audioFile(error) }
+        try writer.finish()
         return Summary(input: input, output: output, duration: Double(renderer.sampleTime) / rate,
                        pieceDuration: score.duration, peak: renderer.peak,
                        clippedSamples: renderer.clippedSamples, elapsed: Self.seconds(clock.now - start),
                        refusedSynthCalls: refusedCount - refusedBefore,
-                       droppedMessages: renderer.droppedMessages)
+                       droppedMessages: renderer.droppedMessages, truncated: truncated,
+                       skippedSilence: Double(skipped) / rate)
+    }
+
+    /// Frames ahead that are certainly silent: nothing sounds now (no voice,
+    /// the last block's peak — reverb and chorus tails included — under
+    /// −100 dBFS) and the next event is more than a second away. Stops two
+    /// blocks short of the event; nil when there is no such gap.
+    private func silentGap() -> UInt64? {
+        guard options.skipsSilence, renderer.sampleTime > 0, renderer.blockPeak < 1e-5,
+              samplers.allSatisfy({ $0.instrument.synth.activeVoiceCount == 0 }) else { return nil }
+        let ahead = renderer.framesUntilNextEvent
+        let margin = UInt64(2 * options.blockFrames), grid = UInt64(instrument.eventGranularity)
+        guard ahead > UInt64(options.sampleRate) + margin else { return nil }
+        return (ahead - margin) / grid * grid
+    }
+
+    private func writeSilence(frames: UInt64, to writer: any RenderSink, cancel: CancellationFlag?,
+                              output: String) throws(Failure) {
+        var left = frames
+        while left > 0 {
+            if cancel?.isSet == true { throw .interrupted(output: output) }
+            let n = Int(min(left, UInt64(Self.zeroFrames)))
+            try writer.writeSilence(frames: n, zeros: UnsafeBufferPointer(zeros))
+            left -= UInt64(n)
+        }
     }
 
     private var refusedCount: Int { pool?.refusedCount ?? instrument.refusedCount }
@@ -197,6 +274,38 @@ public final class RenderJob {
         let (s, atto) = duration.components
         return Double(s) + Double(atto) * 1e-18
     }
+}
+
+/// Where a render's interleaved stereo blocks go: an audio file, or a
+/// scratch file measured on the way (loudness normalisation).
+public protocol RenderSink: AnyObject {
+    func write(_ samples: UnsafeBufferPointer<Float>, frames: Int) throws(RenderJob.Failure)
+    /// Appends `frames` frames of silence (`zeros` holds at least `2 × frames`
+    /// zeros). A sink that can store silence more cheaply than samples does so.
+    func writeSilence(frames: Int, zeros: UnsafeBufferPointer<Float>) throws(RenderJob.Failure)
+    /// Completes the output (an audio file appears under its name only now).
+    func finish() throws(RenderJob.Failure)
+    /// Abandons the output, leaving nothing under its name. Safe to call twice.
+    func discard()
+}
+
+extension RenderSink {
+    public func writeSilence(frames: Int, zeros: UnsafeBufferPointer<Float>) throws(RenderJob.Failure) {
+        try write(zeros, frames: frames)
+    }
+}
+
+/// An `AudioFileWriter` as a render sink.
+public final class AudioFileSink: RenderSink {
+    public let writer: AudioFileWriter
+    public init(_ writer: AudioFileWriter) { self.writer = writer }
+    public func write(_ samples: UnsafeBufferPointer<Float>, frames: Int) throws(RenderJob.Failure) {
+        do throws(SoundFileError) { try writer.write(samples, frames: frames) } catch { throw .audioFile(error) }
+    }
+    public func finish() throws(RenderJob.Failure) {
+        do throws(SoundFileError) { try writer.finish() } catch { throw .audioFile(error) }
+    }
+    public func discard() { writer.discard() }
 }
 
 /// Set from any thread (a signal handler included) to stop a render between blocks.

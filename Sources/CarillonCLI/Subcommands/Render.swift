@@ -1,3 +1,4 @@
+import Analysis
 import ArgumentParser
 import Carillon
 import Engine
@@ -10,19 +11,28 @@ import Glibc
 /// `carillon render`: MIDI files to audio files, as fast as the CPU allows.
 struct Render: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Render MIDI files to audio files (WAV, FLAC, Ogg Vorbis or Opus, MP3, AIFF, CAF, W64, RF64, raw PCM) through the SoundFont sampler.",
+        abstract: "Render MIDI files to audio files (WAV, FLAC, Ogg Vorbis) through the SoundFont sampler.",
         discussion: """
             Examples:
               carillon render song.mid -o song.wav
               carillon render song.mid -o song.flac --bits 24 -g 0.5 --no-chorus
               carillon render *.mid --output-dir out --format ogg
+              carillon render corpus/ --output-dir out --jobs 2 --manifest out/manifest.jsonl --skip-existing
+              find corpus -name '*.mid' | carillon render --from-list - --output-dir out --shard 0/4
+              carillon render song.mid -o song.flac --normalize -14 --true-peak -1
 
             After the last note, rendering goes on until the sound has died away \
-            (below --silence for a quarter second), at most --tail seconds.
+            (below --silence for a quarter second), at most --tail seconds. Long \
+            silent gaps (no voice sounding, the next event more than a second off) \
+            are written as silence without running the synth.
+
+            A folder is searched recursively for .mid, .midi, .kar and .rmi files; \
+            its sub-folders are mirrored under --output-dir. A file that fails is \
+            reported and the batch goes on; the exit status is 1 when any failed.
             """)
 
-    @Argument(help: ArgumentHelp("Standard MIDI files to render.", valueName: "midi-file"))
-    var inputs: [String]
+    @Argument(help: ArgumentHelp("Standard MIDI files, or folders to search for them.", valueName: "midi-file|folder"))
+    var inputs: [String] = []
 
     @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The audio file to write (one input).", valueName: "file"))
     var output: String?
@@ -39,75 +49,167 @@ struct Render: ParsableCommand {
     @Option(help: ArgumentHelp("Level under which the tail counts as silent, in dBFS.", valueName: "dB"))
     var silence: Double = TailPolicy.default.silenceThreshold
 
-    @Option(help: ArgumentHelp("FluidSynth synths rendering each file in parallel, one thread each (default: the cores).", valueName: "n"))
-    var threads: Int = RenderJob.Options.cores
+    @Option(name: .customLong("max-duration"), help: ArgumentHelp("Cut every render at this many seconds (damaged timing).", valueName: "seconds"))
+    var maxDuration: Double?
+
+    // Batches.
+    @Option(name: .customLong("from-list"), help: ArgumentHelp("Read more inputs from a file, one path a line ('-': standard input).", valueName: "file"))
+    var fromList: String?
+
+    @Option(help: ArgumentHelp("Files rendered at once, each by its own synth (default: the number of cores).", valueName: "n"))
+    var jobs: Int?
+
+    @Option(help: ArgumentHelp("Synths rendering each file in parallel, one thread each (default: the number of cores for one file, 1 in a batch, where --jobs takes the cores).", valueName: "n"))
+    var threads: Int?
+
+    @Option(help: ArgumentHelp("Append one JSON line per input to this file (JSON Lines).", valueName: "file.jsonl"))
+    var manifest: String?
+
+    @Flag(name: .customLong("skip-existing"), help: "Leave outputs that already exist alone (resume a batch).")
+    var skipExisting = false
+
+    @Option(help: ArgumentHelp("Render only shard K of N (0 ≤ K < N), chosen by a hash of each file's path.", valueName: "K/N"))
+    var shard: String?
+
+    // Loudness.
+    // Unconditional: the values are negative numbers (`--normalize -23`).
+    @Option(parsing: .unconditional, help: ArgumentHelp("Normalise each file to this integrated loudness (EBU R 128), e.g. -23 or -14.", valueName: "LUFS"))
+    var normalize: Double?
+
+    @Option(name: .customLong("true-peak"), parsing: .unconditional, help: ArgumentHelp("With --normalize: the highest true peak allowed.", valueName: "dBTP"))
+    var truePeak: Double = -1
 
     @Flag(name: [.customShort("q"), .long], help: "No progress bar and no summary.")
     var quiet = false
 
     func validate() throws {
-        guard !inputs.isEmpty else { throw ValidationError("give at least one MIDI file") }
+        guard !inputs.isEmpty || fromList != nil else { throw ValidationError("give at least one MIDI file (or --from-list)") }
         if output != nil && outputDirectory != nil { throw ValidationError("use either -o or --output-dir, not both") }
-        if inputs.count > 1 && output != nil {
+        if output != nil && (inputs.count > 1 || fromList != nil) {
             throw ValidationError("-o names one file; with several inputs use --output-dir")
         }
-        guard (1...64).contains(threads) else { throw ValidationError("--threads must be 1...64") }
         guard tail >= 0 else { throw ValidationError("--tail must not be negative") }
         guard silence < 0 else { throw ValidationError("--silence must be below 0 dBFS") }
+        if let maxDuration, !(maxDuration > 0) { throw ValidationError("--max-duration must be above 0 seconds") }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let threads, !(1...64).contains(threads) { throw ValidationError("--threads must be 1...64") }
+        if let shard, Shard(parsing: shard) == nil { throw ValidationError("--shard must be K/N with 0 ≤ K < N, e.g. 0/4") }
+        if let normalize, !(-70...0).contains(normalize) { throw ValidationError("--normalize must be between -70 and 0 LUFS") }
+        guard (-20...0).contains(truePeak) else { throw ValidationError("--true-peak must be between -20 and 0 dBTP") }
         _ = try audio.resolve(for: output)
     }
 
     func run() throws {
         let (format, encoding) = try audio.resolve(for: output)
-        let jobs = inputs.map { input in (input, outputPath(for: input, format: format)) }
+        let items: [BatchItem]
+        do {
+            let found = try BatchInputs.gather(arguments: inputs, list: fromList)
+            guard !found.isEmpty else { Diagnostics.fail("no MIDI files found") }
+            if let output {
+                guard found.count == 1 else { Diagnostics.fail("-o names one file; \(found.count) MIDI files were found (use --output-dir)") }
+                items = [BatchItem(input: found[0].input, key: found[0].key, output: output)]
+            } else {
+                // Every name is checked, shard or not: each shard must agree the batch is valid.
+                let all = try BatchPlan.items(found, directory: outputDirectory, fileExtension: format.fileExtension)
+                let part = shard.flatMap(Shard.init(parsing:))
+                items = all.filter { part?.contains(key: $0.key) ?? true }
+            }
+            // -o names a file: its folder must exist, as for any single output.
+            if output == nil { try BatchPlan.createFolders(for: items) }
+        } catch { fail(error) }
 
         let fontPath: String
         do { fontPath = try synth.locateSoundFont() } catch { fail(error) }
 
-        var options = RenderJob.Options()
-        options.sampleRate = audio.rate
-        options.sampler = synth.samplerOptions
-        options.tail = TailPolicy(silenceThreshold: silence, maxTail: tail)
-        options.threads = threads
+        var settings = BatchRenderer.Settings()
+        settings.job.sampleRate = audio.rate
+        settings.job.sampler = synth.samplerOptions
+        settings.job.tail = TailPolicy(silenceThreshold: silence, maxTail: tail)
+        settings.job.maxDuration = maxDuration
+        settings.format = format
+        settings.encoding = encoding
+        settings.jobs = jobs ?? RenderJob.Options.cores
+        // One file: every core on it. Many: a file per core (jobs beat threads).
+        settings.job.threads = threads ?? (items.count == 1 ? RenderJob.Options.cores : 1)
+        settings.skipExisting = skipExisting
+        settings.version = CarillonCommand.configuration.version
+        if let normalize { settings.loudness = .normalize(LoudnessTarget(integrated: normalize, truePeakCeiling: truePeak)) }
+        else if manifest != nil { settings.loudness = .measure }
 
-        let job: RenderJob
-        do { job = try RenderJob(soundFont: fontPath, options: options) } catch { fail(error) }
+        let writer: ManifestWriter?
+        do { writer = try manifest.map { path throws(ManifestError) in try ManifestWriter(path: path) } } catch { fail(error) }
+        let batch: BatchRenderer
+        do { batch = try BatchRenderer(soundFont: fontPath, settings: settings, manifest: writer) } catch { fail(error) }
 
         Interruption.install()
         let terminal = isatty(STDERR_FILENO) == 1 && !quiet
-        var failures = 0
-        for (input, path) in jobs {
-            let bar = terminal ? ProgressBar(label: baseName(input)) : nil
-            do {
-                let summary = try job.render(input: input, output: path, format: format, encoding: encoding,
-                                             cancel: Interruption.flag, progress: bar.map { bar in { bar.show($0) } })
-                bar?.clear()
-                // With -o - standard output carries the audio: the summary goes to stderr.
-                if !quiet && path == AudioFileWriter.standardOutput {
-                    var text = Self.line(summary) + "\n"
-                    text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
-                } else if !quiet { print(Self.line(summary)) }
-            } catch {
-                bar?.clear()
-                if case .interrupted = error {
-                    let signal = Interruption.signal.load(ordering: .relaxed)
-                    Diagnostics.error("\(error) (\(signal == SIGTERM ? "SIGTERM" : "SIGINT"))")
-                    throw ExitCode(128 + signal)
-                }
-                Diagnostics.error(jobs.count > 1 ? "\(input): \(error)" : "\(error)")
-                failures += 1
+        let single = items.count == 1
+        let fileBar = terminal && single ? ProgressBar(label: baseName(items[0].input)) : nil
+        let batchBar = terminal && !single ? BatchProgressBar() : nil
+        var interrupted: [String] = []
+        let final: BatchRenderer.Snapshot
+        do {
+            final = try batch.run(items, cancel: Interruption.flag) { snapshot, outcomes in
+                if !outcomes.isEmpty { fileBar?.clear(); batchBar?.clear() }
+                for o in outcomes { report(o, single: single, interrupted: &interrupted) }
+                if let p = snapshot.current.first ?? nil { fileBar?.show(p) }
+                if Interruption.flag.isSet { batchBar?.clear() } else { batchBar?.show(snapshot) }
             }
+        } catch { fail(error) }
+        batchBar?.clear(); fileBar?.clear()
+
+        if let problem = batch.manifestError { Diagnostics.error("\(problem)") }
+        if Interruption.flag.isSet {
+            let signal = Interruption.signal.load(ordering: .relaxed)
+            let name = signal == SIGTERM ? "SIGTERM" : "SIGINT"
+            if single, let only = interrupted.first {
+                Diagnostics.error("interrupted; \(only) was not written (\(name))")
+            } else {
+                let list = interrupted.isEmpty ? "" : "; not written: " + interrupted.joined(separator: ", ")
+                Diagnostics.error("interrupted (\(name)) after \(final.done) of \(final.total) files\(list)")
+            }
+            throw ExitCode(128 + signal)
         }
-        if failures > 0 { throw ExitCode.failure }
+        if !single && !quiet {
+            print("\(final.done - final.failed - final.skipped) rendered, \(final.skipped) skipped, \(final.failed) failed "
+                  + "in \(formatted(final.elapsed, 1)) s (\(formatted(final.speed, 1))× real time)")
+        }
+        if final.failed > 0 || batch.manifestError != nil { throw ExitCode.failure }
     }
 
-    private func outputPath(for input: String, format: AudioFileFormat) -> String {
-        if let output { return output }
-        var name = baseName(input)
-        if let dot = name.lastIndex(of: "."), dot != name.startIndex { name = String(name[..<dot]) }
-        let file = "\(name).\(format.fileExtension)"
-        guard let outputDirectory else { return file }
-        return outputDirectory.hasSuffix("/") ? outputDirectory + file : "\(outputDirectory)/\(file)"
+    private func report(_ o: BatchRenderer.Outcome, single: Bool, interrupted: inout [String]) {
+        if o.interrupted { interrupted.append(o.item.output); return }
+        switch o.entry.status {
+        case .failed:
+            let message = o.entry.error ?? ""
+            // MIDI file errors already start with the file's path.
+            Diagnostics.error(single || message.hasPrefix(o.item.input) ? message : "\(o.item.input): \(message)")
+        case .skipped:
+            if !quiet { print("\(o.item.output): exists, skipped") }
+        case .ok:
+            guard let s = o.summary else { return }
+            if s.truncated {
+                Diagnostics.warning("\(o.item.input): cut at --max-duration \(formatted(s.duration, 1)) s "
+                                    + "(the piece lasts \(clock(s.pieceDuration)))")
+            }
+            guard !quiet else { return }
+            let line = Self.line(s) + (o.loudness.map(Self.loudnessText) ?? "")
+            if o.item.output == AudioFileWriter.standardOutput {
+                // Standard output carries the audio: the summary goes to stderr.
+                var text = line + "\n"
+                text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            } else {
+                print(line)
+            }
+        }
+    }
+
+    static func loudnessText(_ r: LoudnessReport) -> String {
+        var text = ", \(formatted(r.loudness, 1)) LUFS"
+        if let gain = r.gain, let after = r.normalizedLoudness {
+            text += " → \(formatted(after, 1)) LUFS (gain \(formatted(gain, 1)) dB)"
+        }
+        return text
     }
 
     static func line(_ s: RenderJob.Summary) -> String {
@@ -117,5 +219,7 @@ struct Render: ParsableCommand {
             + "(\(formatted(s.speed, 1))× real time)"
             + (s.refusedSynthCalls > 0 ? ", \(s.refusedSynthCalls) synth calls refused" : "")
             + (s.droppedMessages > 0 ? ", \(s.droppedMessages) events dropped" : "")
+            + (s.skippedSilence >= 1 ? ", \(clock(s.skippedSilence)) of silence skipped" : "")
+            + (s.truncated ? ", cut at --max-duration" : "")
     }
 }

@@ -1,0 +1,223 @@
+import ALSA
+import Analysis
+import SoundFile
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Renders a batch of files on a pool of worker threads, each with its own
+/// `RenderJob` (its own synth; FluidSynth synths share nothing mutable).
+/// Workers take the next file from a shared index, so long and short files
+/// balance themselves. A file that fails is reported and counted; the batch
+/// goes on. Each finished file's manifest line is appended at once.
+///
+/// Threads: `run` on one thread, which also receives every report; the
+/// workers touch only the shared state below, under its lock.
+public final class BatchRenderer: Sendable {
+    public struct Settings: Sendable {
+        public var job = RenderJob.Options()
+        public var format: AudioFileFormat = .wav
+        public var encoding: SampleEncoding? = nil
+        /// Worker threads (each a synth with the SoundFont loaded).
+        public var jobs = 1
+        /// Leave outputs that already exist alone (a rerun resumes a batch).
+        public var skipExisting = false
+        public var loudness: RenderJob.Loudness = .off
+        /// Written in every manifest line.
+        public var version = ""
+        public init() {}
+    }
+
+    /// What became of one file.
+    public struct Outcome: Sendable {
+        public var item: BatchItem
+        public var entry: ManifestEntry
+        public var summary: RenderJob.Summary?
+        public var loudness: LoudnessReport?
+        /// The batch was interrupted while this file rendered: nothing was written.
+        public var interrupted = false
+    }
+
+    /// The batch as a whole, for a progress display.
+    public struct Snapshot: Sendable {
+        public var total = 0
+        public var done = 0
+        public var failed = 0
+        public var skipped = 0
+        /// Seconds of audio written (finished files and files under way).
+        public var audioSeconds = 0.0
+        public var elapsed = 0.0
+        /// Files done plus the fractions of those under way.
+        public var filesProgress = 0.0
+        /// The files under way, one slot per worker.
+        public var current: [RenderJob.Progress?] = []
+
+        public var speed: Double { elapsed > 0 ? audioSeconds / elapsed : 0 }
+        /// Seconds left, from the rate so far (nil before anything moved).
+        public var eta: Double? {
+            guard filesProgress > 0, elapsed > 0 else { return nil }
+            return elapsed * (Double(total) - filesProgress) / filesProgress
+        }
+    }
+
+    private struct State {
+        var next = 0
+        var running = 0
+        var finishedAudio = 0.0
+        var snapshot = Snapshot()
+        var outcomes: [Outcome] = []
+        var manifestError: ManifestError?
+    }
+
+    public let settings: Settings
+    public let soundFontPath: String
+    private let soundFontBytes: Int
+    private let manifest: ManifestWriter?
+    private let state = Mutex(State())
+    /// The first worker's job, made on the caller's thread so a bad SoundFont
+    /// is one clear error before anything starts.
+    private let firstJob: Mutex<RenderJob?>
+
+    public init(soundFont: String, settings: Settings, manifest: ManifestWriter?) throws(RenderJob.Failure) {
+        self.settings = settings
+        self.soundFontPath = soundFont
+        self.manifest = manifest
+        var info = stat()
+        soundFontBytes = stat(soundFont, &info) == 0 ? Int(info.st_size) : 0
+        firstJob = Mutex(try RenderJob(soundFont: soundFont, options: settings.job))
+    }
+
+    /// The first manifest write that failed, if any (the batch went on).
+    public var manifestError: ManifestError? { state.withLock { $0.manifestError } }
+
+    /// Renders `items` and returns the final snapshot. Calls `report` on the
+    /// calling thread about ten times a second and at the end, with the
+    /// outcomes finished since the last call.
+    public func run(_ items: [BatchItem], cancel: CancellationFlag,
+                    report: (Snapshot, [Outcome]) -> Void) throws(ALSAError) -> Snapshot {
+        let workers = max(1, min(settings.jobs, items.count))
+        let clock = ContinuousClock(), start = clock.now
+        state.withLock {
+            $0.snapshot.total = items.count
+            $0.snapshot.current = Array(repeating: nil, count: workers)
+            $0.running = workers
+        }
+        var threads: [JoinableThread] = []
+        for w in 0..<workers {
+            do {
+                threads.append(try JoinableThread(name: "render-\(w)") { [self] in
+                    work(worker: w, items: items, cancel: cancel, clock: clock, start: start)
+                })
+            } catch {
+                cancel.set()
+                state.withLock { $0.running -= workers - w }
+                for t in threads { t.join() }
+                throw error
+            }
+        }
+        var lastReport = clock.now
+        while true {
+            usleep(10_000)
+            let (running, outcomes, snapshot) = state.withLock { s -> (Int, [Outcome], Snapshot) in
+                s.snapshot.elapsed = RenderJob.seconds(clock.now - start)
+                let drained = s.outcomes
+                s.outcomes.removeAll(keepingCapacity: true)
+                return (s.running, drained, s.snapshot)
+            }
+            if running == 0 || !outcomes.isEmpty || clock.now - lastReport >= .milliseconds(100) {
+                report(snapshot, outcomes)
+                lastReport = clock.now
+            }
+            if running == 0 { break }
+        }
+        for t in threads { t.join() }
+        return state.withLock { $0.snapshot }
+    }
+
+    private func work(worker: Int, items: [BatchItem], cancel: CancellationFlag,
+                      clock: ContinuousClock, start: ContinuousClock.Instant) {
+        defer { state.withLock { $0.running -= 1 } }
+        var job: RenderJob? = worker == 0 ? firstJob.withLock { j in let taken = j; j = nil; return taken } : nil
+        while !cancel.isSet {
+            let index = state.withLock { s -> Int in s.next += 1; return s.next - 1 }
+            guard index < items.count else { return }
+            let item = items[index]
+            if job == nil {
+                do { job = try RenderJob(soundFont: soundFontPath, options: settings.job) } catch {
+                    finish(Outcome(item: item, entry: entry(item, .failed, error: "\(error)")), worker: worker)
+                    continue
+                }
+            }
+            finish(render(item, with: job!, worker: worker, cancel: cancel), worker: worker)
+        }
+    }
+
+    private func entry(_ item: BatchItem, _ status: ManifestEntry.Status, error: String? = nil) -> ManifestEntry {
+        var e = ManifestEntry(input: item.input, output: item.output, status: status, carillonVersion: settings.version,
+                              soundFont: soundFontPath, soundFontBytes: soundFontBytes)
+        e.error = error
+        return e
+    }
+
+    private func render(_ item: BatchItem, with job: RenderJob, worker: Int, cancel: CancellationFlag) -> Outcome {
+        if settings.skipExisting {
+            var info = stat()
+            if stat(item.output, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                return Outcome(item: item, entry: entry(item, .skipped))
+            }
+        }
+        do {
+            let (s, loudness) = try job.render(
+                input: item.input, output: item.output, format: settings.format, encoding: settings.encoding,
+                loudness: settings.loudness, cancel: cancel,
+                progress: { [self] p in state.withLock { $0.snapshot.current[worker] = p; refresh(&$0) } })
+            var e = entry(item, .ok)
+            e.pieceDuration = s.pieceDuration; e.duration = s.duration
+            e.peakDBFS = s.peakDBFS; e.clippedSamples = s.clippedSamples
+            e.truncated = s.truncated; e.skippedSilence = s.skippedSilence; e.renderSeconds = s.elapsed
+            if let loudness {
+                e.loudness = loudness.loudness; e.truePeak = loudness.truePeak
+                e.gain = loudness.gain; e.normalizedLoudness = loudness.normalizedLoudness
+            }
+            return Outcome(item: item, entry: e, summary: s, loudness: loudness)
+        } catch {
+            if case .interrupted = error {
+                return Outcome(item: item, entry: entry(item, .failed, error: "\(error)"), interrupted: true)
+            }
+            return Outcome(item: item, entry: entry(item, .failed, error: "\(error)"))
+        }
+    }
+
+    private func finish(_ outcome: Outcome, worker: Int) {
+        var manifestFailure: ManifestError? = nil
+        if !outcome.interrupted, let manifest {
+            do { try manifest.append(outcome.entry) } catch { manifestFailure = error }
+        }
+        state.withLock { s in
+            s.snapshot.current[worker] = nil
+            if !outcome.interrupted {
+                s.snapshot.done += 1
+                switch outcome.entry.status {
+                case .failed: s.snapshot.failed += 1
+                case .skipped: s.snapshot.skipped += 1
+                case .ok: s.finishedAudio += outcome.summary?.duration ?? 0
+                }
+            }
+            if s.manifestError == nil { s.manifestError = manifestFailure }
+            s.outcomes.append(outcome)
+            refresh(&s)
+        }
+    }
+
+    private func refresh(_ s: inout State) {
+        var audio = s.finishedAudio, files = Double(s.snapshot.done)
+        for p in s.snapshot.current {
+            guard let p else { continue }
+            audio += p.rendered
+            files += p.pieceDuration > 0 ? min(0.99, p.rendered / p.pieceDuration) : 0
+        }
+        s.snapshot.audioSeconds = audio
+        s.snapshot.filesProgress = files
+    }
+}

@@ -1,0 +1,270 @@
+import Foundation
+import Testing
+
+/// `carillon render` on batches: folders, lists, the worker pool, manifests,
+/// resuming, shards, loudness, damaged timing and interruption.
+@Suite(.serialized) struct RenderBatchTests {
+    typealias CLI = RenderCommandTests
+    static let timGM = RenderCommandTests.timGM
+    static let openmsx = RenderCommandTests.openmsx
+
+    /// A format-0 SMF (480 PPQN, 120 bpm: 960 ticks a second): program 0,
+    /// a note of half a second, `gap` seconds of nothing, another note.
+    static func smf(gap: Double, key: UInt8 = 60) -> Data {
+        func vlq(_ n: Int) -> [UInt8] {
+            var out = [UInt8(n & 0x7F)], n = n >> 7
+            while n > 0 { out.insert(UInt8(n & 0x7F) | 0x80, at: 0); n >>= 7 }
+            return out
+        }
+        var track: [UInt8] = vlq(0) + [0xC0, 0] + vlq(0) + [0x90, key, 100] + vlq(480) + [0x80, key, 0]
+        track += vlq(Int(gap * 960)) + [0x90, key + 4, 100] + vlq(480) + [0x80, key + 4, 0] + vlq(0) + [0xFF, 0x2F, 0]
+        func be(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8((v >> (8 * (n - 1 - $0))) & 0xFF) } }
+        return Data(Array("MThd".utf8) + be(6, 4) + be(0, 2) + be(1, 2) + be(480, 2) + Array("MTrk".utf8) + be(track.count, 4) + track)
+    }
+
+    static func write(_ data: Data, _ path: String) {
+        try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: path, contents: data)
+    }
+
+    /// Every file under `dir`, relative, sorted (hidden files included).
+    static func tree(_ dir: String) -> [String] {
+        (FileManager.default.enumerator(atPath: dir)?.allObjects as? [String] ?? []).filter {
+            var isDir: ObjCBool = false
+            return FileManager.default.fileExists(atPath: "\(dir)/\($0)", isDirectory: &isDir) && !isDir.boolValue
+        }.sorted()
+    }
+
+    static func manifest(_ path: String) throws -> [[String: Any]] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        return try text.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+    }
+
+    static let manifestKeys: Set<String> = [
+        "input", "output", "status", "error", "piece_seconds", "rendered_seconds", "peak_dbfs", "clipped_samples",
+        "loudness_lufs", "true_peak_dbtp", "gain_db", "normalized_lufs", "truncated", "skipped_silence_seconds",
+        "render_seconds", "carillon_version", "soundfont", "soundfont_bytes",
+    ]
+
+    @Test func folder_isWalked_subfoldersMirrored_aFailingFileCounted_andTheManifestComplete() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        Self.write(Self.smf(gap: 0.5), "\(dir)/in/a.mid")
+        Self.write(Data("MThd broken".utf8), "\(dir)/in/sub/b.MIDI")          // fails, in the middle
+        Self.write(Self.smf(gap: 0.5, key: 70), "\(dir)/in/sub/deeper/c.kar")
+        Self.write(Data("not midi".utf8), "\(dir)/in/notes.txt")              // not a MIDI name: ignored
+        let r = try CLI.carillon(["render", "\(dir)/in", "--output-dir", "\(dir)/out", "--jobs", "2",
+                                  "--manifest", "\(dir)/m.jsonl", "--soundfont", Self.timGM, "--tail", "1"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("b.MIDI") && r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+        #expect(Self.tree("\(dir)/out") == ["a.wav", "sub/deeper/c.wav"])
+        #expect(r.stdout.contains("2 rendered, 0 skipped, 1 failed"))
+        let lines = try Self.manifest("\(dir)/m.jsonl")
+        #expect(lines.count == 3)
+        for line in lines { #expect(Set(line.keys) == Self.manifestKeys) }
+        let byInput = Dictionary(uniqueKeysWithValues: lines.map { ($0["input"] as! String, $0) })
+        let ok = try #require(byInput["\(dir)/in/a.mid"])
+        #expect(ok["status"] as? String == "ok" && ok["output"] as? String == "\(dir)/out/a.wav")
+        #expect((ok["loudness_lufs"] as? Double).map { $0 < 0 && $0 > -70 } == true)
+        #expect((ok["rendered_seconds"] as? Double).map { $0 > 1 } == true)
+        #expect(ok["soundfont_bytes"] as? Int == 5_969_788 && ok["carillon_version"] as? String == "0.1.0")
+        let bad = try #require(byInput["\(dir)/in/sub/b.MIDI"])
+        #expect(bad["status"] as? String == "failed" && (bad["error"] as? String)?.contains("MIDI") == true)
+    }
+
+    @Test func onATerminal_oneBarForTheBatch_withFilesSpeedAndETA() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for i in 0..<4 { Self.write(Self.smf(gap: 2, key: UInt8(50 + i)), "\(dir)/in/f\(i).mid") }
+        let (text, status) = try runOnPseudoTerminal(
+            "\(RenderCommandTests.carillon) render \(dir)/in --output-dir \(dir)/out --jobs 2 --soundfont \(Self.timGM)")
+        #expect(status == 0)
+        #expect(text.contains("/4 files") && text.contains("× real time ETA"), "\(text)")
+        #expect(text.contains("4 rendered, 0 skipped, 0 failed"))
+    }
+
+    @Test func twoInputsWithOneOutputName_isAnErrorBeforeAnythingRenders() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        Self.write(Self.smf(gap: 0.5), "\(dir)/x/song.mid")
+        Self.write(Self.smf(gap: 0.5), "\(dir)/y/song.midi")
+        let r = try CLI.carillon(["render", "\(dir)/x/song.mid", "\(dir)/y/song.midi", "--output-dir", "\(dir)/out",
+                                  "--soundfont", Self.timGM])
+        #expect(r.status == 1)
+        #expect(r.stderr == "carillon: error: \(dir)/x/song.mid and \(dir)/y/song.midi would both write \(dir)/out/song.wav\n")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/out"))
+    }
+
+    @Test func skipExisting_rendersOnlyWhatIsMissing() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for i in 0..<3 { Self.write(Self.smf(gap: 0.3, key: UInt8(50 + i)), "\(dir)/in/f\(i).mid") }
+        let args = ["render", "\(dir)/in", "--output-dir", "\(dir)/out", "--manifest", "\(dir)/m.jsonl",
+                    "--soundfont", Self.timGM, "--tail", "1", "-q"]
+        #expect(try CLI.carillon(args).status == 0)
+        try FileManager.default.removeItem(atPath: "\(dir)/out/f1.wav")
+        let before = try FileManager.default.attributesOfItem(atPath: "\(dir)/out/f0.wav")[.modificationDate] as? Date
+        usleep(20_000)
+        let r = try CLI.carillon(args + ["--skip-existing"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(Self.tree("\(dir)/out") == ["f0.wav", "f1.wav", "f2.wav"])
+        #expect(try FileManager.default.attributesOfItem(atPath: "\(dir)/out/f0.wav")[.modificationDate] as? Date == before)
+        let rerun = try Self.manifest("\(dir)/m.jsonl").suffix(3)
+        #expect(rerun.map { "\($0["output"]!) \($0["status"]!)" }.sorted()
+                == ["\(dir)/out/f0.wav skipped", "\(dir)/out/f1.wav ok", "\(dir)/out/f2.wav skipped"])
+    }
+
+    @Test func shards_renderEveryFileExactlyOnce_andReorderingTheListChangesNoShard() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var paths: [String] = []
+        for i in 0..<12 {
+            let p = "\(dir)/in/\(i % 3 == 0 ? "sub/" : "")n\(i).mid"
+            Self.write(Self.smf(gap: 0.05, key: UInt8(40 + i)), p)
+            paths.append(p)
+        }
+        func runShards(list: [String], tag: String) throws -> [[String]] {
+            try list.joined(separator: "\n").write(toFile: "\(dir)/list-\(tag)", atomically: true, encoding: .utf8)
+            return try (0..<3).map { k in
+                let r = try CLI.carillon(["render", "--from-list", "\(dir)/list-\(tag)", "--output-dir", "\(dir)/out-\(tag)",
+                                          "--shard", "\(k)/3", "--manifest", "\(dir)/m-\(tag)-\(k).jsonl",
+                                          "--soundfont", Self.timGM, "--tail", "0.2", "-q", "-r", "8000"])
+                #expect(r.status == 0, "\(r.stderr)")
+                return try Self.manifest("\(dir)/m-\(tag)-\(k).jsonl").map { $0["input"] as! String }.sorted()
+            }
+        }
+        let forward = try runShards(list: paths, tag: "a")
+        // Every file exactly once over the shards, and every output written.
+        #expect(forward.flatMap { $0 }.sorted() == paths.sorted())
+        #expect(Self.tree("\(dir)/out-a").count == 12)
+        #expect(forward.filter(\.isEmpty).isEmpty)   // 12 files hash into all 3 shards
+        let reversed = try runShards(list: paths.reversed(), tag: "b")
+        #expect(reversed == forward)
+    }
+
+    @Test func twoHourGap_rendersInSeconds() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        Self.write(Self.smf(gap: 7200), "\(dir)/gap.mid")
+        let start = Date()
+        let r = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/gap.flac", "-r", "8000",
+                                  "--soundfont", Self.timGM, "--manifest", "\(dir)/m.jsonl"])
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(elapsed < 30, "took \(elapsed) s")
+        let line = try #require(try Self.manifest("\(dir)/m.jsonl").first)
+        let rendered = try #require(line["rendered_seconds"] as? Double)
+        #expect(rendered > 7201 && rendered < 7215)
+        #expect((line["skipped_silence_seconds"] as? Double).map { $0 > 7190 } == true)
+        #expect(line["truncated"] as? Bool == false)
+        #expect(r.stdout.contains("of silence skipped"))
+    }
+
+    @Test func twentyHourGap_withMaxDuration_isCut_andSaysSo() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        Self.write(Self.smf(gap: 72_000), "\(dir)/gap.mid")
+        let start = Date()
+        let r = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/gap.wav", "--max-duration", "600",
+                                  "--soundfont", Self.timGM, "--manifest", "\(dir)/m.jsonl"])
+        #expect(Date().timeIntervalSince(start) < 30)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("carillon: warning: \(dir)/gap.mid: cut at --max-duration 600.0 s"))
+        let line = try #require(try Self.manifest("\(dir)/m.jsonl").first)
+        #expect(line["truncated"] as? Bool == true)
+        #expect(line["rendered_seconds"] as? Double == 600)
+        #expect((line["piece_seconds"] as? Double).map { $0 > 72_000 } == true)
+    }
+
+    /// Integrated loudness and true peak of a file by ffmpeg's own ebur128 filter.
+    static func ffmpegLoudness(_ path: String) throws -> (integrated: Double, truePeak: Double) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        p.arguments = ["-hide_banner", "-nostats", "-i", path, "-af", "ebur128=peak=true", "-f", "null", "-"]
+        let err = Pipe()
+        p.standardError = err; p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        let summary = try #require(text.range(of: "Summary:")).upperBound
+        func value(after label: String) throws -> Double {
+            let at = try #require(text[summary...].range(of: label)).upperBound
+            let field = text[at...].drop(while: { $0 == " " }).prefix(while: { $0 != " " && $0 != "\n" })
+            return try #require(Double(field))
+        }
+        return (try value(after: "I:"), try value(after: "Peak:"))
+    }
+
+    @Test(arguments: [-23.0, -14.0])
+    func normalize_reachesTheTarget_asMeasuredByFFmpeg(target: Double) throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try CLI.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "\(Self.openmsx)/train_filled_with_cash.mid",
+                                  "--output-dir", dir, "--normalize", "\(target)", "--true-peak", "-1", "--bits", "24",
+                                  "--manifest", "\(dir)/m.jsonl", "--soundfont", Self.timGM, "-q"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(CLI.contents(dir) == ["coconut_run2.wav", "m.jsonl", "train_filled_with_cash.wav"])   // no scratch left
+        for line in try Self.manifest("\(dir)/m.jsonl") {
+            let measured = try Self.ffmpegLoudness(line["output"] as! String)
+            let before = try #require(line["loudness_lufs"] as? Double)
+            let after = try #require(line["normalized_lufs"] as? Double)
+            let gain = try #require(line["gain_db"] as? Double)
+            #expect(abs(before + gain - after) < 0.5)
+            #expect(abs(measured.integrated - after) < 0.5, "ffmpeg \(measured.integrated), manifest \(after)")
+            #expect(measured.truePeak <= -1 + 0.5)
+            if gain == target - before {   // the true-peak ceiling did not stop the gain
+                #expect(abs(measured.integrated - target) < 0.5, "ffmpeg \(measured.integrated) LUFS")
+            }
+        }
+        if target == -23 {   // these files reach −23 without touching the ceiling
+            for line in try Self.manifest("\(dir)/m.jsonl") {
+                #expect(abs(try Self.ffmpegLoudness(line["output"] as! String).integrated - -23) < 0.5)
+            }
+        }
+    }
+
+    @Test func normalize_withAHalfHourGap_staysFast_andOnTarget() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        Self.write(Self.smf(gap: 1800), "\(dir)/gap.mid")
+        let start = Date()
+        let r = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/gap.flac", "-r", "8000", "--normalize", "-23",
+                                  "--soundfont", Self.timGM, "-q"])
+        #expect(Date().timeIntervalSince(start) < 30)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(CLI.contents(dir) == ["gap.flac", "gap.mid"])   // the sparse scratch file is gone
+        #expect(abs(try Self.ffmpegLoudness("\(dir)/gap.flac").integrated - -23) < 0.5)
+    }
+
+    @Test(arguments: [("SIGINT", SIGINT), ("SIGTERM", SIGTERM)])
+    func interruptingABatch_leavesFinishedFilesComplete_andNoPartialFile(name: String, signal: Int32) throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        Self.write(Self.smf(gap: 0.2), "\(dir)/in/a-short.mid")
+        for name in ["tttheme2", "linns_basket", "ttsong_iii_imuh3"] {
+            try? FileManager.default.copyItem(atPath: "\(Self.openmsx)/\(name).mid", toPath: "\(dir)/in/\(name).mid")
+        }
+        let running = try CLI.start(["render", "\(dir)/in", "--output-dir", "\(dir)/out", "--jobs", "2",
+                                     "--manifest", "\(dir)/m.jsonl", "--soundfont", Self.timGM, "--normalize", "-23"])
+        // Wait until the short file is done and a long one is under way (its scratch file exists).
+        var waited = 0
+        while waited < 400 {
+            let files = Self.tree("\(dir)/out")
+            if files.contains("a-short.wav") && files.contains(where: { $0.hasPrefix(".") }) { break }
+            usleep(25_000); waited += 1
+        }
+        kill(running.0.processIdentifier, signal)
+        let r = CLI.finish(running)
+        #expect(r.status == 128 + signal)
+        #expect(r.stderr.contains("interrupted (\(name))"), "\(r.stderr)")
+        #expect(r.stderr.contains("; not written: \(dir)/out/"), "\(r.stderr)")   // a long file was under way
+        let files = Self.tree("\(dir)/out")
+        #expect(files.contains("a-short.wav"))
+        #expect(!files.contains(where: { $0.hasPrefix(".") }), "\(files)")   // no temporary or scratch file
+        // Every output present is complete: it has a manifest line, and the manifest names nothing missing.
+        let done = try Self.manifest("\(dir)/m.jsonl").map { ($0["output"] as! String).replacingOccurrences(of: "\(dir)/out/", with: "") }
+        #expect(done.sorted() == files)
+    }
+}
