@@ -60,7 +60,13 @@ struct Live: ParsableCommand {
         if let line = HostSession.inputLine(host, connected: connected) { view.line("carillon live: " + line) }
         if let device = host.status().device { view.line("audio: \(device)") } else { view.line("audio: none (--no-audio)") }
 
-        _ = HostSession.watch(host, view: view) { _, seconds, _ in duration.map { seconds >= $0 } ?? false }
+        // MIDI learn from the keyboard (a terminal only): l, arrows, x.
+        let learnKeys = LearnKeys(hub: host.hub, view: view)
+        _ = HostSession.watch(host, view: view) { _, seconds, _ in
+            learnKeys?.poll()
+            return duration.map { seconds >= $0 } ?? false
+        }
+        learnKeys?.restore()
         // Ctrl-C ends cleanly: input stopped, all sound off, device drained, ports closed.
         host.stop()
         for line in host.takeLog() { view.line(line) }
