@@ -27,6 +27,9 @@ public final class ControlHub: @unchecked Sendable {
     private var learnTarget: LearnTarget?
     private var learnDetector = LearnDetector()
     private var learnObservers: [(id: Int, handler: (LearnEvent) -> Void)] = []
+    // Scenes: the one switched to last, and one a control asked for (applied once the surface is done).
+    private var sceneIndex: Int?
+    private var pendingScene: Int?
 
     /// `startValues`: parameters set before anything runs (e.g. `--reverb-level`),
     /// in the parameters' own units; NaN and infinity are ignored.
@@ -64,6 +67,7 @@ public final class ControlHub: @unchecked Sendable {
             for address in next.addresses { next.parameterDidChange(address, value: values[address.index]) }
             surface = next
             currentMapping = mapping
+            sceneIndex = nil
         }
     }
 
@@ -71,6 +75,7 @@ public final class ControlHub: @unchecked Sendable {
     private func didChange(_ change: ParameterChange) {
         values[change.index] = Double(change.value)
         for s in subscribers { s.handler(change) }
+        if change.address == .sceneSelect { pendingScene = Int(change.value) }
     }
 
     /// Adds a consumer of parameter changes. It is first handed every
@@ -99,7 +104,10 @@ public final class ControlHub: @unchecked Sendable {
     public func receive(_ message: MIDIMessage) -> Bool {
         let (used, learned) = lock.withLock { () -> (Bool, LearnCandidate?) in
             switch learnDetector.observe(message, armed: learnTarget != nil) {
-            case .ignored: return (surface.receive(message), nil)
+            case .ignored:
+                let used = surface.receive(message)
+                applyPendingScene()
+                return (used, nil)
             case .consumed: return (true, nil)
             case .bound(let source): return (true, takeLearnCandidate(source))
             }
@@ -119,6 +127,7 @@ public final class ControlHub: @unchecked Sendable {
             let change = ParameterChange(address, Float(v))
             for s in subscribers { s.handler(change) }
             surface.parameterDidChange(address, value: v)
+            if address == .sceneSelect { applyScene(Int(v)) }
         }
         return true
     }
@@ -151,7 +160,10 @@ public final class ControlHub: @unchecked Sendable {
     /// Moves a control by name, as if its hardware had (a UI's widget).
     @discardableResult
     public func setControl(_ name: String, to value: Double) -> Bool {
-        lock.withLock { surface.setValue(value, ofControl: name) }
+        lock.withLock {
+            defer { applyPendingScene() }
+            return surface.setValue(value, ofControl: name)
+        }
     }
 
     // MARK: - MIDI learn
@@ -262,5 +274,62 @@ public final class ControlHub: @unchecked Sendable {
     private func notifyLearn(_ event: LearnEvent) {
         let observers = lock.withLock { learnObservers }
         for o in observers { o.handler(event) }
+    }
+
+    // MARK: - Scenes
+
+    /// The mapping's scene names, in file order.
+    public var sceneNames: [String] { lock.withLock { currentMapping?.scenes.map(\.name) ?? [] } }
+
+    /// The scene switched to last (nil before any, and after a reload).
+    public var currentScene: String? {
+        lock.withLock { sceneIndex.flatMap { i in currentMapping?.scenes[i].name } }
+    }
+
+    /// Switches to a scene by name: false when the mapping has none of that name.
+    @discardableResult
+    public func selectScene(named name: String) -> Bool {
+        lock.withLock {
+            guard let i = currentMapping?.scenes.firstIndex(where: { $0.name == name }) else { return false }
+            applyScene(i)
+            return true
+        }
+    }
+
+    /// Under the lock: a scene a control asked for while the surface was busy.
+    private func applyPendingScene() {
+        guard let i = pendingScene else { return }
+        pendingScene = nil
+        applyScene(i)
+    }
+
+    /// Under the lock: every value of scene `i` goes out as a change, in order —
+    /// each channel's bank select (CC 0) before its program change, then the
+    /// parameters, then the controls (moved as a UI would; the hardware picks
+    /// them up). Notes are not touched: held ones sound on with the preset
+    /// they started with and their note-offs reach the sampler as always.
+    private func applyScene(_ i: Int) {
+        guard let scenes = currentMapping?.scenes, scenes.indices.contains(i) else { return }
+        let scene = scenes[i]
+        sceneIndex = i
+        for setup in scene.channels {
+            // Bank 128 on channel 10 is FluidSynth's percussion channel's own bank: no bank select.
+            if let bank = setup.bank, bank <= 127 { publishLocked(.channelCC(setup.channel, 0), Double(bank)) }
+            if let program = setup.program { publishLocked(.channelProgram(setup.channel), Double(program.value)) }
+        }
+        for setting in scene.settings { publishLocked(setting.address, setting.value) }
+        for control in scene.controls { surface.setValue(control.value, ofControl: control.name) }
+        pendingScene = nil  // the scene's own controls do not switch again
+        values[ParameterAddress.sceneSelect.index] = Double(i)
+        surface.parameterDidChange(.sceneSelect, value: Double(i))
+    }
+
+    /// Under the lock: a value set from outside the controls, published even when unchanged.
+    private func publishLocked(_ address: ParameterAddress, _ value: Double) {
+        guard let v = address.spec.clamp(value) else { return }
+        values[address.index] = v
+        let change = ParameterChange(address, Float(v))
+        for s in subscribers { s.handler(change) }
+        surface.parameterDidChange(address, value: v)
     }
 }
