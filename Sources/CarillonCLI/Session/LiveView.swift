@@ -16,6 +16,8 @@ final class LiveView {
     /// is armed, the line that says so. Nil: no keys (not a terminal).
     var selected: Int?
     var learning: String?
+    /// The mapping's scene switched to last, if any.
+    var scene: String?
 
     init(terminal: Bool) { self.terminal = terminal }
 
@@ -51,10 +53,11 @@ final class LiveView {
             let mark = selected == i ? " > " : "   "
             lines.append("\(mark)\(name) \(Self.bar(c.position, width: 24)) \(c.display)\(c.awaitingPickup ? " (pick up)" : "")")
         }
+        if let scene { lines.append("   scene: \(scene)") }
         if let learning {
             lines.append("   " + learning)
         } else if selected != nil, !controls.isEmpty {
-            lines.append("   keys: ↑/↓ choose a control, l learn its MIDI source, x cancel")
+            lines.append("   keys: ↑/↓ choose a control, l learn its MIDI source, x cancel, s next scene")
         }
         erase()
         for l in lines { print(l + "\u{1B}[K") }

@@ -60,8 +60,8 @@ struct Live: ParsableCommand {
         if let line = HostSession.inputLine(host, connected: connected) { view.line("carillon live: " + line) }
         if let device = host.status().device { view.line("audio: \(device)") } else { view.line("audio: none (--no-audio)") }
 
-        // MIDI learn from the keyboard (a terminal only): l, arrows, x.
-        let learnKeys = LearnKeys(hub: host.hub, view: view)
+        // MIDI learn and scenes from the keyboard (a terminal only): arrows, l, x, s.
+        let learnKeys = LiveKeys(hub: host.hub, view: view)
         _ = HostSession.watch(host, view: view) { _, seconds, _ in
             learnKeys?.poll()
             return duration.map { seconds >= $0 } ?? false

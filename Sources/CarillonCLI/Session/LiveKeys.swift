@@ -1,10 +1,11 @@
 import Carillon
 import Controls
 
-/// `live`'s keys for MIDI learn, on a terminal: ↑/↓ (or k/j) choose a
-/// control, `l` arms learn for it (the next control moved on the controller
-/// binds to it, and the mapping file gains the binding), `x` or Esc cancels.
-final class LearnKeys {
+/// `live`'s keys, on a terminal: ↑/↓ (or k/j) choose a control, `l` arms
+/// MIDI learn for it (the next control moved on the controller binds to it,
+/// and the mapping file gains the binding), `x` or Esc cancels; `s` switches
+/// to the mapping's next scene.
+final class LiveKeys {
     private let keys: TerminalKeys
     private let hub: ControlHub
     private let view: LiveView
@@ -30,10 +31,16 @@ final class LearnKeys {
                 guard controls.indices.contains(selected) else { break }
                 do { try hub.learn(.control(controls[selected].name)) } catch { view.line("learn: \(error)") }
             case .character("x"), .escape: hub.cancelLearn()
+            case .character("s"):
+                let names = hub.sceneNames
+                guard !names.isEmpty else { break }
+                let next = hub.currentScene.flatMap { names.firstIndex(of: $0) }.map { ($0 + 1) % names.count } ?? 0
+                hub.selectScene(named: names[next])
             default: break
             }
         }
         view.selected = selected
+        view.scene = hub.currentScene
         view.learning = hub.learning.map { "learning: \($0) — move a control on your controller (x cancels)" }
     }
 
