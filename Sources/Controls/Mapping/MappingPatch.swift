@@ -46,7 +46,8 @@ public enum MappingPatch {
             try lines.replaceValue(key: keyNode, value: sourceNode, with: value)
         } else if let mark = item.mark, lines.character(line: mark.line, column: mark.column) == "{" {
             // `- { name: X, kind: fader, ... }`: the new pair goes first inside the braces.
-            lines.insert("source: \(value), ", atLine: mark.line, column: mark.column + 1)
+            let spaced = lines.character(line: mark.line, column: mark.column + 1) == " "
+            lines.insert(spaced ? " source: \(value)," : "source: \(value), ", atLine: mark.line, column: mark.column + 1)
         } else {
             guard let nameKey = pairs.keys.first(where: { $0.string == "name" }), let mark = nameKey.mark
             else { throw Failure("cannot find control '\(name)' in the text") }

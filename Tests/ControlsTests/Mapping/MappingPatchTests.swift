@@ -110,6 +110,7 @@ import Testing
         patched = try MappingPatch.settingSource(ControlSource(.note(UInt7(40)), channel: Channel(0)), ofControl: "Pad", in: patched)
         patched = try MappingPatch.settingSource(ControlSource(.note(UInt7(41)), channel: Channel(2)), ofControl: "Hit", in: patched)
         #expect(patched.contains("  - { name: Hit, kind: pad, source: { note: 41 }, targets: [tone.frequency] }"))
+        #expect(patched.contains("  - { source: { note: 40, channel: 1 }, name: Pad, kind: pad, targets: [tone.level] }"))
         let mapping = try ControlMapping.parse(yaml: patched)
         #expect(mapping.controls.map(\.source) == [
             ControlSource(.cc(UInt7(1)), channel: Channel(2)), ControlSource(.note(UInt7(40)), channel: Channel(0)),

@@ -90,3 +90,14 @@ import Testing
         ])
     }
 }
+
+extension SceneLoaderTests {
+    @Test func readmeScenesExample_loads() throws {
+        let readme = try String(contentsOf: MappingPatchTests.folder.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.range(of: "## Scenes\n"))
+        let start = try #require(readme.range(of: "```yaml\n", range: section.upperBound..<readme.endIndex))
+        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+        let mapping = try ControlMapping.parse(yaml: String(readme[start.upperBound..<end.lowerBound]), file: "README.md")
+        #expect(mapping.scenes.map(\.name) == ["Piano", "Organ"])
+    }
+}
