@@ -143,6 +143,7 @@ public final class LiveHost: @unchecked Sendable {
     private var pieceTempo = 120.0
     /// A piece is loaded: the control thread feeds its transport back to the controls.
     private var hasPiece = false
+    private var learnLogged = false
     private let shared = OutputState()
     private var recordingsFinished = false
 
@@ -255,6 +256,12 @@ public final class LiveHost: @unchecked Sendable {
             do { output = try JoinableThread(name: "output") { body.run() } } catch { throw .alsa(error) }
         }
         try startControlThread()
+        if !learnLogged {
+            // MIDI learn's events (armed, bound, failed) go to the log the view shows.
+            learnLogged = true
+            let log = self.log
+            hub.observeLearn { log.append("\($0)") }
+        }
         if let path = options.watchMapping, watcher == nil {
             let hub = self.hub, log = self.log
             do {

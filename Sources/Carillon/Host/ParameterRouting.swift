@@ -30,6 +30,8 @@ public struct ParameterRouting: Sendable {
             events?.push(Self.message(target, value))
         case .transport(let command):
             if let transport { Self.apply(command, value, to: transport, pieceTempo: pieceTempo) }
+        case .scene:
+            break  // the hub switches scenes; their values arrive as changes of their own
         }
     }
 

@@ -12,6 +12,13 @@ final class LiveView {
     private var drawnLines = 0
     private var lastPlain = 0.0
 
+    /// MIDI learn in `live`: the chosen control (marked `>`), and while learn
+    /// is armed, the line that says so. Nil: no keys (not a terminal).
+    var selected: Int?
+    var learning: String?
+    /// The mapping's scene switched to last, if any.
+    var scene: String?
+
     init(terminal: Bool) { self.terminal = terminal }
 
     func line(_ text: String) {
@@ -39,9 +46,18 @@ final class LiveView {
             lines.append("   MIDI: " + sources.map { "\($0.key) \($0.value)" + (status.sources.contains($0.key) ? "" : " (gone)") }
                 .joined(separator: "  "))
         }
-        for c in controls.prefix(24) {
+        // 24 controls at most; the window follows the chosen one.
+        let first = selected.map { max(0, min($0 - 12, controls.count - 24)) } ?? 0
+        for (i, c) in controls.enumerated().dropFirst(first).prefix(24) {
             let name = c.name.count > 18 ? String(c.name.prefix(18)) : c.name.padding(toLength: 18, withPad: " ", startingAt: 0)
-            lines.append("   \(name) \(Self.bar(c.position, width: 24)) \(c.display)\(c.awaitingPickup ? " (pick up)" : "")")
+            let mark = selected == i ? " > " : "   "
+            lines.append("\(mark)\(name) \(Self.bar(c.position, width: 24)) \(c.display)\(c.awaitingPickup ? " (pick up)" : "")")
+        }
+        if let scene { lines.append("   scene: \(scene)") }
+        if let learning {
+            lines.append("   " + learning)
+        } else if selected != nil, !controls.isEmpty {
+            lines.append("   keys: ↑/↓ choose a control, l learn its MIDI source, x cancel, s next scene")
         }
         erase()
         for l in lines { print(l + "\u{1B}[K") }

@@ -67,7 +67,13 @@ struct Live: ParsableCommand {
         if let device = host.status().device { view.line("audio: \(device)") } else { view.line("audio: none (--no-audio)") }
 
         let surface = HostSession.startWeb(web, host: host, view: view)
-        _ = HostSession.watch(host, view: view) { _, seconds, _ in duration.map { seconds >= $0 } ?? false }
+        // MIDI learn and scenes from the keyboard (a terminal only): arrows, l, x, s.
+        let learnKeys = LiveKeys(hub: host.hub, view: view)
+        _ = HostSession.watch(host, view: view) { _, seconds, _ in
+            learnKeys?.poll()
+            return duration.map { seconds >= $0 } ?? false
+        }
+        learnKeys?.restore()
         // Ctrl-C ends cleanly: pages closed, input stopped, all sound off, device drained, ports closed.
         surface?.stop()
         host.stop()

@@ -14,6 +14,8 @@ public struct ControlMapping: Hashable, Sendable {
     public var controls: [ControlDefinition]
     /// Where each control starts in the file (same order as `controls`).
     public var locations: [SourceLocation]
+    /// Named sets of channel presets, parameter values and control values, in file order.
+    public var scenes: [Scene] = []
 
     public init(file: String, name: String? = nil, description: String? = nil, port: String? = nil,
                 channels: [ChannelSetup] = [], controls: [ControlDefinition] = [], locations: [SourceLocation] = [])
@@ -42,6 +44,43 @@ public struct ChannelSetup: Hashable, Sendable {
         self.soundFont = soundFont
         self.bank = bank
         self.program = program
+    }
+}
+
+/// A named set a mapping switches to at once (by a control targeting
+/// `scene.select`, or by name): channel presets, parameter values, control
+/// values. Nothing is reloaded: presets are chosen from the fonts already
+/// loaded, by bank select and program change, as a keyboard would.
+public struct Scene: Hashable, Sendable {
+    public struct Setting: Hashable, Sendable {
+        public var address: ParameterAddress
+        /// In the parameter's own unit.
+        public var value: Double
+        public init(_ address: ParameterAddress, _ value: Double) { self.address = address; self.value = value }
+    }
+
+    public var name: String
+    /// Bank (0…127 by bank select, or 128 on channel 10) and program per channel.
+    public var channels: [ChannelSetup]
+    /// Parameter values, in file order.
+    public var settings: [Setting]
+    /// Control values by control name, in the control's range and unit.
+    public var controls: [(name: String, value: Double)] {
+        get { controlValues.map { ($0.name, $0.value) } }
+        set { controlValues = newValue.map { ControlValue(name: $0.name, value: $0.value) } }
+    }
+    private var controlValues: [ControlValue]
+    public var location: SourceLocation
+
+    private struct ControlValue: Hashable, Sendable { var name: String; var value: Double }
+
+    public init(name: String, channels: [ChannelSetup] = [], settings: [Setting] = [],
+                controls: [(name: String, value: Double)] = [], location: SourceLocation) {
+        self.name = name
+        self.channels = channels
+        self.settings = settings
+        self.controlValues = controls.map { ControlValue(name: $0.name, value: $0.value) }
+        self.location = location
     }
 }
 

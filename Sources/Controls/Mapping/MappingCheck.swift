@@ -67,6 +67,15 @@ extension ControlMapping {
             if let p = setup.program { parts.append("program \(p)") }
             lines.append("channel \(setup.channel.intValue + 1): " + parts.joined(separator: ", "))
         }
+        for (i, scene) in scenes.enumerated() {
+            var parts = scene.channels.map { setup in
+                "channel \(setup.channel.intValue + 1)"
+                    + (setup.bank.map { " bank \($0)" } ?? "") + (setup.program.map { " program \($0)" } ?? "")
+            }
+            parts += scene.settings.map { "\($0.address) \(Self.short($0.value))" }
+            parts += scene.controls.map { "\($0.name) \(Self.short($0.value))" }
+            lines.append("scene \(i) '\(scene.name)': " + parts.joined(separator: ", "))
+        }
         let widths = (0..<3).map { c in rows.map { $0[c].count }.max() ?? 0 }
         for row in rows {
             var line = ""

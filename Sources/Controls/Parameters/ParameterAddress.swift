@@ -19,6 +19,8 @@ public enum ParameterAddress: Hashable, Sendable {
     case channelPitchBend(Channel)
     case transport(Transport)
     case tone(Tone)
+    /// The mapping's scene to switch to, by its place in `scenes:` (0 = the first).
+    case sceneSelect
 
     public enum Strip: String, CaseIterable, Sendable { case gain, pan, mute, solo }
     public enum Reverb: String, CaseIterable, Sendable {
@@ -44,6 +46,7 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case .channelPitchBend(let c): "channel.\(c.intValue + 1).pitch-bend"
         case .transport(let p): "transport.\(p.rawValue)"
         case .tone(let p): "tone.\(p.rawValue)"
+        case .sceneSelect: "scene.select"
         }
     }
 
@@ -81,6 +84,8 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case "transport" where parts.count == 2:
             guard let p = Transport(rawValue: parts[1]) else { return nil }
             self = .transport(p)
+        case "scene" where parts.count == 2 && parts[1] == "select":
+            self = .sceneSelect
         case "tone" where parts.count == 2:
             guard let p = Tone(rawValue: parts[1]) else { return nil }
             self = .tone(p)
@@ -116,7 +121,8 @@ extension ParameterAddress {
     }
 
     /// How many addresses exist; every `index` is below this.
-    public static let count = toneBase + Tone.allCases.count
+    private static let sceneSelectIndex = toneBase + Tone.allCases.count
+    public static let count = sceneSelectIndex + 1
 
     /// A dense number in 0..<`count`, stable for a given build: the render
     /// thread's parameter store can be a flat array indexed by it.
@@ -132,6 +138,7 @@ extension ParameterAddress {
         case .channelPitchBend(let c): Self.pitchBendBase + c.intValue
         case .transport(let p): Self.transportBase + Self.ordinal(p, in: Self.transports)
         case .tone(let p): Self.toneBase + Self.ordinal(p, in: Self.tones)
+        case .sceneSelect: Self.sceneSelectIndex
         }
     }
 
@@ -150,7 +157,8 @@ extension ParameterAddress {
         case Self.programBase..<Self.pitchBendBase: self = .channelProgram(Channel(index - Self.programBase))
         case Self.pitchBendBase..<Self.transportBase: self = .channelPitchBend(Channel(index - Self.pitchBendBase))
         case Self.transportBase..<Self.toneBase: self = .transport(Self.transports[index - Self.transportBase])
-        case Self.toneBase..<Self.count: self = .tone(Self.tones[index - Self.toneBase])
+        case Self.toneBase..<Self.sceneSelectIndex: self = .tone(Self.tones[index - Self.toneBase])
+        case Self.sceneSelectIndex: self = .sceneSelect
         default: return nil
         }
     }

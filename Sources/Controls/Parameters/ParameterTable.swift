@@ -14,6 +14,9 @@ public enum ParameterApplication: Hashable, Sendable {
     case channelMessage(ChannelVoiceTarget)
     /// A command to the sequencer's transport.
     case transport(ParameterAddress.Transport)
+    /// Handled by the `ControlHub` itself (switching to a mapping's scene):
+    /// the scene's own values reach the engine, this one does not.
+    case scene
 }
 
 /// How a parameter's value (in its own unit) becomes the number in its store slot.
@@ -122,6 +125,7 @@ extension ParameterAddress {
         // 0 sine, 1 square, 2 sawtooth, 3 triangle.
         case .tone(.waveform): ParameterSpec(0...3, .none, 0, .integer, .store(.rounded))
         case .tone(.enabled): ParameterSpec(0...1, .none, 0, .toggle, .store(.onOff))
+        case .sceneSelect: ParameterSpec(0...127, .none, 0, .integer, .scene)
         }
     }
 
@@ -146,7 +150,7 @@ extension ParameterSpec {
         switch application {
         case .store(let c): conversion = c
         case .instrumentEffect(let effect): conversion = effect.isSwitch ? .onOff : .none
-        case .channelMessage, .transport: return nil
+        case .channelMessage, .transport, .scene: return nil
         }
         switch conversion {
         case .none: return Float(value)

@@ -23,6 +23,13 @@ public final class ControlHub: @unchecked Sendable {
     private var values: [Double]
     private var subscribers: [(id: Int, handler: (ParameterChange) -> Void)] = []
     private var nextID = 0
+    // MIDI learn: what is armed, the detector, who hears about it.
+    private var learnTarget: LearnTarget?
+    private var learnDetector = LearnDetector()
+    private var learnObservers: [(id: Int, handler: (LearnEvent) -> Void)] = []
+    // Scenes: the one switched to last, and one a control asked for (applied once the surface is done).
+    private var sceneIndex: Int?
+    private var pendingScene: Int?
 
     /// `startValues`: parameters set before anything runs (e.g. `--reverb-level`),
     /// in the parameters' own units; NaN and infinity are ignored.
@@ -60,6 +67,7 @@ public final class ControlHub: @unchecked Sendable {
             for address in next.addresses { next.parameterDidChange(address, value: values[address.index]) }
             surface = next
             currentMapping = mapping
+            sceneIndex = nil
         }
     }
 
@@ -67,6 +75,7 @@ public final class ControlHub: @unchecked Sendable {
     private func didChange(_ change: ParameterChange) {
         values[change.index] = Double(change.value)
         for s in subscribers { s.handler(change) }
+        if change.address == .sceneSelect { pendingScene = Int(change.value) }
     }
 
     /// Adds a consumer of parameter changes. It is first handed every
@@ -93,7 +102,18 @@ public final class ControlHub: @unchecked Sendable {
     /// A MIDI message for the controls. True when a control used it (the
     /// caller should not also pass it to the sampler).
     public func receive(_ message: MIDIMessage) -> Bool {
-        lock.withLock { surface.receive(message) }
+        let (used, learned) = lock.withLock { () -> (Bool, LearnCandidate?) in
+            switch learnDetector.observe(message, armed: learnTarget != nil) {
+            case .ignored:
+                let used = surface.receive(message)
+                applyPendingScene()
+                return (used, nil)
+            case .consumed: return (true, nil)
+            case .bound(let source): return (true, takeLearnCandidate(source))
+            }
+        }
+        if let learned { completeLearn(learned) }
+        return used
     }
 
     /// Sets a parameter from outside the controls (a UI, a scene, a script),
@@ -107,6 +127,7 @@ public final class ControlHub: @unchecked Sendable {
             let change = ParameterChange(address, Float(v))
             for s in subscribers { s.handler(change) }
             surface.parameterDidChange(address, value: v)
+            if address == .sceneSelect { applyScene(Int(v)) }
         }
         return true
     }
@@ -122,7 +143,13 @@ public final class ControlHub: @unchecked Sendable {
     }
 
     /// The render-block boundary: momentary controls fall back to 0.
-    public func tick() { lock.withLock { surface.tick() } }
+    public func tick() {
+        let learned = lock.withLock { () -> LearnCandidate? in
+            surface.tick()
+            return learnTarget == nil ? nil : learnDetector.tick().flatMap(takeLearnCandidate)
+        }
+        if let learned { completeLearn(learned) }
+    }
 
     /// The value the hub holds for a parameter, in its own unit.
     public func value(of address: ParameterAddress) -> Double { lock.withLock { values[address.index] } }
@@ -133,6 +160,176 @@ public final class ControlHub: @unchecked Sendable {
     /// Moves a control by name, as if its hardware had (a UI's widget).
     @discardableResult
     public func setControl(_ name: String, to value: Double) -> Bool {
-        lock.withLock { surface.setValue(value, ofControl: name) }
+        lock.withLock {
+            defer { applyPendingScene() }
+            return surface.setValue(value, ofControl: name)
+        }
+    }
+
+    // MARK: - MIDI learn
+
+    /// Arms MIDI learn: the next CC, 14-bit CC, NRPN/RPN or note that moves
+    /// (not a repeat of the value it last sent, not a note-off) binds to
+    /// `target`; the message that binds is not played. The binding is
+    /// written into the mapping file (its text patched, comments and layout
+    /// kept, checked as `carillon mapping check` would, saved atomically) and
+    /// the mapping with it swapped in; observers get `.bound`, or `.failed`
+    /// with the checker's message, in which case nothing changed. Arming
+    /// again replaces the target. Any thread.
+    public func learn(_ target: LearnTarget) throws(LearnError) {
+        lock.lock()
+        do {
+            defer { lock.unlock() }
+            guard let mapping = currentMapping else { throw LearnError.noMapping }
+            if case .control(let name) = target {
+                guard let def = mapping.controls.first(where: { $0.name == name }) else { throw LearnError.unknownControl(name) }
+                guard def.kind != .readout else { throw LearnError.readout(name) }
+            }
+            learnTarget = target
+            learnDetector.reset()
+        }
+        notifyLearn(.armed(target))
+    }
+
+    /// Disarms learn, if armed. Any thread.
+    public func cancelLearn() {
+        let target = lock.withLock { () -> LearnTarget? in
+            defer { learnTarget = nil; learnDetector.reset() }
+            return learnTarget
+        }
+        if let target { notifyLearn(.cancelled(target)) }
+    }
+
+    /// What learn waits to bind, nil when not armed.
+    public var learning: LearnTarget? { lock.withLock { learnTarget } }
+
+    /// Calls `handler` with every learn event (armed, bound, failed,
+    /// cancelled), on the thread that caused it, outside the hub's lock.
+    @discardableResult
+    public func observeLearn(_ handler: @escaping (LearnEvent) -> Void) -> SubscriptionToken {
+        lock.withLock {
+            nextID += 1
+            learnObservers.append((nextID, handler))
+            return SubscriptionToken(id: nextID)
+        }
+    }
+
+    public func unobserveLearn(_ token: SubscriptionToken) {
+        lock.withLock { learnObservers.removeAll { $0.id == token.id } }
+    }
+
+    private struct LearnCandidate {
+        var target: LearnTarget
+        var source: ControlSource
+        var mapping: ControlMapping
+    }
+
+    /// Under the lock: disarm and take what is needed to finish outside it.
+    private func takeLearnCandidate(_ source: ControlSource) -> LearnCandidate? {
+        guard let target = learnTarget, let mapping = currentMapping else { return nil }
+        learnTarget = nil
+        learnDetector.reset()
+        return LearnCandidate(target: target, source: source, mapping: mapping)
+    }
+
+    /// Outside the lock (file I/O): patch, check, save, swap in, report.
+    private func completeLearn(_ c: LearnCandidate) {
+        let path = c.mapping.file
+        do throws(MappingPatch.Failure) {
+            let text: String
+            do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+                throw MappingPatch.Failure("cannot read \(path)")
+            }
+            let result = try Self.learnedText(c.target, source: c.source, mapping: c.mapping, fileText: text)
+            try Self.writeAtomically(result.text, to: path)
+            replace(mapping: result.mapping)
+            notifyLearn(.bound(LearnedBinding(control: result.control, source: c.source, created: result.created, file: path)))
+        } catch {
+            notifyLearn(.failed(c.target, error.description))
+        }
+    }
+
+    /// A temporary file beside the mapping, renamed over it: a reader (the
+    /// hot-reload watcher, an editor) sees the old file or the new, never half.
+    static func writeAtomically(_ text: String, to path: String) throws(MappingPatch.Failure) {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).learn-\(getpid()).tmp").path
+        do {
+            try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+            if let mode = try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] {
+                try? FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: temporary)
+            }
+        } catch {
+            unlink(temporary)
+            throw MappingPatch.Failure("cannot write \(temporary)")
+        }
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw MappingPatch.Failure("cannot replace \(path) (\(reason))")
+        }
+    }
+
+    private func notifyLearn(_ event: LearnEvent) {
+        let observers = lock.withLock { learnObservers }
+        for o in observers { o.handler(event) }
+    }
+
+    // MARK: - Scenes
+
+    /// The mapping's scene names, in file order.
+    public var sceneNames: [String] { lock.withLock { currentMapping?.scenes.map(\.name) ?? [] } }
+
+    /// The scene switched to last (nil before any, and after a reload).
+    public var currentScene: String? {
+        lock.withLock { sceneIndex.flatMap { i in currentMapping?.scenes[i].name } }
+    }
+
+    /// Switches to a scene by name: false when the mapping has none of that name.
+    @discardableResult
+    public func selectScene(named name: String) -> Bool {
+        lock.withLock {
+            guard let i = currentMapping?.scenes.firstIndex(where: { $0.name == name }) else { return false }
+            applyScene(i)
+            return true
+        }
+    }
+
+    /// Under the lock: a scene a control asked for while the surface was busy.
+    private func applyPendingScene() {
+        guard let i = pendingScene else { return }
+        pendingScene = nil
+        applyScene(i)
+    }
+
+    /// Under the lock: every value of scene `i` goes out as a change, in order —
+    /// each channel's bank select (CC 0) before its program change, then the
+    /// parameters, then the controls (moved as a UI would; the hardware picks
+    /// them up). Notes are not touched: held ones sound on with the preset
+    /// they started with and their note-offs reach the sampler as always.
+    private func applyScene(_ i: Int) {
+        guard let scenes = currentMapping?.scenes, scenes.indices.contains(i) else { return }
+        let scene = scenes[i]
+        sceneIndex = i
+        for setup in scene.channels {
+            // Bank 128 on channel 10 is FluidSynth's percussion channel's own bank: no bank select.
+            if let bank = setup.bank, bank <= 127 { publishLocked(.channelCC(setup.channel, 0), Double(bank)) }
+            if let program = setup.program { publishLocked(.channelProgram(setup.channel), Double(program.value)) }
+        }
+        for setting in scene.settings { publishLocked(setting.address, setting.value) }
+        for control in scene.controls { surface.setValue(control.value, ofControl: control.name) }
+        pendingScene = nil  // the scene's own controls do not switch again
+        values[ParameterAddress.sceneSelect.index] = Double(i)
+        surface.parameterDidChange(.sceneSelect, value: Double(i))
+    }
+
+    /// Under the lock: a value set from outside the controls, published even when unchanged.
+    private func publishLocked(_ address: ParameterAddress, _ value: Double) {
+        guard let v = address.spec.clamp(value) else { return }
+        values[address.index] = v
+        let change = ParameterChange(address, Float(v))
+        for s in subscribers { s.handler(change) }
+        surface.parameterDidChange(address, value: v)
     }
 }

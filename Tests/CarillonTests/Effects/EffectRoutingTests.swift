@@ -82,6 +82,8 @@ import Engine
                 queue.pop()
             case .transport:
                 break  // covered above
+            case .scene:
+                #expect(queue.count == queued, "\(address)")  // the hub's own: nothing reaches the engine
             }
         }
     }

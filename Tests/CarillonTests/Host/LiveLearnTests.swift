@@ -1,0 +1,56 @@
+import Carillon
+import Controls
+import Foundation
+import MIDI
+import Testing
+
+/// MIDI learn through the live host: a message fed as if from the sequencer
+/// binds, the file gains the binding, the watcher's reload changes nothing more.
+@Suite(.serialized) struct LiveLearnTests {
+    static let text = """
+        # Kept: a comment the user wrote.
+        name: Live learn
+        controls:
+          - name: Level
+            kind: fader
+            source: { cc: 7 }    # the volume fader
+            soft-takeover: false
+            targets: [strip.1.gain]
+        """
+
+    func waitFor(_ seconds: Double = 3, _ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
+    @Test func receive_whileLearning_bindsWritesAndTheReloadKeepsIt() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = "\(dir)/m.yaml"
+        try Self.text.write(toFile: path, atomically: true, encoding: .utf8)
+        var options = LiveHost.Options()
+        options.audio = false
+        options.watchMapping = path
+        let host = try LiveHost(soundFont: nil, mapping: try ControlMapping.load(path: path), options: options)
+        try host.start()
+        defer { host.stop() }
+
+        try host.hub.learn(.control("Level"))
+        host.receive(.cc(UInt7(20), value: UInt7(90), channel: Channel(1)))   // a pair candidate: the control thread's tick binds it
+        var log: [String] = []
+        #expect(waitFor { log += host.takeLog(); return log.contains { $0.hasPrefix("learned: 'Level' ← CC 20 on channel 2") } }, "\(log)")
+        #expect(log.contains("learning: Level — move a control on your controller"))
+        let file = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(file.contains("    source: { cc: 20, channel: 2 }    # the volume fader\n"))
+        #expect(file.contains("# Kept: a comment the user wrote."))
+        // The watcher sees the saved file and reloads it: the same binding.
+        #expect(waitFor { log += host.takeLog(); return log.contains { $0.hasPrefix("mapping reloaded") } }, "\(log)")
+        #expect(host.hub.mapping?.controls.first?.source == ControlSource(.cc(UInt7(20)), channel: Channel(1)))
+        host.receive(.cc(UInt7(20), value: UInt7(0), channel: Channel(1)))
+        #expect(host.hub.value(of: .strip(0, .gain)) == ParameterRegistry.standard.info(for: .strip(0, .gain)).range.lowerBound)
+    }
+}
