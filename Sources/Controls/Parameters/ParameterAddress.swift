@@ -19,6 +19,8 @@ public enum ParameterAddress: Hashable, Sendable {
     case channelPitchBend(Channel)
     case transport(Transport)
     case tone(Tone)
+    /// The oscillator instrument (the MIDI channels routed to it play it).
+    case osc(Osc)
 
     public enum Strip: String, CaseIterable, Sendable { case gain, pan, mute, solo }
     public enum Reverb: String, CaseIterable, Sendable {
@@ -26,7 +28,12 @@ public enum ParameterAddress: Hashable, Sendable {
     }
     public enum Chorus: String, CaseIterable, Sendable { case level, depth, speed, voices, enabled }
     public enum Transport: String, CaseIterable, Sendable { case play, stop, tempo, position, loop }
-    public enum Tone: String, CaseIterable, Sendable { case frequency, level, waveform, enabled }
+    /// `note` and `a4` set the frequency from a MIDI pitch (the reference-pitch
+    /// tool); `frequency` sets it directly. The last one changed wins.
+    public enum Tone: String, CaseIterable, Sendable { case frequency, level, waveform, enabled, note, a4 }
+    public enum Osc: String, CaseIterable, Sendable {
+        case waveform, level, pan, attack, decay, sustain, release, detune
+    }
 }
 
 // MARK: - Text form
@@ -44,6 +51,7 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case .channelPitchBend(let c): "channel.\(c.intValue + 1).pitch-bend"
         case .transport(let p): "transport.\(p.rawValue)"
         case .tone(let p): "tone.\(p.rawValue)"
+        case .osc(let p): "osc.\(p.rawValue)"
         }
     }
 
@@ -84,6 +92,9 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case "tone" where parts.count == 2:
             guard let p = Tone(rawValue: parts[1]) else { return nil }
             self = .tone(p)
+        case "osc" where parts.count == 2:
+            guard let p = Osc(rawValue: parts[1]) else { return nil }
+            self = .osc(p)
         default:
             return nil
         }
@@ -101,10 +112,12 @@ extension ParameterAddress {
     private static let pitchBendBase = programBase + 16
     private static let transportBase = pitchBendBase + 16
     private static let toneBase = transportBase + Transport.allCases.count
+    private static let oscBase = toneBase + Tone.allCases.count
 
     // The families' cases, built once: `allCases` makes a new array at each call.
     private static let strips = Strip.allCases, reverbs = Reverb.allCases, choruses = Chorus.allCases
     private static let transports = Transport.allCases, tones = Tone.allCases
+    private static let oscs = Osc.allCases
 
     /// Where `value` stands in `cases`: a plain loop, because `firstIndex(of:)`
     /// allocates in debug builds and `index` runs on every parameter change.
@@ -116,7 +129,7 @@ extension ParameterAddress {
     }
 
     /// How many addresses exist; every `index` is below this.
-    public static let count = toneBase + Tone.allCases.count
+    public static let count = oscBase + Osc.allCases.count
 
     /// A dense number in 0..<`count`, stable for a given build: the render
     /// thread's parameter store can be a flat array indexed by it.
@@ -132,6 +145,7 @@ extension ParameterAddress {
         case .channelPitchBend(let c): Self.pitchBendBase + c.intValue
         case .transport(let p): Self.transportBase + Self.ordinal(p, in: Self.transports)
         case .tone(let p): Self.toneBase + Self.ordinal(p, in: Self.tones)
+        case .osc(let p): Self.oscBase + Self.ordinal(p, in: Self.oscs)
         }
     }
 
@@ -150,7 +164,8 @@ extension ParameterAddress {
         case Self.programBase..<Self.pitchBendBase: self = .channelProgram(Channel(index - Self.programBase))
         case Self.pitchBendBase..<Self.transportBase: self = .channelPitchBend(Channel(index - Self.pitchBendBase))
         case Self.transportBase..<Self.toneBase: self = .transport(Self.transports[index - Self.transportBase])
-        case Self.toneBase..<Self.count: self = .tone(Self.tones[index - Self.toneBase])
+        case Self.toneBase..<Self.oscBase: self = .tone(Self.tones[index - Self.toneBase])
+        case Self.oscBase..<Self.count: self = .osc(Self.oscs[index - Self.oscBase])
         default: return nil
         }
     }
