@@ -168,6 +168,19 @@ import CAllocationCounter
         #expect(abs(1200 * log2(f / 440) - 600) < 0.1)        // +½ of ±12 semitones
     }
 
+    /// The oscillator's strip: `osc.pan` 1 leaves the left silent; `osc.level` −6 dB halves the right.
+    @Test func strip_levelAndPan() {
+        let r = makeRenderer(block: 256)
+        r.parameters.set(.osc(.pan), 1)
+        r.parameters.set(.osc(.level), -6)
+        r.events.push(.now(.noteOn(69, velocity: 127, channel: 0)))
+        let x = renderAll(r, frames: 9_600, block: 256)
+        let leftPeak = stride(from: 2 * 4_800, to: x.count, by: 2).map { abs(x[$0]) }.max()!
+        let rightPeak = stride(from: 2 * 4_800 + 1, to: x.count, by: 2).map { abs(x[$0]) }.max()!
+        #expect(leftPeak == 0)
+        #expect(abs(20 * log10(Double(rightPeak)) + 6) < 0.05)
+    }
+
     @Test func routing_otherChannelsStillReachTheSampler() {
         let fake = FakeInstrument()
         let r = Renderer(instrument: fake)
