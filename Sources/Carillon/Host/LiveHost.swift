@@ -188,6 +188,11 @@ public final class LiveHost: @unchecked Sendable {
             }
         } catch { throw .recording(error) }
         let renderer = Renderer(instrument: sampler.instrument, eventCapacity: 4096)
+        for channel in options.sampler.oscillatorChannels { renderer.route(channel: channel, to: .oscillator) }
+        for setup in mapping?.channels ?? [] where setup.instrument != nil {
+            renderer.route(channel: setup.channel.intValue, to: setup.instrument!)
+        }
+        renderer.oscillator.a4 = options.sampler.a4
         renderer.prepare(sampleRate: Double(playback.sampleRate), maxFrames: playback.periodFrames)
         self.renderer = renderer
         let events = EventQueueProducer(renderer.events)

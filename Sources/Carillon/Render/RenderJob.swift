@@ -131,6 +131,8 @@ public final class RenderJob {
             pool = nil
         }
         renderer = Renderer(instrument: pool ?? samplers[0].instrument)
+        for channel in options.sampler.oscillatorChannels { renderer.route(channel: channel, to: .oscillator) }
+        renderer.oscillator.a4 = options.sampler.a4
         // The same parameters as live: `--reverb-level` is the reverb return's start value.
         for change in options.sampler.startValues { renderer.parameters.set(change.address, Double(change.value)) }
         buffer = .allocate(capacity: 2 * options.blockFrames)

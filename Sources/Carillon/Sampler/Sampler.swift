@@ -18,6 +18,10 @@ public struct SamplerOptions: Sendable {
     /// before it plays. Live input could select any preset at any time, so
     /// live and play load the whole font.
     public var loadsSamplesOnDemand = false
+    /// `--oscillator-channel`: MIDI channels (0...15) the oscillator plays instead of the sampler.
+    public var oscillatorChannels: [Int] = []
+    /// `--a4`: the oscillator's A4 and `tone.a4`'s start value, in Hz.
+    public var a4 = 440.0
     public init() {}
 
     /// The rates FluidSynth 2.3 renders at (`synth.sample-rate`: 8000…96000 Hz).
@@ -28,6 +32,7 @@ public struct SamplerOptions: Sendable {
         var changes: [ParameterChange] = []
         if let reverbLevel { changes.append(ParameterChange(.reverb(.level), Float(reverbLevel))) }
         if let chorusLevel { changes.append(ParameterChange(.chorus(.level), Float(chorusLevel))) }
+        if a4 != 440 { changes.append(ParameterChange(.tone(.a4), Float(a4))) }
         return changes
     }
 }

@@ -24,7 +24,20 @@ struct SynthOptions: ParsableArguments {
     @Option(name: .customLong("chorus-level"), help: ArgumentHelp("Chorus level (0...10; FluidSynth's default 2).", valueName: "level"))
     var chorusLevel: Double?
 
+    @Option(name: .customLong("oscillator-channel"), help: ArgumentHelp(
+        "A MIDI channel (1...16) the built-in oscillator plays instead of the SoundFont; repeatable.",
+        valueName: "channel"))
+    var oscillatorChannel: [Int] = []
+
+    @Option(name: .customLong("a4"), help: ArgumentHelp(
+        "The pitch of A4 for the oscillator and the tone's tone.note, in Hz (400...480).", valueName: "Hz"))
+    var a4: Double = 440
+
     func validate() throws {
+        for channel in oscillatorChannel where !(1...16).contains(channel) {
+            throw ValidationError("--oscillator-channel must be between 1 and 16, found \(channel)")
+        }
+        guard (400...480).contains(a4) else { throw ValidationError("--a4 must be between 400 and 480 Hz") }
         guard (0...10).contains(gain) else { throw ValidationError("--gain must be between 0 and 10") }
         if let reverbLevel, !(0...1).contains(reverbLevel) {
             throw ValidationError("--reverb-level must be between 0 and 1")
@@ -42,6 +55,8 @@ struct SynthOptions: ParsableArguments {
         options.reverbLevel = reverbLevel
         options.chorus = chorus
         options.chorusLevel = chorusLevel
+        options.oscillatorChannels = oscillatorChannel.map { $0 - 1 }
+        options.a4 = a4
         return options
     }
 

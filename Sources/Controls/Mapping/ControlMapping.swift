@@ -38,12 +38,16 @@ public struct ChannelSetup: Hashable, Sendable {
     /// Bank number 0...16383 (MSB·128 + LSB); 128 is the GM percussion bank in FluidSynth.
     public var bank: Int?
     public var program: UInt7?
+    /// Which instrument plays the channel (`instrument: oscillator`); nil: the sampler.
+    public var instrument: ChannelInstrument?
 
-    public init(channel: Channel, soundFont: String? = nil, bank: Int? = nil, program: UInt7? = nil) {
+    public init(channel: Channel, soundFont: String? = nil, bank: Int? = nil, program: UInt7? = nil,
+                instrument: ChannelInstrument? = nil) {
         self.channel = channel
         self.soundFont = soundFont
         self.bank = bank
         self.program = program
+        self.instrument = instrument
     }
 }
 
@@ -82,6 +86,14 @@ public struct Scene: Hashable, Sendable {
         self.controlValues = controls.map { ControlValue(name: $0.name, value: $0.value) }
         self.location = location
     }
+}
+
+/// The instrument a MIDI channel's messages go to (the renderer's routing table).
+public enum ChannelInstrument: String, CaseIterable, Hashable, Sendable {
+    /// The SoundFont sampler (FluidSynth), every channel's default.
+    case sampler
+    /// The built-in polyphonic oscillator.
+    case oscillator
 }
 
 /// A place in a file, 1-based.

@@ -47,7 +47,7 @@ extension ControlMapping {
 enum MappingKeys {
     static let top = ["name", "description", "port", "channel", "channels", "controls", "scenes"]
     static let scene = ["name", "channels", "set", "controls"]
-    static let channelSetup = ["soundfont", "bank", "program"]
+    static let channelSetup = ["soundfont", "bank", "program", "instrument"]
     static let control = [
         "name", "kind", "source", "targets", "curve", "shape", "points", "invert", "steps", "values", "range",
         "unit", "default", "soft-takeover", "encoding", "acceleration", "resolution", "follow-value", "shows",
@@ -327,6 +327,14 @@ final class MappingReader {
                 case "soundfont": setup.soundFont = string(v, "a SoundFont file name")
                 case "bank": setup.bank = integer(v, in: 0...16383, "bank")
                 case "program": setup.program = integer(v, in: 0...127, "program").map { UInt7($0) }
+                case "instrument":
+                    guard let name = string(v, "an instrument name") else { break }
+                    if let instrument = ChannelInstrument(rawValue: name) {
+                        setup.instrument = instrument
+                    } else {
+                        let names = ChannelInstrument.allCases.map(\.rawValue).joined(separator: ", ")
+                        error(v, "unknown instrument '\(name)' (instruments: \(names))")
+                    }
                 default: break
                 }
             }

@@ -19,6 +19,8 @@ public enum ParameterAddress: Hashable, Sendable {
     case channelPitchBend(Channel)
     case transport(Transport)
     case tone(Tone)
+    /// The oscillator instrument (the MIDI channels routed to it play it).
+    case osc(Osc)
     /// The mapping's scene to switch to, by its place in `scenes:` (0 = the first).
     case sceneSelect
 
@@ -28,7 +30,12 @@ public enum ParameterAddress: Hashable, Sendable {
     }
     public enum Chorus: String, CaseIterable, Sendable { case level, depth, speed, voices, enabled }
     public enum Transport: String, CaseIterable, Sendable { case play, stop, tempo, position, loop }
-    public enum Tone: String, CaseIterable, Sendable { case frequency, level, waveform, enabled }
+    /// `note` and `a4` set the frequency from a MIDI pitch (the reference-pitch
+    /// tool); `frequency` sets it directly. The last one changed wins.
+    public enum Tone: String, CaseIterable, Sendable { case frequency, level, waveform, enabled, note, a4 }
+    public enum Osc: String, CaseIterable, Sendable {
+        case waveform, level, pan, attack, decay, sustain, release, detune
+    }
 }
 
 // MARK: - Text form
@@ -46,6 +53,7 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case .channelPitchBend(let c): "channel.\(c.intValue + 1).pitch-bend"
         case .transport(let p): "transport.\(p.rawValue)"
         case .tone(let p): "tone.\(p.rawValue)"
+        case .osc(let p): "osc.\(p.rawValue)"
         case .sceneSelect: "scene.select"
         }
     }
@@ -89,6 +97,9 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case "tone" where parts.count == 2:
             guard let p = Tone(rawValue: parts[1]) else { return nil }
             self = .tone(p)
+        case "osc" where parts.count == 2:
+            guard let p = Osc(rawValue: parts[1]) else { return nil }
+            self = .osc(p)
         default:
             return nil
         }
@@ -106,10 +117,12 @@ extension ParameterAddress {
     private static let pitchBendBase = programBase + 16
     private static let transportBase = pitchBendBase + 16
     private static let toneBase = transportBase + Transport.allCases.count
+    private static let oscBase = toneBase + Tone.allCases.count
 
     // The families' cases, built once: `allCases` makes a new array at each call.
     private static let strips = Strip.allCases, reverbs = Reverb.allCases, choruses = Chorus.allCases
     private static let transports = Transport.allCases, tones = Tone.allCases
+    private static let oscs = Osc.allCases
 
     /// Where `value` stands in `cases`: a plain loop, because `firstIndex(of:)`
     /// allocates in debug builds and `index` runs on every parameter change.
@@ -121,7 +134,7 @@ extension ParameterAddress {
     }
 
     /// How many addresses exist; every `index` is below this.
-    private static let sceneSelectIndex = toneBase + Tone.allCases.count
+    private static let sceneSelectIndex = oscBase + Osc.allCases.count
     public static let count = sceneSelectIndex + 1
 
     /// A dense number in 0..<`count`, stable for a given build: the render
@@ -138,6 +151,7 @@ extension ParameterAddress {
         case .channelPitchBend(let c): Self.pitchBendBase + c.intValue
         case .transport(let p): Self.transportBase + Self.ordinal(p, in: Self.transports)
         case .tone(let p): Self.toneBase + Self.ordinal(p, in: Self.tones)
+        case .osc(let p): Self.oscBase + Self.ordinal(p, in: Self.oscs)
         case .sceneSelect: Self.sceneSelectIndex
         }
     }
@@ -157,7 +171,8 @@ extension ParameterAddress {
         case Self.programBase..<Self.pitchBendBase: self = .channelProgram(Channel(index - Self.programBase))
         case Self.pitchBendBase..<Self.transportBase: self = .channelPitchBend(Channel(index - Self.pitchBendBase))
         case Self.transportBase..<Self.toneBase: self = .transport(Self.transports[index - Self.transportBase])
-        case Self.toneBase..<Self.sceneSelectIndex: self = .tone(Self.tones[index - Self.toneBase])
+        case Self.toneBase..<Self.oscBase: self = .tone(Self.tones[index - Self.toneBase])
+        case Self.oscBase..<Self.sceneSelectIndex: self = .osc(Self.oscs[index - Self.oscBase])
         case Self.sceneSelectIndex: self = .sceneSelect
         default: return nil
         }

@@ -125,6 +125,21 @@ extension ParameterAddress {
         // 0 sine, 1 square, 2 sawtooth, 3 triangle.
         case .tone(.waveform): ParameterSpec(0...3, .none, 0, .integer, .store(.rounded))
         case .tone(.enabled): ParameterSpec(0...1, .none, 0, .toggle, .store(.onOff))
+        // Any MIDI pitch; its frequency is tone.a4 · 2^((note − 69) / 12).
+        case .tone(.note): ParameterSpec(0...127, .none, 69, .integer, .store(.rounded))
+        // The reference pitch A4 for tone.note (orchestras tune from 415 to 466; 400...480 covers them).
+        case .tone(.a4): ParameterSpec(400...480, .hertz, 440, .continuous, .store(.none))
+        // 0 sine, 1 square, 2 sawtooth, 3 triangle (tone.waveform's numbers), 4 white noise.
+        case .osc(.waveform): ParameterSpec(0...4, .none, 0, .integer, .store(.rounded))
+        // The oscillator's strip: gain and balance, applied by the mixer.
+        case .osc(.level): ParameterSpec(-60...6, .decibels, -12, .continuous, .store(.decibelsToGain))
+        case .osc(.pan): ParameterSpec(-1...1, .none, 0, .continuous, .store(.none))
+        // Envelope times start at 1 ms: shorter would click (see Oscillator.minimumTime).
+        case .osc(.attack): ParameterSpec(0.001...10, .seconds, 0.005, .continuous, .store(.none))
+        case .osc(.decay): ParameterSpec(0.001...10, .seconds, 0.1, .continuous, .store(.none))
+        case .osc(.sustain): ParameterSpec(0...1, .none, 0.7, .continuous, .store(.none))
+        case .osc(.release): ParameterSpec(0.001...10, .seconds, 0.1, .continuous, .store(.none))
+        case .osc(.detune): ParameterSpec(-1...1, .semitones, 0, .continuous, .store(.none))
         case .sceneSelect: ParameterSpec(0...127, .none, 0, .integer, .scene)
         }
     }

@@ -23,6 +23,12 @@ final class Mixer {
     private var maxFrames = 0
     /// The built-in tone, added after the strips and returns, before the master gain.
     private var tone = ToneGenerator()
+    /// The oscillator strip's current left and right gains (`osc.level`, `osc.pan`).
+    private var oscillatorGain: (Float, Float) = (0, 0)
+    /// Whether the tone's target frequency follows `tone.note` and `tone.a4`
+    /// (the last of the three set) rather than `tone.frequency`.
+    private var toneFollowsNote = false
+    private var toneNoteFrequency: Float = 440
 
     /// Render-thread statistics of the last block and of the whole run.
     private(set) var blockPeak: Float = 0
@@ -41,11 +47,17 @@ final class Mixer {
         values.initialize(repeating: 0, count: ParameterStore.slotCount)
         scratch = .allocate(capacity: 0)
         var watched = [Slot.master, Slot.reverbLevel, Slot.reverbOn, Slot.chorusLevel, Slot.chorusOn]
-            + Slot.tone.map(\.self)
+            + Slot.tone.map(\.self) + [Slot.toneNote, Slot.toneA4, Slot.oscLevel, Slot.oscPan]
         for s in 0..<Slot.strips { watched += [Slot.gain(s), Slot.pan(s), Slot.mute(s), Slot.solo(s)] }
         self.watched = .allocate(capacity: watched.count)
         _ = self.watched.initialize(from: watched)
+        // Set before the mixer existed: a note or A4 set (and no frequency) wins.
+        let followsNote = parameters.read(Slot.toneFrequency).counter == 0
+            && (parameters.read(Slot.toneNote).counter != 0 || parameters.read(Slot.toneA4).counter != 0)
         refreshParameters()
+        toneFollowsNote = followsNote
+        toneNoteFrequency = Self.noteFrequency(values[Slot.toneNote], a4: values[Slot.toneA4])
+        oscillatorGain = oscillatorTargetGains()
         master = values[Slot.master]
         reverb = returnGain(Slot.reverbLevel, Slot.reverbOn)
         chorus = returnGain(Slot.chorusLevel, Slot.chorusOn)
@@ -76,13 +88,31 @@ final class Mixer {
         var changed = false
         for i in watched {
             let (value, counter) = parameters.read(i)
-            if counter != seen[i] { seen[i] = counter; values[i] = value; changed = true }
+            if counter != seen[i] {
+                seen[i] = counter; values[i] = value; changed = true
+                if i == Slot.toneFrequency { toneFollowsNote = false }
+                if i == Slot.toneNote || i == Slot.toneA4 { toneFollowsNote = true }
+            }
         }
+        if changed { toneNoteFrequency = Self.noteFrequency(values[Slot.toneNote], a4: values[Slot.toneA4]) }
         if changed {
             anySolo = false
             for s in 0..<min(stripCount, Slot.strips) where values[Slot.solo(s)] > 0.5 { anySolo = true }
         }
         return changed
+    }
+
+    /// A4 · 2^((note − 69) / 12); NaN in either gives NaN (the tone then holds its frequency).
+    private static func noteFrequency(_ note: Float, a4: Float) -> Float {
+        Float(Double(a4) * ToneGenerator.exp2((Double(note) - 69) / 12))
+    }
+
+    /// The oscillator strip's left and right gains: `osc.level` with `osc.pan` as balance.
+    @inline(__always)
+    private func oscillatorTargetGains() -> (Float, Float) {
+        let gain = values[Slot.oscLevel].isNaN ? 0 : max(0, values[Slot.oscLevel])
+        let pan = values[Slot.oscPan].isNaN ? 0 : min(1, max(-1, values[Slot.oscPan]))
+        return (gain * (pan > 0 ? 1 - pan : 1), gain * (pan < 0 ? 1 + pan : 1))
     }
 
     /// An effect's return gain: its level, or 0 while the effect is switched
@@ -110,7 +140,8 @@ final class Mixer {
     func mix(frames: Int,
              dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
              effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
-             into output: UnsafeMutablePointer<Float>) {
+             into output: UnsafeMutablePointer<Float>,
+             oscillator: UnsafeMutablePointer<Float>? = nil, oscillatorStride: Int = 0) {
         refreshParameters()
         let mixL = scratch, mixR = scratch + maxFrames
         mixL.update(repeating: 0, count: frames)
@@ -142,11 +173,22 @@ final class Mixer {
         }
         reverb = newReverb; chorus = newChorus
 
+        // The oscillator's strip: planar left at `oscillator`, right one stride on.
+        let newOscillator = oscillatorTargetGains()
+        if let oscillator {
+            Self.accumulate(oscillator, into: mixL, frames: frames, from: oscillatorGain.0, to: newOscillator.0, step: step)
+            Self.accumulate(oscillator + oscillatorStride, into: mixR, frames: frames,
+                            from: oscillatorGain.1, to: newOscillator.1, step: step)
+        }
+        oscillatorGain = newOscillator
+
         let toneEnabled = values[Slot.toneEnabled]
         if toneEnabled >= 0.5 || !tone.isSilent {
+            // A note (or A4) change fades out and in at the new pitch; a frequency change glides.
             tone.render(frames: frames, left: mixL, right: mixR,
-                        frequency: values[Slot.toneFrequency], level: values[Slot.toneLevel],
-                        waveform: values[Slot.toneWaveform], enabled: toneEnabled)
+                        frequency: toneFollowsNote ? toneNoteFrequency : values[Slot.toneFrequency],
+                        level: values[Slot.toneLevel],
+                        waveform: values[Slot.toneWaveform], enabled: toneEnabled, glides: !toneFollowsNote)
         }
 
         // Master: gain ramp, interleave, meters, clips.
@@ -173,6 +215,10 @@ final class Mixer {
         static let toneWaveform = ParameterAddress.tone(.waveform).index
         static let toneEnabled = ParameterAddress.tone(.enabled).index
         static let tone = [toneFrequency, toneLevel, toneWaveform, toneEnabled]
+        static let toneNote = ParameterAddress.tone(.note).index
+        static let toneA4 = ParameterAddress.tone(.a4).index
+        static let oscLevel = ParameterAddress.osc(.level).index
+        static let oscPan = ParameterAddress.osc(.pan).index
         /// Strip `s` (0...15): each strip's parameters sit together at a fixed
         /// stride (plain integers, so the render thread touches no array).
         private static let stripBase = ParameterAddress.strip(0, .gain).index

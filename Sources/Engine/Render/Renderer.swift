@@ -1,3 +1,4 @@
+import Controls
 import Synchronization
 
 /// The block render loop, the same for live playback and offline rendering.
@@ -28,6 +29,14 @@ public final class Renderer: @unchecked Sendable {
     public let transport = Transport()
 
     private let mixer: Mixer
+    /// The oscillator instrument, played by the channels `route` gives it.
+    public let oscillator = Oscillator()
+    /// Which instrument each MIDI channel plays (`ChannelInstrument` raw
+    /// values' order: 0 sampler, 1 oscillator): one lookup per event.
+    private let routes: UnsafeMutablePointer<UInt8>
+    /// The oscillator's planar left and right, `maxFrames` each.
+    private var oscillatorBuffer: UnsafeMutablePointer<Float>
+    private var oscillatorSounds = false
     /// The sequencer's dropped-message count, published once per block.
     private let dropped = Atomic<Int>(0)
     private var sequencer = Sequencer()
@@ -54,6 +63,8 @@ public final class Renderer: @unchecked Sendable {
         granularity = max(1, instrument.eventGranularity)
         effectWatcher = EffectWatcher(parameters: parameters)
         buffers = .allocate(capacity: 0)
+        oscillatorBuffer = .allocate(capacity: 0)
+        routes = .allocate(capacity: 16); routes.initialize(repeating: 0, count: 16)
         let strips = instrument.stripCount
         dry = .allocate(capacity: 2 * strips); dry.initialize(repeating: nil, count: 2 * strips)
         dryPiece = .allocate(capacity: 2 * strips); dryPiece.initialize(repeating: nil, count: 2 * strips)
@@ -64,6 +75,7 @@ public final class Renderer: @unchecked Sendable {
     deinit {
         sequencer.destroy()
         buffers.deallocate()
+        oscillatorBuffer.deallocate(); routes.deallocate()
         effectWatcher.release(); sysExTable.release()
         dry.deallocate(); dryPiece.deallocate(); effects.deallocate(); effectsPiece.deallocate()
     }
@@ -76,6 +88,10 @@ public final class Renderer: @unchecked Sendable {
         self.maxFrames = maxFrames
         instrument.prepare(sampleRate: sampleRate, maxFrames: maxFrames)
         mixer.prepare(maxFrames: maxFrames, sampleRate: sampleRate)
+        oscillator.prepare(sampleRate: sampleRate)
+        oscillatorBuffer.deallocate()
+        oscillatorBuffer = .allocate(capacity: 2 * maxFrames)
+        oscillatorBuffer.initialize(repeating: 0, count: 2 * maxFrames)
         buffers.deallocate()
         buffers = .allocate(capacity: bufferCount * maxFrames)
         buffers.initialize(repeating: 0, count: bufferCount * maxFrames)
@@ -84,6 +100,19 @@ public final class Renderer: @unchecked Sendable {
         sampleTime = 0
         mixer.resetStatistics()
         mixer.meters.resetClips()
+    }
+
+    /// Has MIDI channel `channel` (0...15) play `instrument`: its messages go
+    /// to that instrument instead of the other. Before rendering starts (or
+    /// while no render call runs).
+    public func route(channel: Int, to instrument: ChannelInstrument) {
+        precondition((0..<16).contains(channel))
+        routes[channel] = instrument == .oscillator ? 1 : 0
+    }
+
+    /// The instrument channel `channel` (0...15) plays.
+    public func instrument(forChannel channel: Int) -> ChannelInstrument {
+        routes[channel & 15] == 1 ? .oscillator : .sampler
     }
 
     /// Schedules a piece to start at `startFrame` of the sample clock (now by
@@ -125,6 +154,9 @@ public final class Renderer: @unchecked Sendable {
         guard frames > 0, let out = output.baseAddress else { return }
         for i in 0..<bufferCount { buffers.advanced(by: i * maxFrames).update(repeating: 0, count: frames) }
         effectWatcher.poll(parameters, instrument)
+        oscillator.update(from: parameters)
+        oscillatorSounds = oscillator.activeVoices > 0
+        if oscillatorSounds { oscillatorBuffer.update(repeating: 0, count: 2 * maxFrames) }
 
         let blockStart = sampleTime
         let blockEnd = blockStart &+ UInt64(frames)
@@ -154,6 +186,13 @@ public final class Renderer: @unchecked Sendable {
             }
             if event.message.isSysEx {
                 deliverSysEx(event.message, fromScore: isScore)
+            } else if routes[event.message.channel] == 1 {
+                oscillator.receive(event.message)
+                if !oscillatorSounds && event.message.isNoteOn {
+                    // Silent so far this block: the pieces before stay silent.
+                    oscillatorBuffer.update(repeating: 0, count: 2 * maxFrames)
+                    oscillatorSounds = true
+                }
             } else {
                 instrument.receive(event.message)
             }
@@ -164,7 +203,8 @@ public final class Renderer: @unchecked Sendable {
         sequencer.end(at: blockEnd, transport: transport)
         dropped.store(sequencer.droppedMessages, ordering: .relaxed)
 
-        mixer.mix(frames: frames, dry: dry, effects: effects, into: out)
+        mixer.mix(frames: frames, dry: dry, effects: effects, into: out,
+                  oscillator: oscillatorSounds ? oscillatorBuffer : nil, oscillatorStride: maxFrames)
         sampleTime = blockEnd
     }
 
@@ -200,6 +240,9 @@ public final class Renderer: @unchecked Sendable {
 
     @inline(__always)
     private func renderPiece(from offset: Int, frames: Int) {
+        if oscillatorSounds {
+            oscillator.render(frames: frames, left: oscillatorBuffer + offset, right: oscillatorBuffer + maxFrames + offset)
+        }
         if offset == 0 {
             instrument.render(frames: frames, dry: dry, effects: effects)
             return
@@ -210,5 +253,5 @@ public final class Renderer: @unchecked Sendable {
     }
 
     /// Stops every sound now (all sound off). Render thread.
-    public func silence() { instrument.silence() }
+    public func silence() { instrument.silence(); oscillator.silence() }
 }

@@ -55,8 +55,11 @@ public struct ToneGenerator: Sendable {
     /// +inf → the top; NaN holds the current frequency); `level` to 0 … 1
     /// (NaN → 0); `waveform` is rounded and clamped to 0 … 3 (NaN keeps the
     /// current one); `enabled` NaN is off. `frames` ≤ 0 renders nothing.
+    /// With `glides` false (a new note of the reference-pitch tool), a new
+    /// frequency fades the tone out and back in at that frequency instead.
     public mutating func render(frames: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
-                                frequency targetHz: Float, level: Float, waveform wave: Float, enabled: Float) {
+                                frequency targetHz: Float, level: Float, waveform wave: Float, enabled: Float,
+                                glides: Bool = true) {
         guard frames > 0 else { return }
         // Clamp in floating point first: Int(_:) of a NaN, infinite or huge Float traps.
         let requested = wave.isNaN ? waveform : Waveform(rawValue: Int(min(max(wave, 0), 3).rounded())) ?? .sine
@@ -72,13 +75,15 @@ public struct ToneGenerator: Sendable {
             gain = targetGain
             guard on else { return }
         }
-        let envelopeTarget: Float = on && requested == waveform ? 1 : 0
+        // A jump (no glide) waits for the fade-out, then starts over at the target above.
+        let jumps = !glides && abs(target / frequency - 1) > 1e-9
+        let envelopeTarget: Float = on && requested == waveform && !jumps ? 1 : 0
 
         // Frequency: per-block exponential approach in log2, linear in log2 per sample.
         var increment = frequency / sampleRate
         var multiplier = 1.0
         var endFrequency = frequency
-        if frequency != target {
+        if frequency != target && !jumps {
             let from = Self.log2(frequency), to = Self.log2(target)
             let decay = Self.exp2(-Double(frames) / (Self.glideTime * sampleRate) * 1.442_695_040_888_963_4)
             var end = to + (from - to) * decay
