@@ -57,3 +57,13 @@ let carillonTestFont: String = {
     let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     return repository.appendingPathComponent("soundfonts/carillon-test.sf2").path
 }()
+
+/// Polls `condition` every 20 ms until it holds or `seconds` pass; its last answer.
+func waitFor(_ seconds: Double = 3, _ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}

@@ -18,15 +18,6 @@ import Testing
             targets: [strip.1.gain]
         """
 
-    func waitFor(_ seconds: Double = 3, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
-    }
-
     @Test func receive_whileLearning_bindsWritesAndTheReloadKeepsIt() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -22,15 +22,6 @@ import Testing
         guard rename(temporary, path) == 0 else { throw CocoaError(.fileWriteUnknown) }
     }
 
-    func waitFor(_ seconds: Double = 3, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
-    }
-
     @Test func watcher_seesARenamedSaveOnce() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
