@@ -1,3 +1,5 @@
+import Carillon
+import Controls
 import Foundation
 import SoundFile
 
@@ -66,4 +68,12 @@ func waitFor(_ seconds: Double = 3, _ condition: () -> Bool) -> Bool {
         usleep(20_000)
     }
     return condition()
+}
+
+/// A host without audio whose mapping file is watched (hot reload, learn): not started.
+func watchingHostWithoutAudio(mapping path: String) throws -> LiveHost {
+    var options = LiveHost.Options()
+    options.audio = false
+    options.watchMapping = path
+    return try LiveHost(soundFont: nil, mapping: try ControlMapping.load(path: path), options: options)
 }

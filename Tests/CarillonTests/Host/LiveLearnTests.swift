@@ -23,10 +23,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = "\(dir)/m.yaml"
         try Self.text.write(toFile: path, atomically: true, encoding: .utf8)
-        var options = LiveHost.Options()
-        options.audio = false
-        options.watchMapping = path
-        let host = try LiveHost(soundFont: nil, mapping: try ControlMapping.load(path: path), options: options)
+        let host = try watchingHostWithoutAudio(mapping: path)
         try host.start()
         defer { host.stop() }
 

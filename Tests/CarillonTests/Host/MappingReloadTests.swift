@@ -50,10 +50,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = "\(dir)/m.yaml"
         try save(Self.good, to: path)
-        var options = LiveHost.Options()
-        options.audio = false
-        options.watchMapping = path
-        let host = try LiveHost(soundFont: nil, mapping: try ControlMapping.load(path: path), options: options)
+        let host = try watchingHostWithoutAudio(mapping: path)
         try host.start()
         defer { host.stop() }
 
