@@ -403,4 +403,12 @@ YAML
   echo "    ($(($(ms) - t)) ms)"
 fi
 
+# More scenarios, one file per topic (timing, feedback, tracks …): each is sourced
+# here, sees the helpers and variables above and adds to passed/failed.
+for extra in "$(dirname "$0")"/scenarios.d/*.sh; do
+  [[ -e $extra ]] || continue
+  # shellcheck source=/dev/null
+  source "$extra"
+done
+
 echo "RESULT $passed $failed"
