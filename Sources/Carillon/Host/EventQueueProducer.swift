@@ -3,19 +3,49 @@ import Synchronization
 
 /// The producer side of the render thread's event queue, shared by the
 /// threads that push (MIDI input, the controls' parameter changes) behind a
-/// lock the render thread never takes (it only pops, lock-free).
+/// lock the render thread never takes (it only pops, lock-free): one producer
+/// at a time, as the queue requires.
+///
+/// With a `clock` (`--timing stamped`) an event given its arrival time goes
+/// to the frame `OutputClock.frame(arrival:)` says; one without (a parameter
+/// change) right after the last one pushed. Frames never decrease from one
+/// push to the next, so the renderer, which takes events from the head while
+/// they are due, applies them in the order they came. Without a clock
+/// (`--timing asap`) every event is due at once (frame 0).
 public final class EventQueueProducer: Sendable {
     private let queue: EventQueue
-    private let lock = Mutex<Void>(())
+    private let clock: OutputClock?
+    /// The frame of the last push; guarded by the producers' lock.
+    private let lastFrame = Mutex<UInt64>(0)
 
-    public init(_ queue: EventQueue) { self.queue = queue }
+    public init(_ queue: EventQueue, clock: OutputClock? = nil) {
+        self.queue = queue
+        self.clock = clock
+    }
 
-    /// False when the queue was full (counted by the queue).
+    /// How events are placed: `.stamped` with a clock, `.asap` without.
+    public var timing: EventTiming { clock == nil ? .asap : .stamped }
+
+    /// `arrival`: the monotonic clock when it came in (`OutputClock.now()`), or
+    /// nil for right after the last event. False when the queue was full
+    /// (counted by the queue).
     @discardableResult
-    public func push(_ message: ChannelMessage) -> Bool { lock.withLock { _ in queue.push(.now(message)) } }
+    public func push(_ message: ChannelMessage, arrival: UInt64? = nil) -> Bool {
+        lastFrame.withLock { last in queue.push(TimedMessage(frame: Self.place(arrival, clock, &last), message: message)) }
+    }
 
     @discardableResult
-    public func pushSysEx(_ bytes: [UInt8]) -> Bool {
-        lock.withLock { _ in bytes.withUnsafeBufferPointer { queue.pushSysEx($0) } }
+    public func pushSysEx(_ bytes: [UInt8], arrival: UInt64? = nil) -> Bool {
+        lastFrame.withLock { last in
+            let frame = Self.place(arrival, clock, &last)
+            return bytes.withUnsafeBufferPointer { queue.pushSysEx($0, frame: frame) }
+        }
+    }
+
+    /// The frame for an event that arrived at `arrival`: never before `last`, which it moves on.
+    private static func place(_ arrival: UInt64?, _ clock: OutputClock?, _ last: inout UInt64) -> UInt64 {
+        guard let clock else { return 0 }
+        if let arrival { last = max(last, clock.frame(arrival: arrival)) }
+        return last
     }
 }

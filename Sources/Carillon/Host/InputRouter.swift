@@ -38,10 +38,12 @@ final class InputRouter: Sendable {
     func handle(_ event: SequencerEvent) {
         switch event {
         case .message(let message, let source), .release(let message, let source):
-            // Stamped on arrival, before any routing work: the recording keeps the real timing.
-            midiRecorder?.record(message, at: MIDIRecorder.now())
+            // Stamped on arrival, before any routing work: the recording and the
+            // render thread (`--timing stamped`) keep the real timing.
+            let arrival = OutputClock.now()
+            midiRecorder?.record(message, at: arrival)
             counts.withLock { $0[source, default: 0] += 1 }
-            route(message)
+            route(message, arrival: arrival)
         case .subscribed(let a):
             connected.withLock { _ = $0.insert(a) }
             log.append("connected \(a)")
@@ -60,10 +62,10 @@ final class InputRouter: Sendable {
         }
     }
 
-    private func route(_ message: MIDIMessage) {
+    private func route(_ message: MIDIMessage, arrival: UInt64) {
         if case .sysEx(let sysEx) = message {
             // GM/GS/XG resets, drum parts, tuning: through the queue's byte ring.
-            events?.pushSysEx(sysEx.data)
+            events?.pushSysEx(sysEx.data, arrival: arrival)
             return
         }
         var used = false
@@ -71,6 +73,6 @@ final class InputRouter: Sendable {
             used = hub.receive(message)
             if message.isNoteOff { used = false }
         }
-        if !used, let events, let channelMessage = ChannelMessage(message) { events.push(channelMessage) }
+        if !used, let events, let channelMessage = ChannelMessage(message) { events.push(channelMessage, arrival: arrival) }
     }
 }

@@ -47,6 +47,8 @@ public final class LiveHost: @unchecked Sendable {
         public var periods = 2
         public var sampler = SamplerOptions()
         public var realtime = true
+        /// `--timing`: events stamped on arrival and played a period later, or at once.
+        public var timing = EventTiming.stamped
         /// The mapping file to watch: when it changes it is loaded again and, if
         /// it has no mistakes, swapped in (`ControlHub.replace`); if it has, the
         /// running mapping stays and every mistake goes to the log. Nil: no watch.
@@ -103,6 +105,8 @@ public final class LiveHost: @unchecked Sendable {
         public var messagesBySource: [SeqAddress: Int]
         public var sources: Set<SeqAddress>
         public var failure: String?
+        /// How live input is placed (`--timing`); nil without audio.
+        public var timing: EventTiming? = nil
         /// Mean render time over the budget (DSP load, 0…1+).
         public var load: Double { budget > 0 ? renderMean / budget : 0 }
     }
@@ -132,6 +136,8 @@ public final class LiveHost: @unchecked Sendable {
     private let router: InputRouter
     private let renderer: Renderer?
     private let events: EventQueueProducer?
+    /// The output's sample clock against the monotonic clock (`--timing stamped`).
+    private let clock: OutputClock?
     private let pcm: PCMPlayback?
     private let sampler: Sampler?
     private var output: JoinableThread?
@@ -164,7 +170,7 @@ public final class LiveHost: @unchecked Sendable {
         let midiRecorder = options.recordMIDI.map(MIDIRecorder.init(path:))
         self.midiRecorder = midiRecorder
         guard options.audio, let path else {
-            renderer = nil; events = nil; pcm = nil; sampler = nil; recorder = nil
+            renderer = nil; events = nil; pcm = nil; sampler = nil; recorder = nil; clock = nil
             router = InputRouter(hub: hub, events: nil, log: log, midiRecorder: midiRecorder)
             return
         }
@@ -195,7 +201,10 @@ public final class LiveHost: @unchecked Sendable {
         renderer.oscillator.a4 = options.sampler.a4
         renderer.prepare(sampleRate: Double(playback.sampleRate), maxFrames: playback.periodFrames)
         self.renderer = renderer
-        let events = EventQueueProducer(renderer.events)
+        let clock = options.timing == .stamped
+            ? OutputClock(sampleRate: Double(playback.sampleRate), periodFrames: playback.periodFrames) : nil
+        self.clock = clock
+        let events = EventQueueProducer(renderer.events, clock: clock)
         self.events = events
         router = InputRouter(hub: hub, events: events, log: log, midiRecorder: midiRecorder)
     }
@@ -257,7 +266,7 @@ public final class LiveHost: @unchecked Sendable {
         midiRecorder?.begin()
         if let renderer, let pcm, output == nil {
             do { try recorder?.start() } catch { throw .alsa(error) }
-            let body = OutputLoop(renderer: renderer, pcm: pcm, shared: shared, realtime: options.realtime, recorder: recorder)
+            let body = OutputLoop(renderer: renderer, pcm: pcm, shared: shared, realtime: options.realtime, recorder: recorder, clock: clock)
             do { output = try JoinableThread(name: "output") { body.run() } } catch { throw .alsa(error) }
         }
         try startControlThread()
@@ -351,7 +360,7 @@ public final class LiveHost: @unchecked Sendable {
             peak: renderer?.meters.peak ?? 0, rms: renderer?.meters.rms ?? 0,
             stripPeaks: renderer.map { r in (0..<r.meters.stripCount).map { r.meters.stripPeak($0) } } ?? [],
             messagesBySource: router.messagesBySource, sources: router.sources,
-            failure: shared.failure.withLock { $0 })
+            failure: shared.failure.withLock { $0 }, timing: events?.timing)
     }
 
     /// Ends cleanly: input stopped (sources' held notes no longer matter),
@@ -406,9 +415,10 @@ private final class OutputState: Sendable {
 
 /// The output thread's body: render a period, write it, until asked to stop.
 private final class OutputLoop: @unchecked Sendable {
-    let renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool, recorder: Recorder?
-    init(renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool, recorder: Recorder?) {
+    let renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool, recorder: Recorder?, clock: OutputClock?
+    init(renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool, recorder: Recorder?, clock: OutputClock?) {
         self.renderer = renderer; self.pcm = pcm; self.shared = shared; self.realtime = realtime; self.recorder = recorder
+        self.clock = clock
     }
 
     func run() {
@@ -425,6 +435,7 @@ private final class OutputLoop: @unchecked Sendable {
         // The block loop: no allocation, lock, log or throw.
         while !shared.stop.load(ordering: .acquiring) {
             clock_gettime(CLOCK_MONOTONIC, &t0)
+            clock?.publish(blockStart: renderer.sampleTime, at: UInt64(t0.tv_sec) &* 1_000_000_000 &+ UInt64(t0.tv_nsec))
             renderer.render(frames: frames, into: buffer)
             clock_gettime(CLOCK_MONOTONIC, &t1)
             shared.recordBlock(nanos: (t1.tv_sec - t0.tv_sec) * 1_000_000_000 + (t1.tv_nsec - t0.tv_nsec))

@@ -23,21 +23,14 @@ public final class MIDIRecorder: Sendable {
     /// Time zero is now: the session's start, so the file lines up with an audio recording.
     public init(path: String) {
         self.path = path
-        startNanos = Atomic(Self.now())
+        startNanos = Atomic(OutputClock.now())
     }
 
     /// Moves time zero to now (the host's start, after the slow loading).
-    public func begin() { startNanos.store(Self.now(), ordering: .relaxed) }
-
-    /// The monotonic clock, in nanoseconds.
-    public static func now() -> UInt64 {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
-    }
+    public func begin() { startNanos.store(OutputClock.now(), ordering: .relaxed) }
 
     /// Stores `message`, stamped `nanos` (the monotonic clock on its arrival).
-    public func record(_ message: MIDIMessage, at nanos: UInt64 = MIDIRecorder.now()) {
+    public func record(_ message: MIDIMessage, at nanos: UInt64 = OutputClock.now()) {
         events.withLock { $0.append((nanos, message)) }
     }
 

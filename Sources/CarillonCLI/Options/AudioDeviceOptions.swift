@@ -18,6 +18,12 @@ struct AudioDeviceOptions: ParsableArguments {
     @Flag(name: .customLong("no-realtime"), help: "Do not ask for real-time (SCHED_FIFO) scheduling.")
     var noRealtime = false
 
+    @Option(help: ArgumentHelp(
+        "How MIDI input is timed: stamped or asap.",
+        discussion: "stamped (the default): each event is stamped on arrival and sounds one period later, so its timing is kept to a FluidSynth block (64 frames) at any period size. asap: at the start of the next block, the lowest latency, but the timing jitters by up to a period.",
+        valueName: "mode"))
+    var timing: EventTiming = .stamped
+
     func validate() throws {
         guard SamplerOptions.sampleRates.contains(sampleRate) else { throw ValidationError("--rate must be 8000…96000 Hz (FluidSynth renders at up to 96 kHz)") }
         guard (16...8192).contains(period) else { throw ValidationError("--period must be 16…8192 frames") }
@@ -30,8 +36,11 @@ struct AudioDeviceOptions: ParsableArguments {
         options.periodFrames = period
         options.periods = periods
         options.realtime = !noRealtime
+        options.timing = timing
     }
 }
+
+extension EventTiming: ExpressibleByArgument {}
 
 /// The MIDI input's flags (keyboards, controllers, the mapping), shared by `live` and `play`.
 struct MIDIInputOptions: ParsableArguments {

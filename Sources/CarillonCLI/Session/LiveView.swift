@@ -85,6 +85,7 @@ final class LiveView {
             parts.append("blocks=\(s.blocks) xruns=\(s.xruns) voices=\(s.voices) load=\(fmt(s.load * 100, 1))%"
                 + " render mean=\(fmt(s.renderMean * 1000, 3))ms worst=\(fmt(s.renderWorst * 1000, 3))ms budget=\(fmt(s.budget * 1000, 3))ms")
             parts.append("realtime: \(s.realtime)")
+            if let timing = s.timing { parts.append("timing: \(timing.rawValue)") }
         }
         let total = s.messagesBySource.values.reduce(0, +)
         parts.append("midi=\(total)")

@@ -10,6 +10,8 @@
 //   envelope CAPTURE.wav REFERENCE.wav [--min-correlation C] [--max-lag S] [--skip-reference S]
 //   hold-release FILE.wav --held S [--after S]
 //   latency [--target carillon:0] [--rate R] [--notes N] < raw FLOAT_LE stereo capture
+//   onsets FILE.wav [--interval S] [--max-std MS] [--min-count N] [--threshold F]
+//   metronome OUT.mid [--interval S] [--seconds S] [--note N] [--channel C] [--length S]
 //   speedup IN.mid OUT.mid FACTOR
 //   ports
 import ALSA
@@ -441,6 +443,75 @@ func latency(_ args: Arguments) -> Int32 {
     return 0
 }
 
+// MARK: onsets
+
+/// The onsets of a capture of one short sound repeated: where the first
+/// channel's level rises through `threshold` × its peak, at least half an
+/// `interval` after the last onset (a note's own decay and reverb do not count
+/// twice). Frame-exact at the capture's rate.
+func onsetFrames(_ x: [Float], rate: Int, threshold: Float, minGap: Double) -> [Int] {
+    let peak = x.reduce(Float(0)) { max($0, abs($1)) }
+    guard peak > 0 else { return [] }
+    let level = threshold * peak, gap = Int(minGap * Double(rate))
+    var onsets: [Int] = [], last = Int.min / 2
+    for i in x.indices where abs(x[i]) >= level && i - last >= gap {
+        onsets.append(i)
+        last = i
+    }
+    return onsets
+}
+
+/// Inter-onset intervals of a metronome's capture: count, mean and standard
+/// deviation in ms (and the extremes). Fails when there are fewer than
+/// `--min-count` onsets or the standard deviation is over `--max-std` ms.
+func onsets(_ args: Arguments) -> Int32 {
+    guard let path = args.positional.first else { fail("onsets FILE.wav [--interval S] [--max-std MS] [--min-count N] [--threshold F]") }
+    let (rate, x) = readWAV(path)
+    let interval = args.double("--interval", 0.125)
+    let frames = onsetFrames(x, rate: rate, threshold: Float(args.double("--threshold", 0.3)), minGap: interval / 2)
+    let ioi = zip(frames.dropFirst(), frames).map { Double($0 - $1) / Double(rate) * 1000 }
+    guard ioi.count >= 2 else { say("onsets n=\(frames.count) (too few to time) BAD"); return 1 }
+    let mean = ioi.reduce(0, +) / Double(ioi.count)
+    let std = (ioi.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(ioi.count - 1)).squareRoot()
+    let maxStd = args.double("--max-std", .infinity), minCount = args.int("--min-count", 2)
+    let ok = std <= maxStd && frames.count >= minCount
+    say("onsets n=\(frames.count) ioi mean=\(fixed(mean, 3))ms std=\(fixed(std, 3))ms min=\(fixed(ioi.min()!, 2))ms max=\(fixed(ioi.max()!, 2))ms"
+        + " (rate \(rate), expected \(fixed(interval * 1000, 1))ms)\(ok ? " OK" : " BAD")")
+    return ok ? 0 : 1
+}
+
+// MARK: metronome
+
+/// Writes a Standard MIDI File (format 0, 480 ticks per quarter at 120 bpm:
+/// 960 ticks a second) of one identical short note every `--interval` seconds
+/// for `--seconds`: the timing test's click track.
+func metronome(_ args: Arguments) -> Int32 {
+    guard let path = args.positional.first else { fail("metronome OUT.mid [--interval S] [--seconds S] [--note N] [--channel C] [--length S]") }
+    let interval = args.double("--interval", 0.125), seconds = args.double("--seconds", 20)
+    let note = UInt8(args.int("--note", 76)), channel = UInt8(args.int("--channel", 10) - 1)
+    let length = Int(args.double("--length", 0.03) * 960), step = Int(interval * 960)
+    guard step > length, length > 0, channel < 16, note < 128 else { fail("metronome: the note must be shorter than the interval") }
+    func vlq(_ v: Int) -> [UInt8] {
+        var bytes = [UInt8(v & 0x7F)], v = v >> 7
+        while v > 0 { bytes.insert(UInt8(v & 0x7F | 0x80), at: 0); v >>= 7 }
+        return bytes
+    }
+    var track: [UInt8] = vlq(0) + [0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20]   // 500000 µs a quarter
+    let count = Int(seconds / interval)
+    for i in 0..<count {
+        track += vlq(i == 0 ? 0 : step - length) + [0x90 | channel, note, 110]
+        track += vlq(length) + [0x80 | channel, note, 0]
+    }
+    track += vlq(step - length) + [0xFF, 0x2F, 0x00]
+    func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+    let bytes: [UInt8] = Array("MThd".utf8) + be32(6) + [0, 0, 0, 1, 0x01, 0xE0] + Array("MTrk".utf8) + be32(track.count) + track
+    guard let o = fopen(path, "wb") else { fail("cannot write \(path)") }
+    let written = fwrite(bytes, 1, bytes.count, o)
+    guard fclose(o) == 0, written == bytes.count else { fail("cannot write \(path)") }
+    say("metronome notes=\(count) interval=\(fixed(interval * 1000, 1))ms")
+    return 0
+}
+
 // MARK: speedup
 
 /// Copies a Standard MIDI File with every tempo event (FF 51 03) divided by FACTOR.
@@ -493,6 +564,8 @@ case "speedup": speedup(rest)
 case "envelope": compareEnvelopes(rest)
 case "hold-release": holdRelease(rest)
 case "latency": latency(rest)
+case "onsets": onsets(rest)
+case "metronome": metronome(rest)
 case "ports": ports()
 default: fail("unknown command \(command)")
 }

@@ -110,7 +110,7 @@ private func flood(_ recorder: Recorder, blocks: Int, pauseMicros: UInt32) throw
         options.recordMIDI = path
         let host = try LiveHost(soundFont: nil, mapping: nil, options: options)
         try host.start()
-        let t0 = MIDIRecorder.now()
+        let t0 = OutputClock.now()
         let plan: [(Double, MIDIMessage)] = [
             (0.10, .noteOn(60, velocity: 100, channel: 0)),
             (0.25, .noteOn(64, velocity: 90, channel: 0)),
@@ -122,8 +122,8 @@ private func flood(_ recorder: Recorder, blocks: Int, pauseMicros: UInt32) throw
         var sent: [Double] = []
         for (at, message) in plan {
             let target = t0 + UInt64(at * 1e9)
-            while MIDIRecorder.now() < target { usleep(200) }
-            sent.append(Double(MIDIRecorder.now() - t0) / 1e9)
+            while OutputClock.now() < target { usleep(200) }
+            sent.append(Double(OutputClock.now() - t0) / 1e9)
             host.receive(message)
         }
         usleep(100_000)
