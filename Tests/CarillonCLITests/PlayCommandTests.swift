@@ -28,6 +28,20 @@ import Foundation
         #expect(r.stderr.contains("--tempo"))
     }
 
+    @Test func timingMode_unknown_isAUsageError_andHelpNamesBoth() throws {
+        for command in ["live", "play"] {
+            let args = command == "play" ? ["play", "\(R.openmsx)/coconut_run2.mid"] : ["live"]
+            let r = try R.carillon(args + ["--timing", "late"])
+            #expect(r.status != 0)
+            #expect(r.stderr.contains("--timing"))
+            #expect(r.stderr.contains("late"))
+            let help = try R.carillon([command, "--help"])
+            #expect(help.stdout.contains("--timing <mode>"))
+            #expect(help.stdout.contains("stamped"))
+            #expect(help.stdout.contains("asap"))
+        }
+    }
+
     @Test func unreadableFile_saysWhich() throws {
         let r = try R.carillon(["play", "/nonexistent/x.mid"])
         #expect(r.status != 0)

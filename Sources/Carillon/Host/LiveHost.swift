@@ -17,9 +17,11 @@ import Glibc
 /// for the view and the engine), an `InputRouter` (sequencer events → hub or
 /// the render thread's queue), the `Sampler` (the synth factory shared with
 /// `RenderJob`), and three threads:
-/// - the **input thread** (`SequencerClient`'s) runs the router;
-/// - the **output thread** asks for SCHED_FIFO, then loops: render one
-///   period, write it to the device. No allocation, lock or log in that loop;
+/// - the **input thread** (`SequencerClient`'s) runs the router, which stamps
+///   each event on arrival (`--timing stamped`: `OutputClock` places it);
+/// - the **output thread** asks for SCHED_FIFO, then loops: publish the block
+///   start to the `OutputClock`, render one period, write it to the device.
+///   No allocation, lock or log in that loop;
 /// - the **control thread** ticks the hub once per rendered block (every
 ///   10 ms without audio), so momentary controls fall back to 0, and feeds
 ///   the transport's state back to the controls.

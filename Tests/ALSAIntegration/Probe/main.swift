@@ -5,7 +5,7 @@
 //   listen  [--name N] [--connect SPEC]... [--autoconnect all|hw|PATTERN] [--seconds S] [--idle S]
 //   send    [--name N] [--notes 60,64,67] [--program P] [--hold] [--sustain] [--wait S]
 //   sine    [--device D] [--rate R] [--period P] [--periods N] [--seconds S] [--freq F]
-//           [--format float|s32|s16] [--stall-ms M] [--rt]
+//           [--format float|s32|s16] [--stall-ms M] [--rt] [--clock]
 //   analyze FILE.wav --freq F
 //   envelope CAPTURE.wav REFERENCE.wav [--min-correlation C] [--max-lag S] [--skip-reference S]
 //   hold-release FILE.wav --held S [--after S]
@@ -37,7 +37,7 @@ struct Arguments {
     var positional: [String] = []
     var options: [String: [String]] = [:]
     var flags: Set<String> = []
-    static let flagNames: Set<String> = ["--hold", "--sustain", "--rt", "--quiet"]
+    static let flagNames: Set<String> = ["--hold", "--sustain", "--rt", "--quiet", "--clock"]
 
     init(_ args: ArraySlice<String>) {
         var it = args.makeIterator()
@@ -210,7 +210,18 @@ func sine(_ args: Arguments) -> Int32 {
     let step = 2 * Double.pi * freq / Double(pcm.sampleRate)
     let totalBlocks = Int(seconds * Double(pcm.sampleRate)) / block
     var worst = 0.0
+    // --clock: where frame 0 of the output lies on the monotonic clock, seen two ways at each
+    // block start: the block start itself (OutputClock's choice) and snd_pcm_delay (what is
+    // still queued: the frame playing now). Which is steadier decides what live input is timed by.
+    var blockOffsets: [Double] = [], delayOffsets: [Double] = []
     for b in 0..<totalBlocks {
+        if args.flags.contains("--clock") {
+            let t = now()
+            blockOffsets.append(t - Double(pcm.framesWritten) / Double(pcm.sampleRate))
+            if let delay = pcm.delayFrames() {
+                delayOffsets.append(now() - Double(pcm.framesWritten - delay) / Double(pcm.sampleRate))
+            }
+        }
         for i in 0..<block {
             let v = Float(0.5 * sin(phase))
             buffer[2 * i] = v; buffer[2 * i + 1] = v
@@ -224,7 +235,24 @@ func sine(_ args: Arguments) -> Int32 {
     }
     do { try pcm.drain() } catch { fail("\(error)") }
     say("done frames=\(pcm.framesWritten) xruns=\(pcm.xruns) suspends=\(pcm.suspends)")
+    if args.flags.contains("--clock") {
+        say("clock block-start \(offsetSpread(blockOffsets, skip: config.periods))")
+        say("clock pcm-delay \(offsetSpread(delayOffsets, skip: config.periods))")
+    }
     return 0
+}
+
+/// How much an estimate of the output's time origin moves (ms): the raw
+/// offsets' standard deviation and range, and the range of their minimum over
+/// the last 64 blocks (OutputClock's estimate) after the first 64.
+func offsetSpread(_ offsets: [Double], skip: Int) -> String {
+    let x = Array(offsets.dropFirst(skip))
+    guard x.count > 65 else { return "too few blocks (\(x.count))" }
+    let mean = x.reduce(0, +) / Double(x.count)
+    let std = (x.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(x.count - 1)).squareRoot()
+    let windowMins = (64..<x.count).map { x[($0 - 63)...$0].min()! }
+    return "raw std=\(fixed(std * 1000, 3))ms range=\(fixed((x.max()! - x.min()!) * 1000, 3))ms"
+        + " window-min range=\(fixed((windowMins.max()! - windowMins.min()!) * 1000, 3))ms blocks=\(x.count)"
 }
 
 // MARK: analyze

@@ -17,6 +17,16 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
     # The click, then a second for the last note to sound.
     timing_play() { aplaymidi -p 14:0 "$click"; local rc=$?; sleep 1; return $rc; }
 
+    # Which says best where the output's frames lie on the monotonic clock: the block starts
+    # (OutputClock's choice) or snd_pcm_delay at each block start? Measured, not asserted.
+    for period in 1024 256; do
+      timing_capture "clock-$period"
+      "$probe" sine --device hw:Loopback,0 --rate "$rate" --period "$period" --periods 4 --seconds 8 --format float \
+        --rt --clock >"$out/timing-clock-$period.log" 2>&1
+      timing_capture_end
+      grep '^clock ' "$out/timing-clock-$period.log" | sed "s/^/MEASURE timing $period×4 at $rate Hz: /"
+    done
+
     # Periods: 4 of them, so the emulated guest does not underrun (the timing is what is measured).
     for spec in "1024 stamped" "1024 asap" "256 stamped" "256 asap"; do
       read -r period mode <<<"$spec"
