@@ -208,7 +208,9 @@ public final class LiveHost: @unchecked Sendable {
         self.clock = clock
         let events = EventQueueProducer(renderer.events, clock: clock)
         self.events = events
-        router = InputRouter(hub: hub, events: events, log: log, midiRecorder: midiRecorder)
+        // The input thread above the output thread (requestFIFO's default, 70): stamps on arrival.
+        router = InputRouter(hub: hub, events: events, log: log, midiRecorder: midiRecorder,
+                             priority: options.realtime && clock != nil ? 75 : nil)
     }
 
     deinit { stop() }

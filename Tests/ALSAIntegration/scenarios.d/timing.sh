@@ -61,7 +61,7 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
       for period in 1024 256; do
         t=$(ms)
         log=$out/timing-fluidsynth-$period.log
-        timing_capture "fluidsynth-$period"
+        # fluidsynth first: it insists on its own buffer, which the capture side then takes.
         sleep 60 | fluidsynth -a alsa -m alsa_seq -o audio.alsa.device=hw:Loopback,0 -o audio.period-size="$period" \
           -o audio.periods=4 -o audio.sample-format=float -r "$rate" "$LIVE_SF2" >"$log" 2>&1 & fp=$!
         fluid=""
@@ -75,6 +75,7 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
           kill "$fp" 2>/dev/null; wait "$fp" 2>/dev/null; timing_capture_end
           continue
         fi
+        timing_capture "fluidsynth-$period"
         aconnect 14:0 "$fluid:0"
         sleep 0.5
         timing_play
