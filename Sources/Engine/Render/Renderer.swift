@@ -247,7 +247,8 @@ public final class Renderer: @unchecked Sendable {
     /// score's pool (`queue` nil), or from a queue's byte ring (before its `pop`).
     @inline(__always)
     private func deliverSysEx(_ message: ChannelMessage, from queue: EventQueue?) {
-        let data = queue.map { $0.headSysEx() } ?? sysExTable.message(message.sysExNumber)
+        let data: UnsafeBufferPointer<UInt8>?
+        if let queue { data = queue.headSysEx() } else { data = sysExTable.message(message.sysExNumber) }
         if let data, !data.isEmpty { instrument.receiveSysEx(data) }
     }
 

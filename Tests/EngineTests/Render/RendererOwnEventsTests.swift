@@ -51,20 +51,46 @@ import CAllocationCounter
         let renderer = makeRenderer(fake, block: 128)
         let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 256)
         defer { output.deallocate() }
-        let bytes: [UInt8] = [0x41, 0x10, 0x42, 0x12]
-        renderer.render(frames: 128, into: output)   // steady state first (runtime metadata, debug builds)
-        bytes.withUnsafeBufferPointer { sysEx in
-            carillon_allocations_arm()
-            for block in 1..<1_000 {
+        let sysEx: [UInt8] = [0x41, 0x10, 0x42, 0x12]
+        // As JACK MIDI delivers them: wire bytes (a note-on, a program change, a whole SysEx).
+        let wire: [UInt8] = [0x91, 64, 100, 0xC1, 5, 0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7]
+        sysEx.withUnsafeBufferPointer { sysEx in
+            wire.withUnsafeBufferPointer { wire in
+                let base = wire.baseAddress!
                 // As the JACK process callback does: this cycle's events at their frames, then render.
-                let start = renderer.sampleTime
-                renderer.ownEvents.push(TimedMessage(frame: start + 17, message: .noteOn(UInt8(block % 128), velocity: 90, channel: 0)))
-                renderer.ownEvents.push(TimedMessage(frame: start + 90, message: .noteOff(UInt8(block % 128), channel: 0)))
-                if block % 50 == 0 { renderer.ownEvents.pushSysEx(sysEx, frame: start + 100) }
-                renderer.render(frames: 128, into: output)
+                func cycle(_ block: Int) {
+                    let start = renderer.sampleTime
+                    renderer.ownEvents.push(TimedMessage(frame: start + 17, message: .noteOn(UInt8(block % 128), velocity: 90, channel: 0)))
+                    renderer.ownEvents.push(TimedMessage(frame: start + 90, message: .noteOff(UInt8(block % 128), channel: 0)))
+                    if block % 50 == 0 { renderer.ownEvents.pushSysEx(sysEx, frame: start + 100) }
+                    renderer.ownEvents.push(midiBytes: UnsafeBufferPointer(start: base, count: 3), frame: start + 40)
+                    renderer.ownEvents.push(midiBytes: UnsafeBufferPointer(start: base + 3, count: 2), frame: start + 41)
+                    if block % 50 == 25 { renderer.ownEvents.push(midiBytes: UnsafeBufferPointer(start: base + 5, count: 6), frame: start + 42) }
+                    renderer.render(frames: 128, into: output)
+                }
+                // Steady state first: every kind of event once (runtime metadata, debug builds).
+                for block in 0..<60 { cycle(block) }
+                carillon_allocations_arm()
+                for block in 60..<1_060 { cycle(block) }
             }
         }
         let calls = carillon_allocations_disarm()
         #expect(calls == 0, "heap calls in 1000 blocks: \(calls)")
+    }
+
+    @Test func midiBytes_becomeChannelMessagesAndSysEx_othersSkipped() {
+        let fake = FakeInstrument()
+        let renderer = makeRenderer(fake)
+        let messages: [[UInt8]] = [[0x90, 60, 100], [0xC3, 7], [0xF8], [0xB0, 7], [0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7], [0xE2, 0, 64]]
+        var results: [Bool] = []
+        for (i, m) in messages.enumerated() {
+            results.append(m.withUnsafeBufferPointer { renderer.ownEvents.push(midiBytes: $0, frame: UInt64(i)) })
+        }
+        // The clock byte is skipped (true, nothing queued); the CC cut short is refused.
+        #expect(results == [true, true, true, false, true, true])
+        _ = renderAll(renderer, frames: 256, block: 256)
+        #expect(fake.received == [.noteOn(60, velocity: 100, channel: 0), .programChange(7, channel: 3),
+                                  ChannelMessage(status: 0xE2, data1: 0, data2: 64)])
+        #expect(fake.receivedSysEx == [[0x7E, 0x7F, 0x09, 0x01]])
     }
 }
