@@ -147,4 +147,57 @@ import Testing
         #expect(events?[1]["text"] as? String == "la\tla\u{1}\"")
         #expect(events?[1]["kind"] as? String == "lyric")
     }
+
+    /// Two tracks at 96 PPQN and 120 BPM: track 1 rests 4 minutes (allowed), track 2 plays
+    /// a note, then a delta time corrupted to 8,388,608 ticks (4 bytes 84 80 80 00:
+    /// 12 h 8 min 11 s at 0.5 s a beat) and one more note. Returns the file and the
+    /// byte offset of the corrupt delta.
+    static func fileWithCorruptDelta() -> (bytes: [UInt8], offset: Int) {
+        // Track 1: tempo, a note, then 4 minutes (480 beats = 46,080 ticks: 82 E8 00) and another.
+        let track1: [UInt8] = [0x00, 0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20,
+                               0x00, 0x90, 60, 100, 0x60, 0x80, 60, 0,
+                               0x82, 0xE8, 0x00, 0x90, 62, 100, 0x60, 0x80, 62, 0,
+                               0x00, 0xFF, 0x2F, 0x00]
+        let beforeGap: [UInt8] = [0x00, 0x91, 64, 90, 0x60, 0x81, 64, 0]
+        let corrupt: [UInt8] = [0x84, 0x80, 0x80, 0x00]
+        let track2 = beforeGap + corrupt + [0x91, 65, 90, 0x60, 0x81, 65, 0, 0x00, 0xFF, 0x2F, 0x00]
+        func chunk(_ body: [UInt8]) -> [UInt8] {
+            Array("MTrk".utf8) + [0, 0, UInt8(body.count >> 8), UInt8(body.count & 0xFF)] + body
+        }
+        let header: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 1, 0, 2, 0, 96]
+        let bytes = header + chunk(track1) + chunk(track2)
+        let offset = header.count + 8 + track1.count + 8 + beforeGap.count
+        return (bytes, offset)
+    }
+
+    @Test func inspect_longGapWarnsWithTrackAndByte() throws {
+        let (bytes, offset) = Self.fileWithCorruptDelta()
+        let path = try Self.temporaryFile(bytes, name: "corrupt-delta.mid")
+        let r = try Self.run(["inspect", path])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("Gap:       track 1: 12 h 8 min 11 s without an event before the event at byte \(offset)"))
+        #expect(r.stdout.contains("Warnings:  1 (see stderr)"))
+        // Track 0's rest of four minutes is music, not damage.
+        #expect(!r.stdout.contains("track 0:"))
+        #expect(r.stderr == "carillon: warning: \(path): track 1: 12 h 8 min 11 s without an event before this one "
+                + "(a corrupt delta time?) at byte \(offset)\n")
+
+        let j = try Self.run(["inspect", path, "--json"])
+        #expect(j.status == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(j.stdout.utf8)) as? [String: Any]
+        let gaps = object?["longGaps"] as? [[String: Any]]
+        #expect(gaps?.count == 1)
+        #expect(gaps?.first?["track"] as? Int == 1)
+        #expect(gaps?.first?["byte"] as? Int == offset)
+        #expect(gaps?.first?["tick"] as? Int == 96 + 8_388_608)
+        #expect(abs((gaps?.first?["seconds"] as? Double ?? 0) - 8_388_608.0 / 96 * 0.5) < 1e-6)
+        #expect((object?["warnings"] as? [String])?.count == 1)
+    }
+
+    @Test func inspect_realFileHasNoLongGap() throws {
+        try #require(FileManager.default.fileExists(atPath: Self.realFile), "\(Self.realFile) missing: run scripts/setup")
+        let r = try Self.run(["inspect", Self.realFile, "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        #expect((object?["longGaps"] as? [Any])?.count == 0)
+    }
 }

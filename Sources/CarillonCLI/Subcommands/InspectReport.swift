@@ -30,6 +30,19 @@ struct InspectReport: Encodable {
         var tick: UInt64
         var key: String
     }
+    /// A silence of more than `longGapSeconds` between two events of a track
+    /// (or before its first): usually a corrupt delta time.
+    struct GapInfo: Encodable {
+        var track: Int
+        /// Where the event after the gap starts (its delta time), in the file.
+        var byte: Int
+        /// The event after the gap, on the file's tick axis.
+        var tick: UInt64
+        var seconds: Double
+    }
+
+    /// Gaps longer than this are warned about: no real piece rests five minutes on every track.
+    static let longGapSeconds = 300.0
 
     var file: String
     var format: Int
@@ -43,6 +56,7 @@ struct InspectReport: Encodable {
     var duration: Double
     var eventCount: Int
     var noteCount: Int
+    var longGaps: [GapInfo]
     var warnings: [String]
 
     init(bytes: UnsafeRawBufferPointer, path: String) throws(SMFError) {
@@ -82,7 +96,15 @@ struct InspectReport: Encodable {
         duration = map.seconds(atTick: StandardMIDIFile.lastTick(format: header.format, trackEndTicks: summary.endTicks))
         eventCount = tracks.reduce(0) { $0 + $1.events }
         noteCount = tracks.reduce(0) { $0 + $1.notes }
-        warnings = header.warnings.map(\.description)
+        longGaps = summary.longDeltas.compactMap { d in
+            let end = starts[d.track] &+ d.tick
+            let seconds = map.seconds(atTick: end) - map.seconds(atTick: end - d.ticks)
+            return seconds > Self.longGapSeconds ? GapInfo(track: d.track, byte: d.offset, tick: end, seconds: seconds) : nil
+        }
+        warnings = header.warnings.map(\.description) + longGaps.map {
+            SMFWarning(offset: $0.byte, track: $0.track,
+                       message: "\(Self.span($0.seconds)) without an event before this one (a corrupt delta time?)").description
+        }
     }
 
     /// Counts per track as the reader goes; keeps only what the summary shows.
@@ -95,6 +117,23 @@ struct InspectReport: Encodable {
         // The current track.
         var index = 0, events = 0, notes = 0, channelMask: UInt16 = 0, lastTick: UInt64 = 0
         var programs: [Int] = [], name: String?, trackTempos: [(tick: UInt64, microsecondsPerQuarterNote: UInt32)] = []
+        /// Deltas that may last over `longGapSeconds` (decided once the tempo map is known).
+        var longDeltas: [(track: Int, ticks: UInt64, tick: UInt64, offset: Int)] = []
+
+        /// The fewest ticks that can last `longGapSeconds`: a quarter note lasts at
+        /// most 0xFFFFFF µs (16.8 s), so a shorter delta never does.
+        func longDeltaTicks(for division: StandardMIDIFile.Division) -> UInt64 {
+            switch division {
+            case .ticksPerQuarterNote(let q):
+                return UInt64(InspectReport.longGapSeconds / (Double(0xFF_FFFF) / 1e6)) * UInt64(q)
+            case .smpte(let fps, let tpf):
+                return UInt64(InspectReport.longGapSeconds * (fps == 29 ? 29.97 : Double(fps)) * Double(tpf))
+            }
+        }
+
+        mutating func longDelta(_ ticks: UInt64, toTick tick: UInt64, eventOffset offset: Int) {
+            longDeltas.append((index, ticks, tick, offset))
+        }
 
         mutating func beginTrack(_ index: Int, byteCount: Int) {
             self.index = index
@@ -177,6 +216,9 @@ struct InspectReport: Encodable {
         if let first = keySignatures.first {
             line("Key:       \(first.key)\(keySignatures.count > 1 ? " (\(keySignatures.count) changes)" : "")")
         }
+        for gap in longGaps {
+            line("Gap:       track \(gap.track): \(Self.span(gap.seconds)) without an event before the event at byte \(gap.byte)")
+        }
         if !warnings.isEmpty { line("Warnings:  \(warnings.count) (see stderr)") }
         line("")
         line("Track  Events  Notes  Channels     Programs     Name")
@@ -222,6 +264,11 @@ struct InspectReport: Encodable {
     }
     static func seconds(_ s: Double) -> String { String(format: "%.3f", s) }
     static func bpm(_ b: Double) -> String { String(format: "%.2f", b) }
+    /// A long stretch of time: "2 h 13 min 20 s".
+    static func span(_ s: Double) -> String {
+        let t = Int(s.rounded()), h = t / 3600, m = (t / 60) % 60, sec = t % 60
+        return (h > 0 ? "\(h) h " : "") + "\(m) min \(sec) s"
+    }
     static func clock(_ s: Double) -> String {
         let ms = Int((s * 1000).rounded())
         return String(format: "%d:%02d.%03d", ms / 60_000, (ms / 1000) % 60, ms % 1000)

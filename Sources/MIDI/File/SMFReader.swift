@@ -40,6 +40,16 @@ public protocol SMFVisitor {
     mutating func visit(tick: UInt64, _ event: FileEvent)
     /// The current track ends (after its last event, or where it stopped making sense).
     mutating func endTrack(_ index: Int)
+    /// Delta times of at least this many ticks go to `longDelta` (default: none), for a file of `division`.
+    func longDeltaTicks(for division: StandardMIDIFile.Division) -> UInt64
+    /// The next event of the current track comes `ticks` after the one before
+    /// it (or the track's start), at `tick`; its delta time starts at byte `offset`.
+    mutating func longDelta(_ ticks: UInt64, toTick tick: UInt64, eventOffset offset: Int)
+}
+
+extension SMFVisitor {
+    public func longDeltaTicks(for division: StandardMIDIFile.Division) -> UInt64 { .max }
+    public mutating func longDelta(_ ticks: UInt64, toTick tick: UInt64, eventOffset offset: Int) {}
 }
 
 /// A file's header as read, with the problems the reader worked around.
@@ -71,6 +81,8 @@ struct SMFReader<Sink: SMFVisitor> {
     let p: UnsafeRawBufferPointer
     var warnings: [SMFWarning] = []
     var sink: Sink
+    /// Deltas from this many ticks up go to `sink.longDelta` (set once the division is known).
+    var longDelta: UInt64 = .max
 
     init(_ p: UnsafeRawBufferPointer, sink: Sink) { self.p = p; self.sink = sink }
 
@@ -155,6 +167,7 @@ struct SMFReader<Sink: SMFVisitor> {
             division = .ticksPerQuarterNote(rawDivision)
         }
 
+        longDelta = sink.longDeltaTicks(for: division)
         var trackCount = 0
         var i = start + 8 + Int(headerLength)
         if i > end {
@@ -247,14 +260,18 @@ struct SMFReader<Sink: SMFVisitor> {
 
         parsing: while i < end {
             // Delta time: fast path for one byte, the usual case.
+            let deltaOffset = i
             var b = p[i]
+            let delta: UInt64
             if b < 0x80 {
-                tick &+= UInt64(b)
+                delta = UInt64(b)
                 i += 1
             } else {
-                guard let delta = vlq(&i, "delta time", &self) else { break parsing }
-                tick &+= UInt64(delta)
+                guard let d = vlq(&i, "delta time", &self) else { break parsing }
+                delta = UInt64(d)
             }
+            tick &+= delta
+            if delta >= longDelta { sink.longDelta(delta, toTick: tick, eventOffset: deltaOffset) }
             guard i < end else {
                 warn(i, track: index, "track ends after a delta time")
                 break
