@@ -5,7 +5,9 @@ import Synchronization
 
 /// An ALSA sequencer client with one writable input port (others may
 /// subscribe to it), following the system announce port so it can see
-/// sources appear and go away.
+/// sources appear and go away. The kernel stamps what reaches the input port
+/// with the real time of a queue of ours (`ArrivalStamps`), so each message
+/// comes with its arrival time on the monotonic clock.
 ///
 /// Threads: create it, list ports, `connect` and `setAutoconnect` on one
 /// (control) thread; `start` runs the input loop on a thread of its own that
@@ -21,6 +23,11 @@ public final class SequencerClient: @unchecked Sendable {
     public let name: String
 
     private let handle: SequencerHandle
+    /// The kernel's arrival stamps on our input port (nil: see `arrivalStampingError`).
+    private let arrivals: ArrivalStamps?
+    /// Why the input port does not stamp arrivals (no queue to spare, say):
+    /// events then come with `arrival` nil and are timed when read.
+    public let arrivalStampingError: ALSAError?
     private var outputPort: Int32?
     private var loop: InputLoop?
     private var thread: JoinableThread?
@@ -49,6 +56,13 @@ public final class SequencerClient: @unchecked Sendable {
         // Room for bursts (a dense file played fast, a controller's SysEx dump).
         try check("snd_seq_set_client_pool_input", snd_seq_set_client_pool_input(seq, 2000))
         try check("snd_seq_set_input_buffer_size", snd_seq_set_input_buffer_size(seq, 1 << 16))
+        do {
+            arrivals = try ArrivalStamps.enable(on: handle, port: port, name: "\(name) arrivals")
+            arrivalStampingError = nil
+        } catch {
+            arrivals = nil
+            arrivalStampingError = error
+        }
         try check("snd_seq_connect_from", snd_seq_connect_from(seq, port,
             Int32(SND_SEQ_CLIENT_SYSTEM), Int32(SND_SEQ_PORT_SYSTEM_ANNOUNCE)), context: "system announce port")
     }
@@ -126,7 +140,7 @@ public final class SequencerClient: @unchecked Sendable {
     /// Starts the input thread; `handler` is called on it for every event.
     public func start(handler: @escaping @Sendable (SequencerEvent) -> Void) throws(ALSAError) {
         guard loop == nil else { return }
-        let loop = InputLoop(handle: handle, inputPort: inputPort, clientID: clientID,
+        let loop = InputLoop(handle: handle, inputPort: inputPort, clientID: clientID, arrivals: arrivals,
             autoconnect: { [autoconnect] in autoconnect.value.withLock { $0 } }, handler: handler)
         self.thread = try JoinableThread(name: "carillon-midi-in") { loop.run() }
         self.loop = loop
@@ -266,6 +280,7 @@ final class InputLoop: @unchecked Sendable {
     private let handle: SequencerHandle
     private let inputPort: SeqAddress
     private let clientID: Int
+    private let arrivals: ArrivalStamps?
     private let autoconnect: @Sendable () -> AutoconnectPolicy?
     private let handler: @Sendable (SequencerEvent) -> Void
     private var decoder = SeqEventDecoder()
@@ -273,11 +288,11 @@ final class InputLoop: @unchecked Sendable {
     private var subscribed: Set<SeqAddress> = []
     private var messages: [MIDIMessage] = []
 
-    init(handle: SequencerHandle, inputPort: SeqAddress, clientID: Int,
+    init(handle: SequencerHandle, inputPort: SeqAddress, clientID: Int, arrivals: ArrivalStamps?,
         autoconnect: @escaping @Sendable () -> AutoconnectPolicy?,
         handler: @escaping @Sendable (SequencerEvent) -> Void
     ) {
-        self.handle = handle; self.inputPort = inputPort; self.clientID = clientID
+        self.handle = handle; self.inputPort = inputPort; self.clientID = clientID; self.arrivals = arrivals
         self.autoconnect = autoconnect; self.handler = handler
     }
 
@@ -289,6 +304,7 @@ final class InputLoop: @unchecked Sendable {
         var fds = [pollfd](repeating: pollfd(), count: max(count, 1))
         let filled = Int(snd_seq_poll_descriptors(seq, &fds, UInt32(fds.count), Int16(POLLIN)))
         while !stopRequested.load(ordering: .acquiring) {
+            arrivals?.refineIfDue(now: monotonicNanoseconds())
             if snd_seq_event_input_pending(seq, 0) == 0 {
                 let ready = poll(&fds, nfds_t(filled), SequencerClient.pollTimeoutMilliseconds)
                 if ready <= 0 { continue }  // timeout, or EINTR: check the stop flag again
@@ -336,11 +352,12 @@ final class InputLoop: @unchecked Sendable {
             portStarted(SeqAddress(ev.data.addr))
         default:
             guard source != .systemAnnounce else { return }
+            let arrival = arrivals?.arrival(of: ev, handledAt: monotonicNanoseconds())
             messages.removeAll(keepingCapacity: true)
             decoder.decode(ev, into: &messages)
             for message in messages {
                 held.track(message, from: source)
-                handler(.message(message, source: source))
+                handler(.message(message, source: source, arrival: arrival))
             }
         }
     }

@@ -2,8 +2,11 @@ import MIDI
 
 /// What the input thread of a `SequencerClient` reports, in arrival order.
 public enum SequencerEvent: Equatable, Sendable {
-    /// A MIDI message a source sent to our input port.
-    case message(MIDIMessage, source: SeqAddress)
+    /// A MIDI message a source sent to our input port. `arrival`: when it
+    /// reached the port, on the monotonic clock (`monotonicNanoseconds`), from
+    /// the kernel's stamp; nil when the event came unstamped (the client could
+    /// not set up its arrival queue, or the message was fed in directly).
+    case message(MIDIMessage, source: SeqAddress, arrival: UInt64? = nil)
     /// A note-off or sustain-off (CC 64 = 0) Carillon made up to end what a
     /// source that went away was holding. Route it exactly like `.message`.
     case release(MIDIMessage, source: SeqAddress)
@@ -23,9 +26,14 @@ public enum SequencerEvent: Equatable, Sendable {
     /// The message and its source for `.message` and `.release`: what a router forwards.
     public var midi: (message: MIDIMessage, source: SeqAddress)? {
         switch self {
-        case .message(let m, let s), .release(let m, let s): (m, s)
+        case .message(let m, let s, _), .release(let m, let s): (m, s)
         default: nil
         }
+    }
+
+    /// When a `.message` reached our port (monotonic ns), if the kernel stamped it.
+    public var arrival: UInt64? {
+        if case .message(_, _, let arrival) = self { arrival } else { nil }
     }
 }
 

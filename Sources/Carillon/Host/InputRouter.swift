@@ -49,10 +49,11 @@ final class InputRouter: Sendable {
             log.append("input thread: real-time scheduling refused (\(refusal)); events are stamped at normal priority")
         }
         switch event {
-        case .message(let message, let source), .release(let message, let source):
-            // Stamped on arrival, before any routing work: the recording and the
-            // render thread (`--timing stamped`) keep the real timing.
-            let arrival = OutputClock.now()
+        case .message(let message, let source, _), .release(let message, let source):
+            // The kernel's arrival stamp; else (a message fed in directly, a release
+            // made up here) the clock now, before any routing work: the recording
+            // and the render thread (`--timing stamped`) keep the real timing.
+            let arrival = event.arrival ?? OutputClock.now()
             midiRecorder?.record(message, at: arrival)
             counts.withLock { $0[source, default: 0] += 1 }
             route(message, arrival: arrival)

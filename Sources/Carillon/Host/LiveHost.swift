@@ -18,8 +18,9 @@ import Glibc
 /// for the view and the engine), an `InputRouter` (sequencer events → hub or
 /// the render thread's queue), the `Sampler` (the synth factory shared with
 /// `RenderJob`), and three threads:
-/// - the **input thread** (`SequencerClient`'s) runs the router, which stamps
-///   each event on arrival (`--timing stamped`: `OutputClock` places it);
+/// - the **input thread** (`SequencerClient`'s) runs the router, which places
+///   each event by its arrival time — the kernel's stamp, taken as it reached
+///   our port (`--timing stamped`: `OutputClock` places it);
 /// - the **render thread** (an `AudioOutput`): with ALSA an output thread
 ///   that asks for SCHED_FIFO, then loops: render one period, write it to the
 ///   device; with JACK (`backend = .jack`) JACK's process callback, which
@@ -180,6 +181,9 @@ public final class LiveHost: @unchecked Sendable {
             log.append(options.backend == .jack && options.audio ? "no ALSA MIDI input (JACK MIDI only): \(error)" : "no MIDI input: \(error)")
         }
         self.client = client
+        if let problem = client?.arrivalStampingError {
+            log.append("MIDI input not stamped on arrival (\(problem)): events are timed when the input thread reads them")
+        }
         let midiRecorder = options.recordMIDI.map(MIDIRecorder.init(path:))
         self.midiRecorder = midiRecorder
         guard options.audio, let path else {

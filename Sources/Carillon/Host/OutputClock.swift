@@ -1,7 +1,5 @@
+import ALSA
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// How live input is placed on the output's timeline (`--timing`).
 public enum EventTiming: String, Sendable, CaseIterable {
@@ -27,10 +25,11 @@ public enum EventTiming: String, Sendable, CaseIterable {
 /// timer or period granularity (4 ms jiffies in the VM), which the status
 /// timestamp would carry into every event.
 ///
-/// Why the input thread's own monotonic clock and not the ALSA sequencer's
-/// queue timestamps: the output side is timed on CLOCK_MONOTONIC already, so
-/// no second clock must be related to it (a queue's time starts at its own
-/// zero, on its own timer), and the sequencer client needs no queue.
+/// Arrival times are on CLOCK_MONOTONIC too: the ALSA sequencer stamps each
+/// event as it reaches Carillon's input port (`SequencerClient`, a queue of
+/// its own related to the monotonic clock), so an event's place does not
+/// depend on when the input thread ran; events fed in otherwise are stamped
+/// with `now()` when the router takes them.
 ///
 /// Threads: `publish` on the output thread only (no allocation, lock or wait);
 /// `frame(arrival:)` on any thread.
@@ -64,11 +63,7 @@ public final class OutputClock: @unchecked Sendable {
     deinit { offsets.deallocate() }
 
     /// The monotonic clock, in nanoseconds (CLOCK_MONOTONIC: never set back, counts no suspend).
-    public static func now() -> UInt64 {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return UInt64(t.tv_sec) &* 1_000_000_000 &+ UInt64(t.tv_nsec)
-    }
+    public static func now() -> UInt64 { monotonicNanoseconds() }
 
     /// Output thread, at each block start: the block starting at `frame` of the
     /// sample clock began to render at `nanos` of the monotonic clock.

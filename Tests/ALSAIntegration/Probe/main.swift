@@ -111,7 +111,7 @@ func listen(_ args: Arguments) -> Int32 {
     do {
         try client.start { event in
             switch event {
-            case .message(let m, let source):
+            case .message(let m, let source, _):
                 stats.lock.withLock { s in
                     switch m {
                     case .noteOn(let n) where n.velocity.value == 0: s.noteOnZero += 1

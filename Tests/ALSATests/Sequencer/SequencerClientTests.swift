@@ -93,8 +93,37 @@ struct SequencerClientTests {
         let got = inbox.wait { $0.contains { if case .autoconnected(let p) = $0 { p.address == port } else { false } } }
         #expect(got.contains { if case .autoconnected(let p) = $0 { p.address == port } else { false } })
         try late.send(.noteOn(72, velocity: 1, channel: 0))
-        #expect(inbox.wait { $0.contains(.message(.noteOn(72, velocity: 1, channel: 0), source: port)) }
-            .contains(.message(.noteOn(72, velocity: 1, channel: 0), source: port)))
+        func isNote(_ e: SequencerEvent) -> Bool { e.midi.map { $0 == (.noteOn(72, velocity: 1, channel: 0), port) } ?? false }
+        #expect(inbox.wait { $0.contains(where: isNote) }.contains(where: isNote))
+    }
+
+    /// The kernel stamps each message as it reaches our port; the client turns the stamp
+    /// into monotonic time: after the send began, and no later than the input thread had it.
+    @Test func messages_carryTheirKernelArrivalStamp() throws {
+        let rx = try SequencerClient(name: "carillon-rx")
+        #expect(rx.arrivalStampingError == nil)
+        let tx = try SequencerClient(name: "carillon-tx")
+        let txPort = SeqAddress(client: tx.clientID, port: Int(try tx.makeOutputPort()))
+        let handled = Mutex<[(arrival: UInt64?, handled: UInt64)]>([])
+        try rx.start { e in
+            if e.midi != nil { let now = monotonicNanoseconds(); handled.withLock { $0.append((e.arrival, now)) } }
+        }
+        try rx.connect(txPort)
+        var sent: [UInt64] = []
+        for i in 0..<10 {
+            sent.append(monotonicNanoseconds())
+            try tx.send(.noteOn(UInt7(60 + i), velocity: 100, channel: 0))
+            usleep(20_000)
+        }
+        for _ in 0..<500 where handled.withLock({ $0.count }) < 10 { usleep(10_000) }
+        let got = handled.withLock { $0 }
+        try #require(got.count == 10)
+        for (i, g) in got.enumerated() {
+            let arrival = try #require(g.arrival, "message \(i) came without a stamp")
+            // A late timer tick can make the queue time lag a little; never the other way.
+            #expect(arrival + 5_000_000 >= sent[i], "message \(i) stamped before it was sent")
+            #expect(arrival <= g.handled, "message \(i) stamped after the input thread had it")
+        }
     }
 
     @Test func stop_returnsWithinAPollTimeout() throws {

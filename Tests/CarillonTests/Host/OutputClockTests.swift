@@ -1,6 +1,9 @@
-import Carillon
+import ALSA
+import Controls
 import Engine
 import Testing
+
+@testable import Carillon
 
 /// `--timing stamped`: arrival times (a fake monotonic clock: plain
 /// nanoseconds) turned into frames of the output's sample clock, and the
@@ -124,6 +127,32 @@ import Testing
         #expect(events[3].frame > events[0].frame)
         #expect(events[4].frame == events[3].frame)
         #expect(zip(events, events.dropFirst()).allSatisfy { $0.frame <= $1.frame })
+    }
+
+    /// The router places a message by the kernel's arrival stamp when it has one,
+    /// not by when the input thread got to it; one fed in without a stamp, by the clock now.
+    @Test func router_placesByTheArrivalStamp_elseByTheClockNow() {
+        let clock = OutputClock(sampleRate: Self.rate, periodFrames: Self.period)
+        // The real clock's last block: "now" lies within it.
+        let now = OutputClock.now()
+        clock.publish(blockStart: 10 * UInt64(Self.period), at: now)
+        let queue = EventQueue(capacity: 16)
+        let router = InputRouter(hub: ControlHub(mapping: nil), events: EventQueueProducer(queue, clock: clock), log: HostLog())
+        let source = SeqAddress(client: 20, port: 0)
+        // Fed in directly (no stamp): placed by the clock when the router takes it.
+        let before = OutputClock.now()
+        router.handle(.message(.noteOn(62, velocity: 100, channel: 0), source: source))
+        let after = OutputClock.now()
+        let unstamped = Self.drain(queue)
+        #expect(unstamped.count == 1)
+        #expect(unstamped[0].frame >= clock.frame(arrival: before) && unstamped[0].frame <= clock.frame(arrival: after))
+        // Stamped by the kernel 5 ms later than now, whenever the router gets to it: placed by the stamp.
+        let stamped = after + 5_000_000
+        router.handle(.message(.noteOn(60, velocity: 100, channel: 0), source: source, arrival: stamped))
+        let events = Self.drain(queue)
+        #expect(events.count == 1)
+        #expect(events.first?.frame == clock.frame(arrival: stamped))
+        #expect(clock.frame(arrival: stamped) > clock.frame(arrival: after))
     }
 
     @Test func producerWithoutClock_asap_everythingAtOnce() {
