@@ -20,6 +20,7 @@ final class ALSAOutput: AudioOutput, @unchecked Sendable {
     var sampleRate: Int { pcm.sampleRate }
     var maxFrames: Int { pcm.periodFrames }
     var periodDuration: Double { pcm.periodDuration }
+    var prefillFrames: Int { pcm.bufferFrames }
     var xruns: Int { pcm.xruns }
 
     func start(_ cycle: OutputCycle) throws(LiveHost.Failure) {

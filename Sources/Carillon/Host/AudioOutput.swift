@@ -18,6 +18,9 @@ protocol AudioOutput: AnyObject, Sendable {
     var maxFrames: Int { get }
     /// The period now, in seconds: the render budget of one block.
     var periodDuration: Double { get }
+    /// Frames rendered ahead, as fast as they render, before the output plays
+    /// (ALSA: its buffer, the start threshold; JACK: none): `OutputClock.settleFrames`.
+    var prefillFrames: Int { get }
     /// Underruns (ALSA) or the server's xruns (JACK) so far.
     var xruns: Int { get }
     /// Starts rendering blocks through `cycle` until `cycle.shared.stop` is set.

@@ -72,6 +72,8 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
     }
     var periodDuration: Double { Double(period.load(ordering: .relaxed)) / Double(sampleRate) }
     var xruns: Int { xrunCount.load(ordering: .relaxed) }
+    /// JACK calls the process callback when it wants each block.
+    var prefillFrames: Int { 0 }
 
     func start(_ cycle: OutputCycle) throws(LiveHost.Failure) {
         guard self.cycle == nil else { return }

@@ -219,7 +219,8 @@ public final class LiveHost: @unchecked Sendable {
         renderer.prepare(sampleRate: Double(output.sampleRate), maxFrames: output.maxFrames)
         self.renderer = renderer
         let clock = options.timing == .stamped
-            ? OutputClock(sampleRate: Double(output.sampleRate), periodFrames: output.maxFrames) : nil
+            ? OutputClock(sampleRate: Double(output.sampleRate), periodFrames: output.maxFrames,
+                          settleFrames: output.prefillFrames) : nil
         self.clock = clock
         let events = EventQueueProducer(renderer.events, clock: clock)
         self.events = events

@@ -40,6 +40,11 @@ public final class OutputClock: @unchecked Sendable {
     public let latencyFrames: UInt64
     /// Blocks whose offsets the minimum is taken over.
     public static let window = 64
+    /// Blocks starting before this frame are not published: the output's
+    /// prefill (ALSA starts the device once its buffer is full), rendered as
+    /// fast as the CPU goes — or slower than real time, on a slow first render
+    /// — and not when the device asked for them.
+    public let settleFrames: UInt64
 
     /// Estimated monotonic nanoseconds at which frame 0 of the sample clock was
     /// due to render; `Int64.min` until the first block.
@@ -50,8 +55,9 @@ public final class OutputClock: @unchecked Sendable {
     private let offsets: UnsafeMutablePointer<Int64>
     private var published = 0
 
-    /// `latencyFrames` is one period unless given.
-    public init(sampleRate: Double, periodFrames: Int, latencyFrames: Int? = nil) {
+    /// `latencyFrames` is one period unless given; `settleFrames`: the output's prefill.
+    public init(sampleRate: Double, periodFrames: Int, latencyFrames: Int? = nil, settleFrames: Int = 0) {
+        self.settleFrames = UInt64(max(0, settleFrames))
         precondition(sampleRate > 0 && periodFrames > 0)
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
@@ -68,6 +74,7 @@ public final class OutputClock: @unchecked Sendable {
     /// Output thread, at each block start: the block starting at `frame` of the
     /// sample clock began to render at `nanos` of the monotonic clock.
     public func publish(blockStart frame: UInt64, at nanos: UInt64) {
+        guard frame >= settleFrames else { return }
         let offset = Int64(bitPattern: nanos) &- Int64(Double(frame) * 1e9 / sampleRate)
         offsets[published % Self.window] = offset
         published &+= 1

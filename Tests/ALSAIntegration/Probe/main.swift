@@ -85,6 +85,17 @@ func describe(_ m: MIDIMessage) -> String {
 final class ListenStats: @unchecked Sendable {
     let lock = Mutex<(noteOn: Int, noteOnZero: Int, noteOff: Int, other: Int, releases: Int, last: Double)>(
         (0, 0, 0, 0, 0, 0))
+    /// Each note-on's kernel arrival stamp and when the input thread handed it over (monotonic s).
+    let noteOnTimes = Mutex<[(stamp: Double?, handled: Double)]>([])
+}
+
+/// The spread of the intervals between successive times: "std=… ms" (and mean, extremes).
+func intervalSpread(_ times: [Double]) -> String {
+    let ioi = zip(times.dropFirst(), times).map { ($0 - $1) * 1000 }
+    guard ioi.count >= 2 else { return "n=\(times.count) (too few)" }
+    let mean = ioi.reduce(0, +) / Double(ioi.count)
+    let std = (ioi.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(ioi.count - 1)).squareRoot()
+    return "std=\(fixed(std, 3))ms mean=\(fixed(mean, 3))ms min=\(fixed(ioi.min()!, 2))ms max=\(fixed(ioi.max()!, 2))ms n=\(times.count)"
 }
 
 func listen(_ args: Arguments) -> Int32 {
@@ -115,7 +126,10 @@ func listen(_ args: Arguments) -> Int32 {
                 stats.lock.withLock { s in
                     switch m {
                     case .noteOn(let n) where n.velocity.value == 0: s.noteOnZero += 1
-                    case .noteOn: s.noteOn += 1
+                    case .noteOn:
+                        s.noteOn += 1
+                        let handled = now()
+                        stats.noteOnTimes.withLock { $0.append((event.arrival.map { Double($0) / 1e9 }, handled)) }
                     case .noteOff: s.noteOff += 1
                     default: s.other += 1
                     }
@@ -147,6 +161,12 @@ func listen(_ args: Arguments) -> Int32 {
     client.stop()
     let s = stats.lock.withLock { $0 }
     say("summary noteOn=\(s.noteOn) noteOnVel0=\(s.noteOnZero) noteOff=\(s.noteOff) other=\(s.other) release=\(s.releases) overruns=\(client.inputOverruns)")
+    // How regular the note-ons came: by the kernel's stamps, and by when the input thread had them.
+    let times = stats.noteOnTimes.withLock { $0 }
+    let stamps = times.compactMap(\.stamp)
+    say("arrivals stamped \(stamps.count == times.count ? intervalSpread(stamps) : "\(times.count - stamps.count) of \(times.count) unstamped")"
+        + " handled \(intervalSpread(times.map(\.handled)))"
+        + (client.arrivalStampingError.map { " (no stamps: \($0))" } ?? ""))
     return 0
 }
 

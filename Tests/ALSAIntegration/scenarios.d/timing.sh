@@ -11,8 +11,9 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
   if ! "$probe" metronome "$click" --interval 0.125 --seconds 20 >"$out/metronome.log" 2>&1; then
     bad "timing: metronome file" "$(cat "$out/metronome.log")"
   else
-    # timing_capture NAME: arecord into $out/timing-NAME.wav until timing_capture_end (at most 60 s).
-    timing_capture() { arecord -q -D hw:Loopback,1 -f FLOAT_LE -r "$rate" -c 2 -d 60 "$out/timing-$1.wav" & RECPID=$!; }
+    # timing_capture NAME [FORMAT]: arecord into $out/timing-NAME.wav until timing_capture_end (at most 60 s).
+    # The loopback gives both ends one format: FORMAT is what the playing side opened (FLOAT_LE unless told).
+    timing_capture() { arecord -q -D hw:Loopback,1 -f "${2:-FLOAT_LE}" -r "$rate" -c 2 -d 60 "$out/timing-$1.wav" & RECPID=$!; }
     timing_capture_end() { kill -INT "$RECPID" 2>/dev/null; wait "$RECPID" 2>/dev/null; }
     # The click, then a second for the last note to sound.
     timing_play() { aplaymidi -p 14:0 "$click"; local rc=$?; sleep 1; return $rc; }
@@ -61,9 +62,12 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
       for period in 1024 256; do
         t=$(ms)
         log=$out/timing-fluidsynth-$period.log
-        # fluidsynth first: it insists on its own buffer, which the capture side then takes.
+        # fluidsynth first: it insists on its own buffer, which the capture side then takes. Its ALSA
+        # driver writes S16 interleaved or float non-interleaved (fluid_alsa_formats); the loopback has
+        # no non-interleaved access, so it plays S16_LE, and the capture must ask for the same (a
+        # FLOAT_LE capture opened first leaves it "Failed to find an audio format").
         sleep 60 | fluidsynth -a alsa -m alsa_seq -o audio.alsa.device=hw:Loopback,0 -o audio.period-size="$period" \
-          -o audio.periods=4 -o audio.sample-format=float -r "$rate" "$LIVE_SF2" >"$log" 2>&1 & fp=$!
+          -o audio.periods=4 -o audio.sample-format=16bits -r "$rate" "$LIVE_SF2" >"$log" 2>&1 & fp=$!
         fluid=""
         for _ in $(seq 100); do
           fluid=$(aconnect -o | grep "^client [0-9]*: 'FLUID Synth" | grep -o '^client [0-9]*' | grep -o '[0-9]*$' | head -1)
@@ -75,7 +79,7 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
           kill "$fp" 2>/dev/null; wait "$fp" 2>/dev/null; timing_capture_end
           continue
         fi
-        timing_capture "fluidsynth-$period"
+        timing_capture "fluidsynth-$period" S16_LE
         aconnect 14:0 "$fluid:0"
         sleep 0.5
         timing_play

@@ -68,6 +68,28 @@ import Testing
         }
     }
 
+    @Test func aSlowPrefill_doesNotMoveTheTimeline() {
+        // ALSA's start: four periods rendered back to back, the first one slow (150 ms,
+        // longer than the whole buffer of 85 ms); the device starts when they are written and
+        // then asks for a block each period. Only those say where the frames lie.
+        let periods = 4, slow: UInt64 = 150_000_000, render: UInt64 = 1_000_000
+        let clock = OutputClock(sampleRate: Self.rate, periodFrames: Self.period, settleFrames: periods * Self.period)
+        var t = Self.base
+        for k in 0..<periods {
+            clock.publish(blockStart: UInt64(k * Self.period), at: t)
+            t += k == 0 ? slow : render
+        }
+        #expect(clock.frame(arrival: t) == 0, "nothing published yet: at once")
+        let deviceStart = t   // frame 0 plays now; block k is asked for when frame (k − periods) · period has played
+        for k in periods..<(periods + 20) {
+            clock.publish(blockStart: UInt64(k * Self.period), at: deviceStart + UInt64(Double((k - periods) * Self.period) / Self.rate * 1e9))
+        }
+        // An arrival while frame F plays is placed at F + one period + the buffer ahead.
+        let playing = UInt64(19 * Self.period + 300)
+        let frame = clock.frame(arrival: deviceStart + UInt64(Double(playing) / Self.rate * 1e9))
+        #expect(abs(Int(frame) - Int(playing) - (periods + 1) * Self.period) <= 1, "\(frame)")
+    }
+
     @Test func clockJumpBack_orStaleStamp_playsAtOnce() {
         let clock = Self.running(blocks: 10)
         let lastBlock = UInt64(9 * Self.period)
