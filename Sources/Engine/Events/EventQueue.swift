@@ -5,7 +5,10 @@ import Synchronization
 /// Fixed capacity, chosen at creation; a push onto a full queue is refused
 /// and counted in `overflowCount`, never blocks and never allocates.
 /// The renderer takes events from the head while they are due, so a producer
-/// pushes in non-decreasing `frame` order (live input: `.now`, frame 0).
+/// pushes in non-decreasing `frame` order. Live input goes through the host's
+/// `EventQueueProducer`: frame 0 (due at once) with `--timing asap`; with
+/// `--timing stamped` the frame of the sample clock its arrival maps to, one
+/// period later, never before the frame pushed last.
 ///
 /// SysEx (`pushSysEx`) travels as a placeholder event in the ring plus its
 /// bytes in a second, fixed-size SPSC byte ring, each message stored
