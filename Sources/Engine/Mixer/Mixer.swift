@@ -14,7 +14,7 @@ import MIDI
 /// go through its strip (the returns' levels applied, then the strip's gain,
 /// pan and mute): muting a channel mutes its reverb, and a channel's stem
 /// carries its own effects. With one shared group the returns are strips of
-/// their own.
+/// their own. Effects alone below −100 dBFS count as silence (`effectsFloor`).
 ///
 /// Stems: with `capturesStems`, each strip's block is kept after the master
 /// gain (`stem(_:)`); the stems then add up to the output to float rounding.
@@ -260,8 +260,8 @@ final class Mixer {
         // The shared returns ramp to their new level (the channels' own effects took it above).
         reverb = newReverb; chorus = newChorus
         if reverbStrip >= 0 {
-            addStrip(reverbStrip, effects[0], effects[1], frames: frames, step: step, mixL: mixL, mixR: mixR)
-            addStrip(chorusStrip, effects[2], effects[3], frames: frames, step: step, mixL: mixL, mixR: mixR)
+            addStrip(reverbStrip, effects[0], effects[1], isEffect: true, frames: frames, step: step, mixL: mixL, mixR: mixR)
+            addStrip(chorusStrip, effects[2], effects[3], isEffect: true, frames: frames, step: step, mixL: mixL, mixR: mixR)
         }
         for t in 0..<trackCount {
             let left = tracks.map { $0 + 2 * t * stride }
@@ -291,17 +291,20 @@ final class Mixer {
     /// through its gain ramp into its strip buffer, metered there, then summed.
     @inline(__always)
     private func addStrip(_ s: Int, _ inL: UnsafeMutablePointer<Float>?, _ inR: UnsafeMutablePointer<Float>?,
-                          effects fx: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>? = nil,
+                          effects fx: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>? = nil, isEffect: Bool = false,
                           frames: Int, step: Float, reverbTo: Float = 0, chorusTo: Float = 0,
                           mixL: UnsafeMutablePointer<Float>, mixR: UnsafeMutablePointer<Float>) {
         let (toL, toR) = targetGains(strip: s)
         let fromL = state[2 * s], fromR = state[2 * s + 1]
         state[2 * s] = toL; state[2 * s + 1] = toR
         sounded[s] = false
-        var level: Float = 0
+        var level: Float = 0, effectsLevel: Float = 0
         if let inL { level = max(level, Self.peak(inL, frames)) }
         if let inR { level = max(level, Self.peak(inR, frames)) }
-        if let fx { for j in 0..<4 { if let b = fx[j] { level = max(level, Self.peak(b, frames)) } } }
+        if let fx { for j in 0..<4 { if let b = fx[j] { effectsLevel = max(effectsLevel, Self.peak(b, frames)) } } }
+        if isEffect { swap(&level, &effectsLevel) }
+        // Effects alone below the floor are silence (FluidSynth's idle reverb leaves a residue).
+        if effectsLevel >= Self.effectsFloor { level = max(level, effectsLevel) }
         guard level > 0, fromL != 0 || toL != 0 || fromR != 0 || toR != 0 else {
             meters.setStripLevels(s, peak: 0, rms: 0)
             return
@@ -323,6 +326,12 @@ final class Mixer {
         Self.accumulate(outR, into: mixR, frames: frames, from: 1, to: 1, step: step)
         sounded[s] = true
     }
+
+    /// Effects output below this (−100 dBFS) with no dry sound is silence: an
+    /// idle FluidSynth reverb unit never outputs exact zeros (its anti-denormal
+    /// offset leaves ~1e-7), and a strip carrying only that neither sounds in
+    /// the mix nor writes a stem.
+    static let effectsFloor: Float = 1e-5
 
     /// Store slots (parameter indices) the mixer reads, worked out once.
     private enum Slot {
