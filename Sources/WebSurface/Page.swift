@@ -74,7 +74,7 @@ enum Page {
       <span class="stat" id="t-dur">0:00.0</span><button id="t-loop" title="loop">⟳</button>
       <button id="t-slower" title="slower">−</button><span class="stat"><b id="t-bpm">–</b> bpm</span><button id="t-faster" title="faster">+</button>
     </section>
-    <section id="strips" title="strip peaks, MIDI channels 1–16"></section>
+    <section id="strips" title="strip peaks: MIDI channels 1–16, osc, tone, effect returns, tracks"></section>
     <main id="controls"></main>
     <script>
     "use strict";
@@ -155,7 +155,8 @@ enum Page {
       $("master").querySelector(".peak").style.width=(db(s.peak)*100)+"%";
       $("master").querySelector(".rms").style.width=(db(s.rms)*100)+"%";
       if(s.strips){const box=$("strips");box.classList.add("show");
-        while(box.children.length<s.strips.length){const m=el("span","strip");m.append(el("i"));m.title="channel "+(box.children.length+1);box.append(m)}
+        while(box.children.length<s.strips.length){const m=el("span","strip");m.append(el("i"));box.append(m)}
+        s.strips.forEach((p,i)=>{const n=s.stripNames?s.stripNames[i]:String(i+1);box.children[i].title=isNaN(n)?n:"channel "+n})
         s.strips.forEach((p,i)=>{box.children[i].firstChild.style.height=(db(p)*100)+"%"})}
       const t=s.transport;if(!t)return;
       $("t-pos").textContent=clock(t.position);$("t-dur").textContent=clock(t.duration);

@@ -10,7 +10,7 @@ import Foundation
 ///   (`steps`: selectors only); P = the `transport.*` and `master.gain` specs `{"address","min","max","unit"}`.
 /// - `{"type":"controls","controls":[C…]}` what changed (coalesced: at most one per
 ///   control every ~20 ms), same fields as in hello minus the static ones.
-/// - `{"type":"status","load":0.12,"xruns":0,"blocks":123,"voices":12,"peak":0.5,"rms":0.1,"strips":[p…16],
+/// - `{"type":"status","load":0.12,"xruns":0,"blocks":123,"voices":12,"peak":0.5,"rms":0.1,"strips":[p…],"stripNames":[n…],
 ///   "overflows":0,"refused":0,"transport":{"position":s,"duration":s,"playing":b,"looping":b,"bpm":x}}`
 ///   about every 100 ms (`transport` for `play` only; numbers absent without audio).
 /// - `{"type":"refused","reason":"unknown-control"}` answer to a refused message (not to floods).
@@ -186,6 +186,8 @@ struct StatusMessage: Encodable {
     var peak: Double?
     /// Each MIDI channel strip's last block peak (linear).
     var strips: [Double]?
+    /// The strips' names (`1`…`16`, `osc`, `tone`, …), as `strips` orders them.
+    var stripNames: [String]?
     var rms: Double?
     var overflows: Int?
     var refused: Int?

@@ -109,8 +109,12 @@ public final class LiveHost: @unchecked Sendable {
         public var voices: Int
         public var peak: Float
         public var rms: Float
-        /// Each strip's last block peak (linear), one per MIDI channel; empty without audio.
+        /// Each strip's last block peak (linear): the MIDI channels, then the
+        /// oscillator, the tone, the shared effect returns, the tracks (as
+        /// `stripNames` names them); empty without audio.
         public var stripPeaks: [Float]
+        /// The strips' short names (`1`…`16`, `osc`, `tone`, `reverb`, `chorus`, the tracks').
+        public var stripNames: [String] = []
         public var messagesBySource: [SeqAddress: Int]
         public var sources: Set<SeqAddress>
         public var failure: String?
@@ -375,6 +379,7 @@ public final class LiveHost: @unchecked Sendable {
             voices: sampler?.instrument.activeVoices ?? 0,
             peak: renderer?.meters.peak ?? 0, rms: renderer?.meters.rms ?? 0,
             stripPeaks: renderer.map { r in (0..<r.meters.stripCount).map { r.meters.stripPeak($0) } } ?? [],
+            stripNames: renderer.map { $0.meters.strips.map(\.name) } ?? [],
             messagesBySource: router.messagesBySource, sources: router.sources,
             failure: shared.failure.withLock { $0 }, timing: events?.timing)
     }

@@ -24,6 +24,11 @@ struct SynthOptions: ParsableArguments {
     @Option(name: .customLong("chorus-level"), help: ArgumentHelp("Chorus level (0...10; FluidSynth's default 2).", valueName: "level"))
     var chorusLevel: Double?
 
+    @Flag(name: .customLong("channel-effects"), inversion: .prefixedNo, help: ArgumentHelp(
+        "A reverb and chorus per MIDI channel (FluidSynth's synth.effects-groups 16): muting or soloing a channel takes its effects along.",
+        discussion: "Default: on for live and play, off for render (on with --stems); the mix sounds the same either way."))
+    var channelEffects: Bool?
+
     @Option(name: .customLong("oscillator-channel"), help: ArgumentHelp(
         "A MIDI channel (1...16) the built-in oscillator plays instead of the SoundFont; repeatable.",
         valueName: "channel"))
@@ -57,6 +62,7 @@ struct SynthOptions: ParsableArguments {
         options.chorusLevel = chorusLevel
         options.oscillatorChannels = oscillatorChannel.map { $0 - 1 }
         options.a4 = a4
+        options.effectsPerChannel = channelEffects ?? false
         return options
     }
 

@@ -37,6 +37,8 @@ enum HostSession {
         input.apply(to: &options)
         audio.apply(to: &options)
         options.sampler = synth.samplerOptions
+        // Live, a channel's mute and solo take its reverb along: 16 effects units cost ~3% of a core (README).
+        options.sampler.effectsPerChannel = synth.channelEffects ?? true
         return options
     }
 
