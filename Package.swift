@@ -28,14 +28,17 @@ let package = Package(
         .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth", providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
 
         // Swift wrappers over the C libraries: typed errors, handles released in deinit.
         .target(name: "ALSA", dependencies: ["CALSA", "MIDI"]),
         .target(name: "FluidSynth", dependencies: ["CFluidSynth"]),
         .target(name: "SoundFile", dependencies: ["CSndFile"]),
 
-        // Measurements of rendered audio: loudness and true peak (libebur128).
-        .target(name: "Analysis", dependencies: ["CEBUR128"]),
+        // Measurements and conversions of audio: loudness and true peak (libebur128),
+        // resampling (libsamplerate), spectrum (FFTW).
+        .target(name: "Analysis", dependencies: ["CEBUR128", "CSampleRate", "CFFTW"]),
 
         // Controls and mapping files: the MidiWidgetsManager equivalent.
         .target(name: "Controls", dependencies: ["MIDI", .product(name: "Yams", package: "Yams")]),
