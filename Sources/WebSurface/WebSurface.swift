@@ -276,6 +276,7 @@ public final class WebSurface: @unchecked Sendable {
             m.load = finite(s.load); m.xruns = s.xruns; m.blocks = s.blocks; m.voices = s.voices
             if !s.stripPeaks.isEmpty { m.strips = s.stripPeaks.map { $0.isFinite ? Double($0) : 0 } }
             m.peak = finite(Double(s.peak)); m.rms = finite(Double(s.rms))
+            if !s.spectrum.isEmpty { m.spectrum = s.spectrum.map { $0.isFinite ? Double($0) : -90 } }
             m.overflows = s.queueOverflows; m.refused = s.refusedParameters
         }
         if var t = transport?() {

@@ -1,4 +1,5 @@
 import ALSA
+import Analysis
 import Controls
 import Engine
 import FluidSynth
@@ -94,6 +95,10 @@ public final class LiveHost: @unchecked Sendable {
         public var droppedMessages: Int
         /// Blocks of `--record` lost: the writer thread did not keep up (or the file failed).
         public var recordDroppedBlocks: Int
+        /// Blocks in which a `--track` had no decoded audio ready (all tracks).
+        public var trackUnderruns: Int = 0
+        /// The master output's spectrum: dB per third-octave band (`spectrum.bands`); empty without audio.
+        public var spectrum: [Float] = []
         /// Voices the sampler is playing.
         public var voices: Int
         public var peak: Float
@@ -112,9 +117,13 @@ public final class LiveHost: @unchecked Sendable {
         case sampler(Sampler.Failure)
         case watch(MappingWatcher.Failure)
         case recording(SoundFileError)
+        case track(FileTrackError)
+        case spectrum(SpectrumError)
 
         public var description: String {
             switch self {
+            case .track(let e): "\(e)"
+            case .spectrum(let e): "\(e)"
             case .recording(let e): "cannot record: \(e)"
             case .alsa(let e): "\(e)"
             case .sampler(let e): "\(e)"
@@ -138,6 +147,10 @@ public final class LiveHost: @unchecked Sendable {
     private var control: JoinableThread?
     private var watcher: MappingWatcher?
     private let recorder: Recorder?
+    /// `--track` files, played with the piece (in `live`, with an empty piece as long as the longest).
+    public let tracks: [FileTrack]
+    /// The master output's spectrum (with audio).
+    public let spectrum: SpectrumTap?
     private let midiRecorder: MIDIRecorder?
     /// The loaded piece's first tempo (bpm): `transport.tempo` is relative to it.
     private var pieceTempo = 120.0
@@ -164,7 +177,7 @@ public final class LiveHost: @unchecked Sendable {
         let midiRecorder = options.recordMIDI.map(MIDIRecorder.init(path:))
         self.midiRecorder = midiRecorder
         guard options.audio, let path else {
-            renderer = nil; events = nil; pcm = nil; sampler = nil; recorder = nil
+            renderer = nil; events = nil; pcm = nil; sampler = nil; recorder = nil; tracks = []; spectrum = nil
             router = InputRouter(hub: hub, events: nil, log: log, midiRecorder: midiRecorder)
             return
         }
@@ -187,7 +200,9 @@ public final class LiveHost: @unchecked Sendable {
                              sampleRate: playback.sampleRate, blockFrames: playback.periodFrames)
             }
         } catch { throw .recording(error) }
-        let renderer = Renderer(instrument: sampler.instrument, eventCapacity: 4096)
+        do { tracks = try options.sampler.openTracks(sampleRate: playback.sampleRate, offline: false) } catch { throw .track(error) }
+        do { spectrum = try SpectrumTap(sampleRate: playback.sampleRate) } catch { throw .spectrum(error) }
+        let renderer = Renderer(instrument: sampler.instrument, tracks: tracks, eventCapacity: 4096)
         for channel in options.sampler.oscillatorChannels { renderer.route(channel: channel, to: .oscillator) }
         for setup in mapping?.channels ?? [] where setup.instrument != nil {
             renderer.route(channel: setup.channel.intValue, to: setup.instrument!)
@@ -210,6 +225,9 @@ public final class LiveHost: @unchecked Sendable {
     /// `loop` repeats it. Held notes are released at its end.
     public func load(_ score: Score, tempo: Double = 1, start: Double = 0, loop: Bool = false, pieceTempo: Double = 120) {
         guard let renderer else { return }
+        var score = score
+        // The piece lasts until its longest track ends.
+        score.duration = max(score.duration, tracks.map(\.duration).max() ?? 0)
         self.pieceTempo = pieceTempo > 0 ? pieceTempo : 120
         hasPiece = true
         renderer.releasesNotesAtEnd = true
@@ -256,8 +274,11 @@ public final class LiveHost: @unchecked Sendable {
         }
         midiRecorder?.begin()
         if let renderer, let pcm, output == nil {
-            do { try recorder?.start() } catch { throw .alsa(error) }
-            let body = OutputLoop(renderer: renderer, pcm: pcm, shared: shared, realtime: options.realtime, recorder: recorder)
+            // Live with tracks and no piece: an empty piece as long as the longest track carries them (the transport moves it).
+            if !hasPiece, !tracks.isEmpty { load(Score(events: [])) }
+            do { try recorder?.start(); try spectrum?.start() } catch { throw .alsa(error) }
+            let body = OutputLoop(renderer: renderer, pcm: pcm, shared: shared, realtime: options.realtime,
+                                  recorder: recorder, spectrum: spectrum)
             do { output = try JoinableThread(name: "output") { body.run() } } catch { throw .alsa(error) }
         }
         try startControlThread()
@@ -347,6 +368,8 @@ public final class LiveHost: @unchecked Sendable {
             refusedParameters: renderer?.parameters.refusedCount ?? 0,
             droppedMessages: renderer?.droppedMessages ?? 0,
             recordDroppedBlocks: recorder?.droppedBlocks ?? 0,
+            trackUnderruns: tracks.reduce(0) { $0 + $1.underruns },
+            spectrum: spectrum?.levels ?? [],
             voices: sampler?.instrument.activeVoices ?? 0,
             peak: renderer?.meters.peak ?? 0, rms: renderer?.meters.rms ?? 0,
             stripPeaks: renderer.map { r in (0..<r.meters.stripCount).map { r.meters.stripPeak($0) } } ?? [],
@@ -365,6 +388,8 @@ public final class LiveHost: @unchecked Sendable {
         control = nil
         output?.join()
         output = nil
+        spectrum?.stop()
+        for track in tracks { track.close() }
         finishRecordings()
     }
 
@@ -406,9 +431,10 @@ private final class OutputState: Sendable {
 
 /// The output thread's body: render a period, write it, until asked to stop.
 private final class OutputLoop: @unchecked Sendable {
-    let renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool, recorder: Recorder?
-    init(renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool, recorder: Recorder?) {
+    let renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool, recorder: Recorder?, spectrum: SpectrumTap?
+    init(renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool, recorder: Recorder?, spectrum: SpectrumTap?) {
         self.renderer = renderer; self.pcm = pcm; self.shared = shared; self.realtime = realtime; self.recorder = recorder
+        self.spectrum = spectrum
     }
 
     func run() {
@@ -429,6 +455,7 @@ private final class OutputLoop: @unchecked Sendable {
             clock_gettime(CLOCK_MONOTONIC, &t1)
             shared.recordBlock(nanos: (t1.tv_sec - t0.tv_sec) * 1_000_000_000 + (t1.tv_nsec - t0.tv_nsec))
             recorder?.push(UnsafeBufferPointer(buffer), frames: frames)   // a copy into its ring: never waits
+            spectrum?.push(UnsafeBufferPointer(buffer), frames: frames)   // likewise
             if let error = pcm.write(UnsafeBufferPointer(buffer)) {
                 shared.failure.withLock { $0 = "\(error)" }
                 return

@@ -22,7 +22,17 @@ public struct SamplerOptions: Sendable {
     public var oscillatorChannels: [Int] = []
     /// `--a4`: the oscillator's A4 and `tone.a4`'s start value, in Hz.
     public var a4 = 440.0
+    /// `--track` (and a mapping's `tracks:`): audio files played with the piece, at most `maxTracks`.
+    public var tracks: [String] = []
     public init() {}
+
+    /// The audio-file tracks a host plays at most (each has a mixer strip, `track.N.*`).
+    public static let maxTracks = 8
+
+    /// Opens `tracks` for output at `sampleRate`; `offline`: each waits for its decoder (a render).
+    public func openTracks(sampleRate: Int, offline: Bool) throws(FileTrackError) -> [FileTrack] {
+        try tracks.map { path throws(FileTrackError) in try FileTrack(path: path, sampleRate: sampleRate, waitsForDecoder: offline) }
+    }
 
     /// The rates FluidSynth 2.3 renders at (`synth.sample-rate`: 8000…96000 Hz).
     public static let sampleRates = 8_000...96_000

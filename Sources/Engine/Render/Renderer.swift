@@ -46,6 +46,9 @@ public final class Renderer: @unchecked Sendable {
     private let dryPiece: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     private let effectsPiece: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     private var bufferCount: Int { 2 * instrument.stripCount + 4 }
+    /// The tracks, and their planar left, right, `maxFrames` each, one after the other.
+    public let tracks: [any TrackSource]
+    private var trackBuffers: UnsafeMutablePointer<Float>
     private let granularity: Int
     private var effectWatcher: EffectWatcher
     private var sysExTable = SysExTable()
@@ -55,8 +58,12 @@ public final class Renderer: @unchecked Sendable {
     /// Frames rendered since `prepare`: the sample clock events are timed on.
     public private(set) var sampleTime: UInt64 = 0
 
-    public init(instrument: any Instrument, eventCapacity: Int = 1024, parameters: ParameterStore = ParameterStore()) {
+    /// `tracks`: audio sources played with the piece (see `TrackSource`).
+    public init(instrument: any Instrument, tracks: [any TrackSource] = [], eventCapacity: Int = 1024,
+                parameters: ParameterStore = ParameterStore()) {
         self.instrument = instrument
+        self.tracks = tracks
+        trackBuffers = .allocate(capacity: 0)
         self.events = EventQueue(capacity: eventCapacity)
         self.parameters = parameters
         mixer = Mixer(stripCount: instrument.stripCount, parameters: parameters)
@@ -78,6 +85,7 @@ public final class Renderer: @unchecked Sendable {
         oscillatorBuffer.deallocate(); routes.deallocate()
         effectWatcher.release(); sysExTable.release()
         dry.deallocate(); dryPiece.deallocate(); effects.deallocate(); effectsPiece.deallocate()
+        trackBuffers.deallocate()
     }
 
     /// Sizes every buffer for blocks of up to `maxFrames` frames and resets the
@@ -97,6 +105,9 @@ public final class Renderer: @unchecked Sendable {
         buffers.initialize(repeating: 0, count: bufferCount * maxFrames)
         for i in 0..<(2 * instrument.stripCount) { dry[i] = buffers + i * maxFrames }
         for i in 0..<4 { effects[i] = buffers + (2 * instrument.stripCount + i) * maxFrames }
+        trackBuffers.deallocate()
+        trackBuffers = .allocate(capacity: max(1, 2 * tracks.count * maxFrames))
+        trackBuffers.initialize(repeating: 0, count: max(1, 2 * tracks.count * maxFrames))
         sampleTime = 0
         mixer.resetStatistics()
         mixer.meters.resetClips()
@@ -165,6 +176,7 @@ public final class Renderer: @unchecked Sendable {
         let grid = UInt64(granularity), half = grid / 2
         let bound = (blockEnd &+ grid &- 1) / grid &* grid &- half
         sequencer.begin(at: blockStart, transport: transport)
+        if !tracks.isEmpty { renderTracks(frames: frames, at: blockStart) }
         var done = 0
         while true {
             let fromScore = sequencer.next(before: bound)
@@ -205,6 +217,11 @@ public final class Renderer: @unchecked Sendable {
 
         mixer.mix(frames: frames, dry: dry, effects: effects, into: out,
                   oscillator: oscillatorSounds ? oscillatorBuffer : nil, oscillatorStride: maxFrames)
+        // Until the mixer has track strips: each track joins the output at unity.
+        for t in 0..<tracks.count {
+            let left = trackBuffers + 2 * t * maxFrames, right = left + maxFrames
+            for i in 0..<frames { out[2 * i] += left[i]; out[2 * i + 1] += right[i] }
+        }
         sampleTime = blockEnd
     }
 
@@ -250,6 +267,16 @@ public final class Renderer: @unchecked Sendable {
         for i in 0..<(2 * instrument.stripCount) { dryPiece[i] = dry[i].map { $0 + offset } }
         for i in 0..<4 { effectsPiece[i] = effects[i].map { $0 + offset } }
         instrument.render(frames: frames, dry: dryPiece, effects: effectsPiece)
+    }
+
+    /// Each track's block, from the piece's position at the block's start.
+    @inline(__always)
+    private func renderTracks(frames: Int, at frame: UInt64) {
+        let (position, playing) = sequencer.piecePosition(at: frame)
+        for t in 0..<tracks.count {
+            let left = trackBuffers + 2 * t * maxFrames
+            tracks[t].render(frames: frames, position: position, playing: playing, left: left, right: left + maxFrames)
+        }
     }
 
     /// Stops every sound now (all sound off). Render thread.
