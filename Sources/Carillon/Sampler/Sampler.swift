@@ -27,7 +27,7 @@ public struct SamplerOptions: Sendable {
     public init() {}
 
     /// The audio-file tracks a host plays at most (each has a mixer strip, `track.N.*`).
-    public static let maxTracks = 8
+    public static let maxTracks = ParameterAddress.maxTracks
 
     /// Opens `tracks` for output at `sampleRate`; `offline`: each waits for its decoder (a render).
     public func openTracks(sampleRate: Int, offline: Bool) throws(FileTrackError) -> [FileTrack] {

@@ -20,7 +20,7 @@ public struct ControlMapping: Hashable, Sendable {
     /// paths resolved against the mapping file's folder.
     public var tracks: [String] = []
     /// The most `tracks:` a mapping may list (the mixer's track strips).
-    public static let maxTracks = 8
+    public static let maxTracks = ParameterAddress.maxTracks
 
     public init(file: String, name: String? = nil, description: String? = nil, port: String? = nil,
                 channels: [ChannelSetup] = [], controls: [ControlDefinition] = [], locations: [SourceLocation] = [])
