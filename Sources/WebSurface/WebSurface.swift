@@ -279,6 +279,7 @@ public final class WebSurface: @unchecked Sendable {
                 if s.stripNames.count == s.stripPeaks.count { m.stripNames = s.stripNames }
             }
             m.peak = finite(Double(s.peak)); m.rms = finite(Double(s.rms))
+            if !s.spectrum.isEmpty { m.spectrum = s.spectrum.map { $0.isFinite ? Double($0) : -90 } }
             m.overflows = s.queueOverflows; m.refused = s.refusedParameters
         }
         if var t = transport?() {

@@ -1,4 +1,5 @@
 import ALSA
+import Analysis
 import Controls
 import Engine
 import FluidSynth
@@ -105,6 +106,10 @@ public final class LiveHost: @unchecked Sendable {
         public var droppedMessages: Int
         /// Blocks of `--record` lost: the writer thread did not keep up (or the file failed).
         public var recordDroppedBlocks: Int
+        /// Blocks in which a `--track` had no decoded audio ready (all tracks).
+        public var trackUnderruns: Int = 0
+        /// The master output's spectrum: dB per third-octave band (`spectrum.bands`); empty without audio.
+        public var spectrum: [Float] = []
         /// Voices the sampler is playing.
         public var voices: Int
         public var peak: Float
@@ -130,9 +135,13 @@ public final class LiveHost: @unchecked Sendable {
         case sampler(Sampler.Failure)
         case watch(MappingWatcher.Failure)
         case recording(SoundFileError)
+        case track(FileTrackError)
+        case spectrum(SpectrumError)
 
         public var description: String {
             switch self {
+            case .track(let e): "\(e)"
+            case .spectrum(let e): "\(e)"
             case .recording(let e): "cannot record: \(e)"
             case .alsa(let e): "\(e)"
             case .jack(let e): "\(e)"
@@ -160,6 +169,10 @@ public final class LiveHost: @unchecked Sendable {
     private var control: JoinableThread?
     private var watcher: MappingWatcher?
     private let recorder: Recorder?
+    /// `--track` files, played with the piece (in `live`, with an empty piece as long as the longest).
+    public let tracks: [FileTrack]
+    /// The master output's spectrum (with audio).
+    public let spectrum: SpectrumTap?
     private let midiRecorder: MIDIRecorder?
     /// The loaded piece's first tempo (bpm): `transport.tempo` is relative to it.
     private var pieceTempo = 120.0
@@ -187,7 +200,7 @@ public final class LiveHost: @unchecked Sendable {
         let midiRecorder = options.recordMIDI.map(MIDIRecorder.init(path:))
         self.midiRecorder = midiRecorder
         guard options.audio, let path else {
-            renderer = nil; events = nil; audioOutput = nil; sampler = nil; recorder = nil; clock = nil
+            renderer = nil; events = nil; audioOutput = nil; sampler = nil; recorder = nil; clock = nil; tracks = []; spectrum = nil
             router = InputRouter(hub: hub, events: nil, log: log, midiRecorder: midiRecorder)
             return
         }
@@ -210,7 +223,9 @@ public final class LiveHost: @unchecked Sendable {
                              sampleRate: output.sampleRate, blockFrames: output.maxFrames)
             }
         } catch { throw .recording(error) }
-        let renderer = Renderer(instrument: sampler.instrument, eventCapacity: 4096)
+        do { tracks = try options.sampler.openTracks(sampleRate: output.sampleRate, offline: false) } catch { throw .track(error) }
+        do { spectrum = try SpectrumTap(sampleRate: output.sampleRate) } catch { throw .spectrum(error) }
+        let renderer = Renderer(instrument: sampler.instrument, tracks: tracks, eventCapacity: 4096)
         for channel in options.sampler.oscillatorChannels { renderer.route(channel: channel, to: .oscillator) }
         for setup in mapping?.channels ?? [] where setup.instrument != nil {
             renderer.route(channel: setup.channel.intValue, to: setup.instrument!)
@@ -238,6 +253,9 @@ public final class LiveHost: @unchecked Sendable {
     /// `loop` repeats it. Held notes are released at its end.
     public func load(_ score: Score, tempo: Double = 1, start: Double = 0, loop: Bool = false, pieceTempo: Double = 120) {
         guard let renderer else { return }
+        var score = score
+        // The piece lasts until its longest track ends.
+        score.duration = max(score.duration, tracks.map(\.duration).max() ?? 0)
         self.pieceTempo = pieceTempo > 0 ? pieceTempo : 120
         hasPiece = true
         renderer.releasesNotesAtEnd = true
@@ -284,8 +302,10 @@ public final class LiveHost: @unchecked Sendable {
         }
         midiRecorder?.begin()
         if let renderer, let audioOutput, !outputStarted {
-            do { try recorder?.start() } catch { throw .alsa(error) }
-            try audioOutput.start(OutputCycle(renderer: renderer, shared: shared, recorder: recorder, clock: clock))
+            // Live with tracks and no piece: an empty piece as long as the longest track carries them (the transport moves it).
+            if !hasPiece, !tracks.isEmpty { load(Score(events: [])) }
+            do { try recorder?.start(); try spectrum?.start() } catch { throw .alsa(error) }
+            try audioOutput.start(OutputCycle(renderer: renderer, shared: shared, recorder: recorder, clock: clock, spectrum: spectrum))
             outputStarted = true
         }
         try startControlThread()
@@ -376,6 +396,8 @@ public final class LiveHost: @unchecked Sendable {
             refusedParameters: renderer?.parameters.refusedCount ?? 0,
             droppedMessages: renderer?.droppedMessages ?? 0,
             recordDroppedBlocks: recorder?.droppedBlocks ?? 0,
+            trackUnderruns: tracks.reduce(0) { $0 + $1.underruns },
+            spectrum: spectrum?.levels ?? [],
             voices: sampler?.instrument.activeVoices ?? 0,
             peak: renderer?.meters.peak ?? 0, rms: renderer?.meters.rms ?? 0,
             stripPeaks: renderer.map { r in (0..<r.meters.stripCount).map { r.meters.stripPeak($0) } } ?? [],
@@ -394,6 +416,8 @@ public final class LiveHost: @unchecked Sendable {
         control?.join()
         control = nil
         if outputStarted { audioOutput?.finish() }
+        spectrum?.stop()
+        for track in tracks { track.close() }
         finishRecordings()
     }
 

@@ -94,6 +94,7 @@ public final class RenderJob {
         case scratchFile(path: String, reason: String)
         case interrupted(output: String)
         case stemsFolder(String)
+        case track(FileTrackError)
 
         public var description: String {
             switch self {
@@ -105,6 +106,7 @@ public final class RenderJob {
             case .scratchFile(let path, let reason): "cannot use scratch file \(path): \(reason)"
             case .interrupted(let output): "interrupted; \(output) was not written"
             case .stemsFolder(let e): "stems: \(e)"
+            case .track(let e): "\(e)"
             }
         }
     }
@@ -119,6 +121,8 @@ public final class RenderJob {
     /// Per synth: the presets pinned for the last piece.
     private var pinned: [Set<Synth.PresetAddress>]
     private let renderer: Renderer
+    /// `--track` files, played with every piece; a render lasts as long as the longest.
+    public let tracks: [FileTrack]
     private let buffer: UnsafeMutableBufferPointer<Float>
     /// Zeros for skipped silence, written in chunks of this many frames.
     private let zeros: UnsafeMutableBufferPointer<Float>
@@ -147,7 +151,8 @@ public final class RenderJob {
         } else {
             pool = nil
         }
-        renderer = Renderer(instrument: pool ?? samplers[0].instrument)
+        do { tracks = try options.sampler.openTracks(sampleRate: options.sampleRate, offline: true) } catch { throw .track(error) }
+        renderer = Renderer(instrument: pool ?? samplers[0].instrument, tracks: tracks)
         renderer.capturesStems = options.stems
         for channel in options.sampler.oscillatorChannels { renderer.route(channel: channel, to: .oscillator) }
         renderer.oscillator.a4 = options.sampler.a4
@@ -159,7 +164,10 @@ public final class RenderJob {
         zeros.initialize(repeating: 0)
     }
 
-    deinit { buffer.deallocate(); zeros.deallocate() }
+    deinit {
+        for track in tracks { track.close() }
+        buffer.deallocate(); zeros.deallocate()
+    }
 
     /// Renders `input` into `output`. The audio goes to a temporary file beside
     /// `output`, renamed only when complete; on any failure or when `cancel`
@@ -200,15 +208,17 @@ public final class RenderJob {
         precondition(stems == nil || options.stems, "stems need RenderJob.Options.stems")
         let clock = ContinuousClock()
         let start = clock.now
-        let score: Score
+        var score: Score
         do throws(MIDIFileError) { score = try Score(contentsOf: input) } catch { throw .midiFile(error) }
         if let stems {
             do throws(BatchPlanError) { try BatchPlan.makeFolders(stems.directory) } catch { throw .stemsFolder("\(error)") }
         }
         let stemWriter = stems.map {
             StemWriter(directory: $0.directory, strips: renderer.meters.strips, format: $0.format, encoding: $0.encoding,
-                       sampleRate: options.sampleRate, blockFrames: max(options.blockFrames, Self.zeroFrames))
+                       sampleRate: options.sampleRate, blockFrames: max(options.effectiveBlockFrames, Self.zeroFrames))
         }
+        // The piece lasts until its longest track ends.
+        score.duration = max(score.duration, tracks.map(\.duration).max() ?? 0)
         let writer = try makeSink()
         do throws(Failure) {
             var summary = try render(score, input: input, output: output, into: writer, stems: stemWriter,
@@ -301,7 +311,8 @@ public final class RenderJob {
     /// −100 dBFS) and the next event is more than a second away. Stops two
     /// blocks short of the event; nil when there is no such gap.
     private func silentGap() -> UInt64? {
-        guard options.skipsSilence, renderer.sampleTime > 0, renderer.blockPeak < 1e-5,
+        // A track may sound in a gap the instrument leaves silent.
+        guard options.skipsSilence, tracks.isEmpty, renderer.sampleTime > 0, renderer.blockPeak < 1e-5,
               samplers.allSatisfy({ $0.instrument.synth.activeVoiceCount == 0 }) else { return nil }
         let ahead = renderer.framesUntilNextEvent
         let margin = UInt64(2 * options.effectiveBlockFrames), grid = UInt64(instrument.eventGranularity)

@@ -26,7 +26,17 @@ public struct SamplerOptions: Sendable {
     /// `synth.effects-groups` = 16) instead of one shared pair, so a channel's
     /// strip carries its own effects (mute, solo, stems); see the README for the cost.
     public var effectsPerChannel = false
+    /// `--track` (and a mapping's `tracks:`): audio files played with the piece, at most `maxTracks`.
+    public var tracks: [String] = []
     public init() {}
+
+    /// The audio-file tracks a host plays at most (each has a mixer strip, `track.N.*`).
+    public static let maxTracks = ParameterAddress.maxTracks
+
+    /// Opens `tracks` for output at `sampleRate`; `offline`: each waits for its decoder (a render).
+    public func openTracks(sampleRate: Int, offline: Bool) throws(FileTrackError) -> [FileTrack] {
+        try tracks.map { path throws(FileTrackError) in try FileTrack(path: path, sampleRate: sampleRate, waitsForDecoder: offline) }
+    }
 
     /// The rates FluidSynth 2.3 renders at (`synth.sample-rate`: 8000…96000 Hz).
     public static let sampleRates = 8_000...96_000

@@ -38,7 +38,15 @@ struct SynthOptions: ParsableArguments {
         "The pitch of A4 for the oscillator and the tone's tone.note, in Hz (400...480).", valueName: "Hz"))
     var a4: Double = 440
 
+    @Option(name: .customLong("track"), help: ArgumentHelp(
+        "An audio file (WAV, FLAC, Ogg, MP3) played with the piece, from its start; repeatable, up to \(SamplerOptions.maxTracks).",
+        valueName: "file"))
+    var track: [String] = []
+
     func validate() throws {
+        guard track.count <= SamplerOptions.maxTracks else {
+            throw ValidationError("at most \(SamplerOptions.maxTracks) --track files, found \(track.count)")
+        }
         for channel in oscillatorChannel where !(1...16).contains(channel) {
             throw ValidationError("--oscillator-channel must be between 1 and 16, found \(channel)")
         }
@@ -63,6 +71,7 @@ struct SynthOptions: ParsableArguments {
         options.oscillatorChannels = oscillatorChannel.map { $0 - 1 }
         options.a4 = a4
         options.effectsPerChannel = channelEffects ?? false
+        options.tracks = track
         return options
     }
 
