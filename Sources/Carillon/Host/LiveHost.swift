@@ -21,8 +21,9 @@ import Glibc
 /// - the **output thread** asks for SCHED_FIFO, then loops: render one
 ///   period, write it to the device. No allocation, lock or log in that loop;
 /// - the **control thread** ticks the hub once per rendered block (every
-///   10 ms without audio), so momentary controls fall back to 0, and feeds
-///   the transport's state back to the controls.
+///   10 ms without audio), so momentary controls fall back to 0, feeds
+///   the transport's state back to the controls, and sends the controls'
+///   changed states to the controllers (`ControllerFeedback`, `carillon:1`).
 /// The caller (`carillon live`'s main thread) starts, reads `status()` and
 /// `controlStates()` for the view, and stops: `load`, `start` and `stop` from
 /// that one thread; `status`, `controlStates`, `receive` and the hub from any.
@@ -40,6 +41,9 @@ public final class LiveHost: @unchecked Sendable {
         public var connect: [String] = []
         /// `--autoconnect`: every source now and every one that appears later.
         public var autoconnect = false
+        /// `--feedback`: destinations (`client:port` or name substrings) the
+        /// feedback port sends the controls' state to; empty: the mapping's `port:`.
+        public var feedback: [String] = []
         public var audio = true
         public var device = "default"
         public var sampleRate = 48_000
@@ -137,6 +141,7 @@ public final class LiveHost: @unchecked Sendable {
     private var output: JoinableThread?
     private var control: JoinableThread?
     private var watcher: MappingWatcher?
+    private var feedback: ControllerFeedback?
     private let recorder: Recorder?
     private let midiRecorder: MIDIRecorder?
     /// The loaded piece's first tempo (bpm): `transport.tempo` is relative to it.
@@ -240,6 +245,10 @@ public final class LiveHost: @unchecked Sendable {
                 connected += try client.setAutoconnect(.allSources)
             } else if let pattern = hub.mapping?.port {
                 connected += try client.setAutoconnect(.named(pattern))
+            }
+            if feedback == nil, hub.mapping != nil {
+                feedback = try ControllerFeedback(client: client, hub: hub, explicit: options.feedback,
+                                                  mappingPort: hub.mapping?.port, log: log)
             }
         } catch { throw .alsa(error) } }
 

@@ -30,6 +30,8 @@ public final class ControlHub: @unchecked Sendable {
     // Scenes: the one switched to last, and one a control asked for (applied once the surface is done).
     private var sceneIndex: Int?
     private var pendingScene: Int?
+    // Feedback to controllers: who sends the messages `tick` collects.
+    private var feedbackObservers: [(id: Int, handler: ([MIDIMessage]) -> Void)] = []
 
     /// `startValues`: parameters set before anything runs (e.g. `--reverb-level`),
     /// in the parameters' own units; NaN and infinity are ignored.
@@ -142,13 +144,37 @@ public final class ControlHub: @unchecked Sendable {
         }
     }
 
-    /// The render-block boundary: momentary controls fall back to 0.
+    /// The render-block boundary (the control thread's tick): momentary
+    /// controls fall back to 0, and the feedback observers get what changed
+    /// since the last tick (one latest value per control).
     public func tick() {
-        let learned = lock.withLock { () -> LearnCandidate? in
+        let (learned, feedback, observers) = lock.withLock { () -> (LearnCandidate?, [MIDIMessage], [([MIDIMessage]) -> Void]) in
             surface.tick()
-            return learnTarget == nil ? nil : learnDetector.tick().flatMap(takeLearnCandidate)
+            let learned = learnTarget == nil ? nil : learnDetector.tick().flatMap(takeLearnCandidate)
+            guard !feedbackObservers.isEmpty else { return (learned, [], []) }
+            return (learned, surface.takeFeedback(), feedbackObservers.map(\.handler))
         }
+        if !feedback.isEmpty { for o in observers { o(feedback) } }
         if let learned { completeLearn(learned) }
+    }
+
+    /// Calls `handler` at each `tick` with the messages that bring the
+    /// controllers up to date (`ControlSurface.takeFeedback`): a control's
+    /// new state after another control, `set`, a scene or a reload moved its
+    /// parameter, a toggle's LED, an encoder's ring — never a value the
+    /// controller sent itself. The first tick sends every control's state.
+    /// On the ticking thread, outside the hub's lock.
+    @discardableResult
+    public func observeFeedback(_ handler: @escaping ([MIDIMessage]) -> Void) -> SubscriptionToken {
+        lock.withLock {
+            nextID += 1
+            feedbackObservers.append((nextID, handler))
+            return SubscriptionToken(id: nextID)
+        }
+    }
+
+    public func unobserveFeedback(_ token: SubscriptionToken) {
+        lock.withLock { feedbackObservers.removeAll { $0.id == token.id } }
     }
 
     /// The value the hub holds for a parameter, in its own unit.
