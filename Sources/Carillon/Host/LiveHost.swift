@@ -324,8 +324,9 @@ public final class LiveHost: @unchecked Sendable {
     static func reload(_ path: String, into hub: ControlHub, log: HostLog) {
         do {
             let mapping = try ControlMapping.load(path: path)
-            hub.replace(mapping: mapping)
+            let notApplied = hub.replace(mapping: mapping)
             log.append("mapping reloaded: \(path) (\(mapping.controls.count) controls)")
+            for line in notApplied { log.append(line) }
         } catch {
             for line in "\(error)".split(separator: "\n") { log.append(String(line)) }
             log.append("mapping not reloaded: \(path) has mistakes; the previous mapping goes on")

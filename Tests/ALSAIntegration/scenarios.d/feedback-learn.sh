@@ -13,10 +13,15 @@ fl_live() {
 fl_audio() {
   local name=$1 secs=$2; shift 2
   FLWAV=$out/fl-$name.wav
-  arecord -q -D hw:Loopback,1 -f FLOAT_LE -r "${LIVE_RATE:-22050}" -c 2 -d $((secs + 2)) "$FLWAV" & FLREC=$!
+  # Long enough for the SoundFont's loading under emulation (seconds) before the first note.
+  arecord -q -D hw:Loopback,1 -f FLOAT_LE -r "${LIVE_RATE:-22050}" -c 2 -d $((secs + 12)) "$FLWAV" & FLREC=$!
   sleep 0.3
   fl_live "$name" "$secs" -d hw:Loopback,0 -r "${LIVE_RATE:-22050}" --period 512 --periods 8 --soundfont "$LIVE_SF2" "$@"
 }
+# Held notes: `hold-release --held 3 --after 4` wants sound 0.5…2.5 s after the first onset and
+# silence 7…8.5 s after it. Under emulation each amidi call takes a few tenths of a second, so the
+# notes end (by the reload, or their note-offs) 5–6 s after the onset; a stuck note would still
+# sound at 7 s. The capture stops when carillon live ends, so that silence is carillon's own.
 # fl_save TEXT FILE: as an editor saves (a new file renamed over the old one).
 fl_save() { printf '%s\n' "$1" >"$2.tmp" && mv "$2.tmp" "$2"; }
 # The voices the last status line (every 2 s, before the shutdown's all-sound-off) reports.
@@ -89,9 +94,11 @@ YAML
     ! has "$dump" 'controller 7, value 100' && ! has "$dump" 'controller 12,' && ! has "$dump" 'Program change'
   then ok "feedback on carillon:1 seen by aseqdump: follower CC 11=100, 14-bit CC 2/34, toggle LED CC 40=127, scene -> CC 7=115; CC 7=100 not echoed ($(grep -c 'Control change' "$dump") CCs)"
   else bad "feedback to aseqdump" "rc=$rc aconnect=$crc $(grep -v '^parameter' "$FLLOG" | head -5 | tr '\n' ' ') | $(tail -20 "$dump" | tr '\n' ' ')"; fi
-  # The mapping's port: pattern connected the feedback to VirMIDI 24:0: its raw MIDI side (amidi -d) received it.
-  if has "$out/fl-amidi.log" 'B0 0B 64' && ! has "$out/fl-amidi.log" 'B0 07 64'
-  then ok "feedback through the mapping's port: to hw:VirMIDI,0 (amidi -d): $(grep -c . "$out/fl-amidi.log") lines, B0 0B 64 among them"
+  # The mapping's port: pattern connected the feedback to VirMIDI 24:0: its raw MIDI side (amidi -d)
+  # received the bytes, with running status (B0 once, then controller and value pairs).
+  bytes=$(tr -d ' \n' <"$out/fl-amidi.log")
+  if [[ $bytes == *0B640264* && $bytes != *0764* ]]
+  then ok "feedback through the mapping's port: to hw:VirMIDI,0, amidi -d got ${#bytes} hex digits, CC 11=100 and CC 2=100 among them"
   else bad "feedback via port: pattern" "$(head -c 600 "$out/fl-amidi.log")"; fi
   echo "    ($(($(ms) - t)) ms)"
 
@@ -110,8 +117,8 @@ controls:
     soft-takeover: false
     targets: [strip.1.gain]
 YAML
-  keys=$out/fl-keys.fifo
-  rm -f "$keys"; mkfifo "$keys"
+  keys=$(mktemp -u /tmp/fl-keys.XXXXXX)   # not in $out: the shared folder takes no fifo
+  mkfifo "$keys"
   FLLOG=$out/fl-learn.log
   TERM=xterm script -qec "$LIVE_CARILLON live --no-audio --mapping $learn --connect 24:0 --duration 8" /dev/null <"$keys" >"$FLLOG" 2>&1 & FLPID=$!
   exec 7>"$keys"
@@ -123,6 +130,7 @@ YAML
   fi
   wait "$FLPID"; rc=$?
   exec 7>&-
+  rm -f "$keys"
   if [[ $rc == 0 ]] && has "$FLLOG" "learned: 'Volume' ← CC 21 on channel 1" &&
     grep -q '^    source: { cc: 21 }       # the volume fader$' "$learn" && grep -q '^# VM learn: this comment must survive.$' "$learn" &&
     grep -q 'name: Volume            # learn binds this one' "$learn" && "$LIVE_CARILLON" mapping check "$learn" >/dev/null 2>&1
@@ -177,8 +185,8 @@ controls:
     targets: [strip.1.pan]' "$reload"
   wait_for "$FLLOG" 'mapping reloaded' 5
   amidi -p hw:VirMIDI,0 -S 'B0 0A 00'                  # the new binding
-  wait "$FLPID"; rc=$?; wait "$FLREC"
-  hr=$("$probe" hold-release "$FLWAV" --held 4 --after 1); hrc=$?
+  wait "$FLPID"; rc=$?; kill -INT "$FLREC" 2>/dev/null; wait "$FLREC"
+  hr=$("$probe" hold-release "$FLWAV" --held 3 --after 4); hrc=$?
   echo "    $hr"
   voices=$(fl_voices "$FLLOG")
   if [[ $rc == 0 && $hrc == 0 && $voices == 0 ]] && has "$FLLOG" "^$reload:14:11: error: unknown control kind 'wobbler'" &&
@@ -204,7 +212,7 @@ scenes:
   - name: Organ
     channels: { 1: { bank: 0, program: 19 } }
 YAML
-  fl_audio scenes 9 --mapping "$out/fl-scenes.yaml" --connect 24:0
+  fl_audio scenes 12 --mapping "$out/fl-scenes.yaml" --connect 24:0
   amidi -p hw:VirMIDI,0 -S 'B0 1E 7F'                  # scene Organ
   sleep 0.3
   amidi -p hw:VirMIDI,0 -S '90 30 64 90 37 64 90 3C 64'
@@ -212,8 +220,8 @@ YAML
   amidi -p hw:VirMIDI,0 -S 'B0 1E 00'                  # scene Piano, chord still held
   sleep 2.5
   amidi -p hw:VirMIDI,0 -S '80 30 00 80 37 00 80 3C 00'
-  wait "$FLPID"; rc=$?; wait "$FLREC"
-  hr=$("$probe" hold-release "$FLWAV" --held 4 --after 1); hrc=$?
+  wait "$FLPID"; rc=$?; kill -INT "$FLREC" 2>/dev/null; wait "$FLREC"
+  hr=$("$probe" hold-release "$FLWAV" --held 3 --after 4); hrc=$?
   echo "    $hr"
   voices=$(fl_voices "$FLLOG")
   if [[ $rc == 0 && $hrc == 0 && $voices == 0 ]] && has "$FLLOG" 'parameter channel.1.program = 19' && has "$FLLOG" 'parameter channel.1.program = 0'
