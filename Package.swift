@@ -28,11 +28,13 @@ let package = Package(
         .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth", providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+        .systemLibrary(name: "CJACK", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
 
         // Swift wrappers over the C libraries: typed errors, handles released in deinit.
         .target(name: "ALSA", dependencies: ["CALSA", "MIDI"]),
         .target(name: "FluidSynth", dependencies: ["CFluidSynth"]),
         .target(name: "SoundFile", dependencies: ["CSndFile"]),
+        .target(name: "JACK", dependencies: ["CJACK"]),
 
         // Measurements of rendered audio: loudness and true peak (libebur128).
         .target(name: "Analysis", dependencies: ["CEBUR128"]),
@@ -47,7 +49,7 @@ let package = Package(
 
         // Wiring of engine, sampler, ALSA and files.
         .target(name: "Carillon", dependencies: [
-            "MIDI", "Controls", "Engine", "ALSA", "FluidSynth", "SoundFile", "Analysis",
+            "MIDI", "Controls", "Engine", "ALSA", "JACK", "FluidSynth", "SoundFile", "Analysis",
         ]),
 
         // Every control and meter in a browser: HTTP + WebSocket server, the page embedded.
@@ -69,6 +71,9 @@ let package = Package(
 
         // Driver of the ALSA integration tests run in the VM (scripts/test-alsa-vm); not shipped.
         .executableTarget(name: "carillon-alsa-probe", dependencies: ["ALSA", "CALSA", "MIDI"], path: "Tests/ALSAIntegration/Probe"),
+
+        // Driver of the JACK test (scripts/test-jack): plays a MIDI file into a JACK MIDI port, records two audio ports; not shipped.
+        .executableTarget(name: "carillon-jack-probe", dependencies: ["JACK", "MIDI", "SoundFile"], path: "Tests/JACKIntegration/Probe"),
 
         // Driver of the browser tests (Tests/Browser): a WebSurface over a ControlHub, fed from stdin; not shipped.
         .executableTarget(name: "carillon-web-probe", dependencies: ["WebSurface", "Controls", "MIDI"], path: "Tests/Browser/Probe"),

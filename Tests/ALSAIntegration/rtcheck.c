@@ -8,7 +8,8 @@
  * loop (set-up) and after the last write (shutdown: drain, close) is not.
  * At exit it prints to stderr:
  *   rtcheck: blocks=N allocations=N frees=N locks=N lock-waits=N [first offenders]
- * Built and used by scripts/test-alsa-vm (gcc -shared -fPIC -O2 rtcheck.c -ldl). */
+ * Built and used by scripts/test-alsa-vm (gcc -shared -fPIC -O2 rtcheck.c -ldl);
+ * scripts/test-jack uses it for JACK's process callback (see below). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -64,10 +65,8 @@ int pthread_mutex_lock(pthread_mutex_t *m) {
     return real_lock(m);
 }
 
-snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_uframes_t size) {
-    static snd_pcm_sframes_t (*real)(snd_pcm_t *, const void *, snd_pcm_uframes_t);
-    if (!real) real = (snd_pcm_sframes_t (*)(snd_pcm_t *, const void *, snd_pcm_uframes_t))dlsym(RTLD_NEXT, "snd_pcm_writei");
-    /* What happened since the previous write of this thread was one block. */
+/* One block of this thread ended: add what it did to the totals (from its 10th block on), start the next. */
+static void close_block(void) {
     if (++writes > 10) {
         atomic_fetch_add(&blocks, 1);
         atomic_fetch_add(&allocs, p_alloc);
@@ -81,8 +80,40 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
     }
     p_alloc = p_free = p_lock = p_wait = 0;
     p_where = NULL;
+}
+
+snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_uframes_t size) {
+    static snd_pcm_sframes_t (*real)(snd_pcm_t *, const void *, snd_pcm_uframes_t);
+    if (!real) real = (snd_pcm_sframes_t (*)(snd_pcm_t *, const void *, snd_pcm_uframes_t))dlsym(RTLD_NEXT, "snd_pcm_writei");
+    /* What happened since the previous write of this thread was one block. */
+    close_block();
     /* Inside the write itself (alsa-lib, the kernel call) counts too: it is part of the block. */
     return real(pcm, buffer, size);
+}
+
+/* JACK (scripts/test-jack): a block is one call of the client's process
+ * callback; libjack's own work between calls is not counted. The callback is
+ * wrapped when the client sets it (one client per process). Declared here
+ * rather than from <jack/jack.h>, so the ALSA VM build needs no JACK headers. */
+typedef int (*jack_process_fn)(unsigned int nframes, void *arg);
+static jack_process_fn client_process;
+static void *client_arg;
+
+static int counted_process(unsigned int nframes, void *unused) {
+    (void)unused;
+    p_alloc = p_free = p_lock = p_wait = 0;
+    p_where = NULL;
+    int rc = client_process(nframes, client_arg);
+    close_block();
+    return rc;
+}
+
+int jack_set_process_callback(void *client, jack_process_fn process, void *arg) {
+    static int (*real)(void *, jack_process_fn, void *);
+    if (!real) real = (int (*)(void *, jack_process_fn, void *))dlsym(RTLD_NEXT, "jack_set_process_callback");
+    client_process = process;
+    client_arg = arg;
+    return real(client, process ? counted_process : NULL, NULL);
 }
 
 __attribute__((destructor)) static void report(void) {

@@ -2,6 +2,7 @@ import ALSA
 import Controls
 import Engine
 import FluidSynth
+import JACK
 import MIDI
 import SoundFile
 import Synchronization
@@ -18,8 +19,10 @@ import Glibc
 /// the render thread's queue), the `Sampler` (the synth factory shared with
 /// `RenderJob`), and three threads:
 /// - the **input thread** (`SequencerClient`'s) runs the router;
-/// - the **output thread** asks for SCHED_FIFO, then loops: render one
-///   period, write it to the device. No allocation, lock or log in that loop;
+/// - the **render thread** (an `AudioOutput`): with ALSA an output thread
+///   that asks for SCHED_FIFO, then loops: render one period, write it to the
+///   device; with JACK (`backend = .jack`) JACK's process callback, which
+///   also reads JACK MIDI. No allocation, lock or log there;
 /// - the **control thread** ticks the hub once per rendered block (every
 ///   10 ms without audio), so momentary controls fall back to 0, feeds
 ///   the transport's state back to the controls, and sends the controls'
@@ -45,6 +48,10 @@ public final class LiveHost: @unchecked Sendable {
         /// feedback port sends the controls' state to; empty: the mapping's `port:`.
         public var feedback: [String] = []
         public var audio = true
+        /// `-a`: the ALSA PCM device (`device`, `sampleRate`, `periodFrames`, `periods`) or a
+        /// JACK client (the server's rate and period; `jack` says what to connect).
+        public var backend = AudioBackend.alsa
+        public var jack = JACKOptions()
         public var device = "default"
         public var sampleRate = 48_000
         public var periodFrames = 256
@@ -113,6 +120,7 @@ public final class LiveHost: @unchecked Sendable {
 
     public enum Failure: Error, CustomStringConvertible {
         case alsa(ALSAError)
+        case jack(JACKError)
         case sampler(Sampler.Failure)
         case watch(MappingWatcher.Failure)
         case recording(SoundFileError)
@@ -121,6 +129,7 @@ public final class LiveHost: @unchecked Sendable {
             switch self {
             case .recording(let e): "cannot record: \(e)"
             case .alsa(let e): "\(e)"
+            case .jack(let e): "\(e)"
             case .sampler(let e): "\(e)"
             case .watch(let e): "\(e)"
             }
@@ -136,9 +145,10 @@ public final class LiveHost: @unchecked Sendable {
     private let router: InputRouter
     private let renderer: Renderer?
     private let events: EventQueueProducer?
-    private let pcm: PCMPlayback?
+    /// The ALSA device or the JACK client (`Options.backend`); nil without audio.
+    private let audioOutput: (any AudioOutput)?
+    private var outputStarted = false
     private let sampler: Sampler?
-    private var output: JoinableThread?
     private var control: JoinableThread?
     private var watcher: MappingWatcher?
     private var feedback: ControllerFeedback?
@@ -162,34 +172,35 @@ public final class LiveHost: @unchecked Sendable {
         do {
             client = try SequencerClient(name: options.clientName)
         } catch {
-            guard !options.audio || options.inputOptional else { throw .alsa(error) }
-            log.append("no MIDI input: \(error)")
+            // With JACK, JACK MIDI is an input of its own: the sequencer is for controllers, if there is one.
+            guard !options.audio || options.inputOptional || options.backend == .jack else { throw .alsa(error) }
+            log.append(options.backend == .jack && options.audio ? "no ALSA MIDI input (JACK MIDI only): \(error)" : "no MIDI input: \(error)")
         }
         self.client = client
         let midiRecorder = options.recordMIDI.map(MIDIRecorder.init(path:))
         self.midiRecorder = midiRecorder
         guard options.audio, let path else {
-            renderer = nil; events = nil; pcm = nil; sampler = nil; recorder = nil
+            renderer = nil; events = nil; audioOutput = nil; sampler = nil; recorder = nil
             router = InputRouter(hub: hub, events: nil, log: log, midiRecorder: midiRecorder)
             return
         }
-        let playback: PCMPlayback
-        do {
-            playback = try PCMPlayback(.init(device: options.device, sampleRate: options.sampleRate,
-                periodFrames: options.periodFrames, periods: options.periods))
-        } catch { throw .alsa(error) }
+        let output: any AudioOutput = switch options.backend {
+        case .alsa: try ALSAOutput(device: options.device, sampleRate: options.sampleRate,
+                                   periodFrames: options.periodFrames, periods: options.periods, realtime: options.realtime)
+        case .jack: try JACKOutput(clientName: options.clientName, options: options.jack)
+        }
         let sampler: Sampler
         do {
-            sampler = try Sampler(soundFont: path, sampleRate: Double(playback.sampleRate), options: options.sampler,
+            sampler = try Sampler(soundFont: path, sampleRate: Double(output.sampleRate), options: options.sampler,
                                   channels: mapping?.channels ?? [])
         } catch { throw .sampler(error) }
         for problem in sampler.apply(mapping?.channels ?? []) { log.append(problem) }
         self.sampler = sampler
-        self.pcm = playback
+        self.audioOutput = output
         do throws(SoundFileError) {
             recorder = try options.record.map { target throws(SoundFileError) in
                 try Recorder(path: target.path, format: target.format, encoding: target.encoding,
-                             sampleRate: playback.sampleRate, blockFrames: playback.periodFrames)
+                             sampleRate: output.sampleRate, blockFrames: output.maxFrames)
             }
         } catch { throw .recording(error) }
         let renderer = Renderer(instrument: sampler.instrument, eventCapacity: 4096)
@@ -198,7 +209,7 @@ public final class LiveHost: @unchecked Sendable {
             renderer.route(channel: setup.channel.intValue, to: setup.instrument!)
         }
         renderer.oscillator.a4 = options.sampler.a4
-        renderer.prepare(sampleRate: Double(playback.sampleRate), maxFrames: playback.periodFrames)
+        renderer.prepare(sampleRate: Double(output.sampleRate), maxFrames: output.maxFrames)
         self.renderer = renderer
         let events = EventQueueProducer(renderer.events)
         self.events = events
@@ -252,7 +263,7 @@ public final class LiveHost: @unchecked Sendable {
             }
         } catch { throw .alsa(error) } }
 
-        if let renderer, output == nil {
+        if let renderer, !outputStarted {
             let routing = ParameterRouting(parameters: renderer.parameters, events: events,
                                            transport: renderer.transport, pieceTempo: pieceTempo)
             // Every value that differs from the table's default first (start values,
@@ -264,10 +275,10 @@ public final class LiveHost: @unchecked Sendable {
             hub.subscribe { log.append("parameter \($0)") }
         }
         midiRecorder?.begin()
-        if let renderer, let pcm, output == nil {
+        if let renderer, let audioOutput, !outputStarted {
             do { try recorder?.start() } catch { throw .alsa(error) }
-            let body = OutputLoop(renderer: renderer, pcm: pcm, shared: shared, realtime: options.realtime, recorder: recorder)
-            do { output = try JoinableThread(name: "output") { body.run() } } catch { throw .alsa(error) }
+            try audioOutput.start(OutputCycle(renderer: renderer, shared: shared, recorder: recorder))
+            outputStarted = true
         }
         try startControlThread()
         if !learnLogged {
@@ -292,9 +303,9 @@ public final class LiveHost: @unchecked Sendable {
     private func startControlThread() throws(Failure) {
         // With a mapping, even one without controls yet: a reload may bring some.
         guard control == nil, hub.mapping != nil else { return }
-        let withAudio = output != nil, shared = self.shared, hub = self.hub
+        let withAudio = outputStarted, shared = self.shared, hub = self.hub
         let transport = hasPiece ? renderer?.transport : nil, pieceTempo = self.pieceTempo
-        let interval = withAudio ? UInt32(min(max((pcm?.periodDuration ?? 0.002) * 500_000, 1_000), 10_000)) : 10_000
+        let interval = withAudio ? UInt32(min(max((audioOutput?.periodDuration ?? 0.002) * 500_000, 1_000), 10_000)) : 10_000
         let feedbackEvery = max(1, 100_000 / Int(interval))
         do {
             control = try JoinableThread(name: "control") {
@@ -349,10 +360,11 @@ public final class LiveHost: @unchecked Sendable {
         let blocks = shared.blocks.load(ordering: .relaxed)
         let total = Double(shared.renderNanosTotal.load(ordering: .relaxed)) / 1e9
         return Status(
-            device: pcm?.summary, realtime: shared.realtime.withLock { $0 }, xruns: pcm?.xruns ?? 0, blocks: blocks,
+            device: audioOutput?.summary, realtime: shared.realtime.withLock { $0 }, xruns: audioOutput?.xruns ?? 0, blocks: blocks,
             renderMean: blocks > 0 ? total / Double(blocks) : 0,
             renderWorst: Double(shared.renderNanosWorst.load(ordering: .relaxed)) / 1e9,
-            budget: pcm?.periodDuration ?? 0, queueOverflows: renderer?.events.overflowCount ?? 0,
+            budget: audioOutput?.periodDuration ?? 0,
+            queueOverflows: (renderer?.events.overflowCount ?? 0) + (renderer?.ownEvents.overflowCount ?? 0),
             refusedSynthCalls: sampler?.instrument.refusedCount ?? 0,
             refusedParameters: renderer?.parameters.refusedCount ?? 0,
             droppedMessages: renderer?.droppedMessages ?? 0,
@@ -373,8 +385,7 @@ public final class LiveHost: @unchecked Sendable {
         shared.stop.store(true, ordering: .releasing)
         control?.join()
         control = nil
-        output?.join()
-        output = nil
+        if outputStarted { audioOutput?.finish() }
         finishRecordings()
     }
 
@@ -395,60 +406,5 @@ public final class LiveHost: @unchecked Sendable {
             } catch { log.append("MIDI recording failed: \(error)") }
         }
         recordingsFinished = true
-    }
-}
-
-/// What the output thread shares with the others: atomics only in its block loop.
-private final class OutputState: Sendable {
-    let stop = Atomic<Bool>(false)
-    let blocks = Atomic<Int>(0)
-    let renderNanosTotal = Atomic<Int>(0)
-    let renderNanosWorst = Atomic<Int>(0)
-    let failure = Mutex<String?>(nil)
-    let realtime = Mutex<String>("not requested")
-
-    func recordBlock(nanos: Int) {
-        blocks.add(1, ordering: .relaxed)
-        renderNanosTotal.add(nanos, ordering: .relaxed)
-        if nanos > renderNanosWorst.load(ordering: .relaxed) { renderNanosWorst.store(nanos, ordering: .relaxed) }
-    }
-}
-
-/// The output thread's body: render a period, write it, until asked to stop.
-private final class OutputLoop: @unchecked Sendable {
-    let renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool, recorder: Recorder?
-    init(renderer: Renderer, pcm: PCMPlayback, shared: OutputState, realtime: Bool, recorder: Recorder?) {
-        self.renderer = renderer; self.pcm = pcm; self.shared = shared; self.realtime = realtime; self.recorder = recorder
-    }
-
-    func run() {
-        if realtime {
-            let refusal = RealtimeScheduling.requestFIFO()
-            let text = refusal.map { "refused (\($0)); running at normal priority" } ?? "SCHED_FIFO granted"
-            shared.realtime.withLock { $0 = text }
-        }
-        let frames = pcm.periodFrames
-        let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: 2 * frames)
-        buffer.initialize(repeating: 0)
-        defer { buffer.deallocate() }
-        var t0 = timespec(), t1 = timespec()
-        // The block loop: no allocation, lock, log or throw.
-        while !shared.stop.load(ordering: .acquiring) {
-            clock_gettime(CLOCK_MONOTONIC, &t0)
-            renderer.render(frames: frames, into: buffer)
-            clock_gettime(CLOCK_MONOTONIC, &t1)
-            shared.recordBlock(nanos: (t1.tv_sec - t0.tv_sec) * 1_000_000_000 + (t1.tv_nsec - t0.tv_nsec))
-            recorder?.push(UnsafeBufferPointer(buffer), frames: frames)   // a copy into its ring: never waits
-            if let error = pcm.write(UnsafeBufferPointer(buffer)) {
-                shared.failure.withLock { $0 = "\(error)" }
-                return
-            }
-        }
-        // Shutdown: all sound off, one more block so the release is heard, drain.
-        renderer.silence()
-        renderer.render(frames: frames, into: buffer)
-        recorder?.push(UnsafeBufferPointer(buffer), frames: frames)
-        _ = pcm.write(UnsafeBufferPointer(buffer))
-        try? pcm.drain()
     }
 }

@@ -3,6 +3,20 @@ import Carillon
 
 /// The sound card's flags, shared by `live` and `play`.
 struct AudioDeviceOptions: ParsableArguments {
+    @Option(name: [.customShort("a"), .customLong("audio-driver")], help: ArgumentHelp(
+        "Audio output: alsa (a PCM device: -d, -r, --period, --periods) or jack (a JACK server's ports, at its rate and period; PipeWire's JACK too).",
+        valueName: "alsa|jack"))
+    var driver = "alsa"
+
+    @Flag(name: [.customShort("j"), .customLong("jack-connect"), .customLong("connect-jack-outputs")],
+          help: "With -a jack: connect the outputs to the first two playback ports (system:playback_1, _2).")
+    var jackConnect = false
+
+    @Option(name: .customLong("jack-midi-connect"), help: ArgumentHelp(
+        "With -a jack: a JACK MIDI source to connect to carillon:midi_in, by full name or part of one, any case (repeatable).",
+        valueName: "port"))
+    var jackMIDIConnect: [String] = []
+
     @Option(name: [.customShort("d"), .long], help: ArgumentHelp("ALSA PCM playback device.", valueName: "device"))
     var device = "default"
 
@@ -18,13 +32,22 @@ struct AudioDeviceOptions: ParsableArguments {
     @Flag(name: .customLong("no-realtime"), help: "Do not ask for real-time (SCHED_FIFO) scheduling.")
     var noRealtime = false
 
+    var backend: AudioBackend { AudioBackend(rawValue: driver) ?? .alsa }
+
     func validate() throws {
+        guard AudioBackend(rawValue: driver) != nil else { throw ValidationError("-a/--audio-driver must be alsa or jack, not '\(driver)'") }
+        if backend != .jack && (jackConnect || !jackMIDIConnect.isEmpty) {
+            throw ValidationError("--jack-connect and --jack-midi-connect need -a jack")
+        }
         guard SamplerOptions.sampleRates.contains(sampleRate) else { throw ValidationError("--rate must be 8000…96000 Hz (FluidSynth renders at up to 96 kHz)") }
         guard (16...8192).contains(period) else { throw ValidationError("--period must be 16…8192 frames") }
         guard (2...32).contains(periods) else { throw ValidationError("--periods must be 2…32") }
     }
 
     func apply(to options: inout LiveHost.Options) {
+        options.backend = backend
+        options.jack.connectOutputs = jackConnect
+        options.jack.midiSources = jackMIDIConnect
         options.device = device
         options.sampleRate = sampleRate
         options.periodFrames = period

@@ -18,6 +18,7 @@ struct Live: ParsableCommand {
               carillon live -d hw:1 --period 64 --periods 2
               carillon live --no-audio --mapping mappings/general-midi.yaml
               carillon live --mapping mappings/korg-nanokontrol2.yaml --web 8080
+              carillon live -a jack -j --jack-midi-connect a2j   # JACK (or PipeWire's): playback ports, a MIDI source
 
             Other programs can also play into Carillon's port (aplaymidi -p carillon:0, aconnect). \
             When a source goes away, the notes it held are released. Ctrl-C ends: all notes off, \

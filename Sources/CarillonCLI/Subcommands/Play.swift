@@ -17,6 +17,7 @@ struct Play: ParsableCommand {
               carillon play song.mid
               carillon play song.mid --loop --tempo 0.75 --start 42
               carillon play song.mid --autoconnect --mapping mappings/general-midi.yaml -d hw:1 --period 128
+              carillon play song.mid -a jack -j
 
             The file plays on the sample clock of the sound card; a mapping's transport.play, \
             transport.stop, transport.tempo (bpm), transport.position (% of the piece) and \

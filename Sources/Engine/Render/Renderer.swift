@@ -13,13 +13,20 @@ import Synchronization
 /// 4. advances the sample clock (`sampleTime`) by `frames`.
 ///
 /// Threads: `prepare` and `schedule` before rendering starts (or while no
-/// render call runs); `render` and `silence` on one render thread; `events.push`
-/// on one producer thread; `parameters` and `meters` from any thread.
+/// render call runs); `render`, `silence` and `ownEvents.push` on one render
+/// thread; `events.push` on one producer thread; `parameters` and `meters` from any thread.
 /// Nothing in `render` allocates, locks, throws or logs.
 public final class Renderer: @unchecked Sendable {
     public let instrument: any Instrument
     /// Messages from another thread (MIDI input, UI), applied at their `frame`.
     public let events: EventQueue
+    /// Messages the render thread itself pushes just before `render`, at their
+    /// frames: JACK MIDI, which only the process callback (the render thread)
+    /// can read. A queue of its own, because `events` has one producer already
+    /// (the ALSA input thread) and an SPSC ring takes no second; here producer
+    /// and consumer are the same thread. Merged with `events` and the score in
+    /// time order.
+    public let ownEvents: EventQueue
     /// Mixer parameters, set from any thread.
     public let parameters: ParameterStore
     /// Levels, read from any thread.
@@ -58,6 +65,7 @@ public final class Renderer: @unchecked Sendable {
     public init(instrument: any Instrument, eventCapacity: Int = 1024, parameters: ParameterStore = ParameterStore()) {
         self.instrument = instrument
         self.events = EventQueue(capacity: eventCapacity)
+        self.ownEvents = EventQueue(capacity: eventCapacity)
         self.parameters = parameters
         mixer = Mixer(stripCount: instrument.stripCount, parameters: parameters)
         granularity = max(1, instrument.eventGranularity)
@@ -168,8 +176,13 @@ public final class Renderer: @unchecked Sendable {
         var done = 0
         while true {
             let fromScore = sequencer.next(before: bound)
+            // The earlier of the two queues' heads (the other thread's first at a tie).
+            var queue = events
             var fromQueue: TimedMessage? = nil
             if let queued = events.peek(), queued.frame < bound { fromQueue = queued }
+            if let own = ownEvents.peek(), own.frame < bound, fromQueue == nil || own.frame < fromQueue!.frame {
+                fromQueue = own; queue = ownEvents
+            }
             let event: TimedMessage, isScore: Bool
             if let s = fromScore, fromQueue == nil || fromQueue!.frame >= s.frame {
                 event = s; isScore = true
@@ -185,7 +198,7 @@ public final class Renderer: @unchecked Sendable {
                 done = offset
             }
             if event.message.isSysEx {
-                deliverSysEx(event.message, fromScore: isScore)
+                deliverSysEx(event.message, from: isScore ? nil : queue)
             } else if routes[event.message.channel] == 1 {
                 oscillator.receive(event.message)
                 if !oscillatorSounds && event.message.isNoteOn {
@@ -196,7 +209,7 @@ public final class Renderer: @unchecked Sendable {
             } else {
                 instrument.receive(event.message)
             }
-            if isScore { sequencer.advance() } else { events.pop() }
+            if isScore { sequencer.advance() } else { queue.pop() }
         }
         if done < frames { renderPiece(from: done, frames: frames - done) }
         instrument.finishBlock()
@@ -213,7 +226,7 @@ public final class Renderer: @unchecked Sendable {
     /// `skip` may jump. 0 when an event is due now, a queued message waits,
     /// or the sequencer cannot tell (stopped, looping, finished).
     public var framesUntilNextEvent: UInt64 {
-        guard events.peek() == nil, let next = sequencer.upcomingFrame(), next > sampleTime else { return 0 }
+        guard events.peek() == nil, ownEvents.peek() == nil, let next = sequencer.upcomingFrame(), next > sampleTime else { return 0 }
         let grid = UInt64(granularity)
         return (next - sampleTime) / grid * grid
     }
@@ -231,10 +244,11 @@ public final class Renderer: @unchecked Sendable {
     }
 
     /// Hands a SysEx placeholder's bytes to the instrument: from the scheduled
-    /// score's pool, or from the event queue's byte ring (before its `pop`).
+    /// score's pool (`queue` nil), or from a queue's byte ring (before its `pop`).
     @inline(__always)
-    private func deliverSysEx(_ message: ChannelMessage, fromScore: Bool) {
-        let data = fromScore ? sysExTable.message(message.sysExNumber) : events.headSysEx()
+    private func deliverSysEx(_ message: ChannelMessage, from queue: EventQueue?) {
+        let data: UnsafeBufferPointer<UInt8>?
+        if let queue { data = queue.headSysEx() } else { data = sysExTable.message(message.sysExNumber) }
         if let data, !data.isEmpty { instrument.receiveSysEx(data) }
     }
 

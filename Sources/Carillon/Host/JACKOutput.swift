@@ -1,0 +1,161 @@
+import Engine
+import JACK
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `-a jack`: what the JACK client connects on request.
+public struct JACKOptions: Sendable {
+    /// `--jack-connect` (fluidsynth's `-j`): the outputs to the first two physical playback ports (`system:playback_*`).
+    public var connectOutputs = false
+    /// `--jack-midi-connect`: JACK MIDI sources to connect to `midi_in`, by full name or part of one.
+    public var midiSources: [String] = []
+    public init() {}
+}
+
+/// Live audio through a JACK server (jackd, or PipeWire's JACK: the same
+/// calls): two audio outputs `out_1`, `out_2` and a MIDI input `midi_in`.
+/// JACK's process callback is the render thread (the real-time rules hold
+/// there); the server's sample rate is the renderer's, and its period is
+/// followed as it changes.
+///
+/// JACK MIDI: each cycle, before rendering, the events of `midi_in` go into
+/// the renderer's `ownEvents` queue at their frame in the cycle. JACK gives
+/// them a constant latency of one period (events that arrived during a cycle
+/// are delivered in the next at their offsets), so placing them at their
+/// offset keeps their timing exact up to FluidSynth's 64-frame grid. They go
+/// straight to the synth: the ALSA input thread stays the one producer of
+/// the renderer's `events` queue (notes and mapped controls from controllers
+/// keep coming through the ALSA sequencer alongside).
+final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
+    let client: JACKClient
+    private let left: JACKPort, right: JACKPort, midiIn: JACKPort
+    private let options: JACKOptions
+    let sampleRate: Int
+    /// The period at activation: the renderer's block. A larger period later is rendered in pieces of this size.
+    let maxFrames: Int
+    private let period: Atomic<Int>
+    private let xrunCount = Atomic<Int>(0)
+    /// Set by the notification thread when the server's rate changes: the process callback outputs silence from then on.
+    private let rateRefused = Atomic<Bool>(false)
+    /// The last block after `stop` is rendered (the process thread's answer to `finish`).
+    private let ended = Atomic<Bool>(false)
+    /// Set in `start` before `activate`, read only by the process thread after it.
+    private var cycle: OutputCycle?
+    private let buffer: UnsafeMutableBufferPointer<Float>
+
+    /// Opens a client on the running server and registers its ports. Nothing plays until `start`.
+    init(clientName: String, options: JACKOptions) throws(LiveHost.Failure) {
+        do {
+            client = try JACKClient(name: clientName)
+            left = try client.register("out_1", .audio, .output)
+            right = try client.register("out_2", .audio, .output)
+            midiIn = try client.register("midi_in", .midi, .input)
+        } catch { throw .jack(error) }
+        self.options = options
+        sampleRate = client.sampleRate
+        maxFrames = client.bufferSize
+        period = Atomic(maxFrames)
+        buffer = .allocate(capacity: 2 * maxFrames)
+        buffer.initialize(repeating: 0)
+    }
+
+    deinit {
+        client.deactivate()
+        buffer.deallocate()
+    }
+
+    var summary: String {
+        "JACK \(client.name):out_1, out_2, MIDI in \(client.name):midi_in (server '\(client.serverName)'), "
+            + "\(sampleRate) Hz, \(period.load(ordering: .relaxed)) frames per period"
+    }
+    var periodDuration: Double { Double(period.load(ordering: .relaxed)) / Double(sampleRate) }
+    var xruns: Int { xrunCount.load(ordering: .relaxed) }
+
+    func start(_ cycle: OutputCycle) throws(LiveHost.Failure) {
+        guard self.cycle == nil else { return }
+        self.cycle = cycle
+        cycle.shared.realtime.withLock {
+            $0 = client.isRealtime ? "JACK's process thread (real-time)" : "JACK's process thread (the server runs without real-time: jackd -R)"
+        }
+        do throws(JACKError) {
+            try client.activate(self)
+            if options.connectOutputs {
+                let playback = client.ports(.audio, .input, physical: true)
+                guard !playback.isEmpty else {
+                    throw JACKError(kind: .noMatchingPort(spec: "system:playback_*", candidates: client.ports(.audio, .input)),
+                                    function: "jack_get_ports", code: 0)
+                }
+                // Stereo to the first two; a mono device gets both.
+                try client.connect(left.fullName, to: playback[0])
+                try client.connect(right.fullName, to: playback[min(1, playback.count - 1)])
+            }
+            for spec in options.midiSources {
+                for source in try client.sources(matching: spec, .midi) { try client.connect(source, to: midiIn.fullName) }
+            }
+        } catch { throw .jack(error) }
+    }
+
+    func finish() {
+        guard let cycle else { return }
+        // The process thread renders the last block (all sound off) once it sees `stop`; wait up to 0.5 s for it.
+        for _ in 0..<100 where !ended.load(ordering: .acquiring) && cycle.shared.failure.withLock({ $0 }) == nil { usleep(5_000) }
+        client.deactivate()
+    }
+
+    // MARK: JACK's threads
+
+    func process(frames: Int) {
+        let outLeft = left.audioBuffer(frames: frames), outRight = right.audioBuffer(frames: frames)
+        guard let cycle, !rateRefused.load(ordering: .relaxed), !ended.load(ordering: .relaxed) else {
+            outLeft.update(repeating: 0, count: frames); outRight.update(repeating: 0, count: frames)
+            return
+        }
+        let renderer = cycle.renderer
+        if cycle.shared.stop.load(ordering: .acquiring) {
+            let n = min(frames, maxFrames)
+            cycle.renderLast(frames: n, into: buffer)
+            deinterleave(n, into: outLeft, outRight, at: 0)
+            (outLeft + n).update(repeating: 0, count: frames - n); (outRight + n).update(repeating: 0, count: frames - n)
+            ended.store(true, ordering: .releasing)
+            return
+        }
+        let input = midiIn.midiEvents(frames: frames)
+        let start = renderer.sampleTime
+        for i in 0..<input.count {
+            if let event = input.event(i) { renderer.ownEvents.push(midiBytes: event.bytes, frame: start &+ UInt64(event.offset)) }
+        }
+        // A period longer than the one prepared for: in pieces (the events above land in theirs).
+        var done = 0
+        while done < frames {
+            let n = min(frames - done, maxFrames)
+            cycle.render(frames: n, into: buffer)
+            deinterleave(n, into: outLeft, outRight, at: done)
+            done += n
+        }
+    }
+
+    @inline(__always)
+    private func deinterleave(_ frames: Int, into outLeft: UnsafeMutablePointer<Float>, _ outRight: UnsafeMutablePointer<Float>, at offset: Int) {
+        for i in 0..<frames {
+            outLeft[offset + i] = buffer[2 * i]
+            outRight[offset + i] = buffer[2 * i + 1]
+        }
+    }
+
+    func bufferSizeDidChange(to frames: Int) { period.store(frames, ordering: .relaxed) }
+
+    func sampleRateDidChange(to rate: Int) {
+        guard rate != sampleRate else { return }   // the call at activation, with the current rate
+        rateRefused.store(true, ordering: .relaxed)
+        let error = JACKError(kind: .sampleRateChanged(from: sampleRate, to: rate), function: "jack_set_sample_rate_callback", code: 0)
+        cycle?.shared.failure.withLock { $0 = "\(error)" }
+    }
+
+    func xrun() { xrunCount.add(1, ordering: .relaxed) }
+
+    func serverDidShutDown(reason: String) {
+        cycle?.shared.failure.withLock { $0 = "the JACK server stopped or dropped carillon (\(reason)) — start jackd again, or use -a alsa" }
+    }
+}
