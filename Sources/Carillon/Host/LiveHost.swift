@@ -27,8 +27,9 @@ import Glibc
 ///   also reads JACK MIDI. Each block start is published to the `OutputClock`.
 ///   No allocation, lock or log there;
 /// - the **control thread** ticks the hub once per rendered block (every
-///   10 ms without audio), so momentary controls fall back to 0, and feeds
-///   the transport's state back to the controls.
+///   10 ms without audio), so momentary controls fall back to 0, feeds
+///   the transport's state back to the controls, and sends the controls'
+///   changed states to the controllers (`ControllerFeedback`, `carillon:1`).
 /// The caller (`carillon live`'s main thread) starts, reads `status()` and
 /// `controlStates()` for the view, and stops: `load`, `start` and `stop` from
 /// that one thread; `status`, `controlStates`, `receive` and the hub from any.
@@ -46,6 +47,9 @@ public final class LiveHost: @unchecked Sendable {
         public var connect: [String] = []
         /// `--autoconnect`: every source now and every one that appears later.
         public var autoconnect = false
+        /// `--feedback`: destinations (`client:port` or name substrings) the
+        /// feedback port sends the controls' state to; empty: the mapping's `port:`.
+        public var feedback: [String] = []
         public var audio = true
         /// `-a`: the ALSA PCM device (`device`, `sampleRate`, `periodFrames`, `periods`) or a
         /// JACK client (the server's rate and period; `jack` says what to connect).
@@ -168,6 +172,7 @@ public final class LiveHost: @unchecked Sendable {
     private let sampler: Sampler?
     private var control: JoinableThread?
     private var watcher: MappingWatcher?
+    private var feedback: ControllerFeedback?
     private let recorder: Recorder?
     /// `--track` files, played with the piece (in `live`, with an empty piece as long as the longest).
     public let tracks: [FileTrack]
@@ -287,6 +292,10 @@ public final class LiveHost: @unchecked Sendable {
             } else if let pattern = hub.mapping?.port {
                 connected += try client.setAutoconnect(.named(pattern))
             }
+            if feedback == nil, hub.mapping != nil {
+                feedback = try ControllerFeedback(client: client, hub: hub, explicit: options.feedback,
+                                                  mappingPort: hub.mapping?.port, log: log)
+            }
         } catch { throw .alsa(error) } }
 
         if let renderer, !outputStarted {
@@ -363,8 +372,9 @@ public final class LiveHost: @unchecked Sendable {
     static func reload(_ path: String, into hub: ControlHub, log: HostLog) {
         do {
             let mapping = try ControlMapping.load(path: path)
-            hub.replace(mapping: mapping)
+            let notApplied = hub.replace(mapping: mapping)
             log.append("mapping reloaded: \(path) (\(mapping.controls.count) controls)")
+            for line in notApplied { log.append(line) }
         } catch {
             for line in "\(error)".split(separator: "\n") { log.append(String(line)) }
             log.append("mapping not reloaded: \(path) has mistakes; the previous mapping goes on")

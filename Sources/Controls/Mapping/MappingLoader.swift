@@ -51,6 +51,7 @@ enum MappingKeys {
     static let control = [
         "name", "kind", "source", "targets", "curve", "shape", "points", "invert", "steps", "values", "range",
         "unit", "default", "soft-takeover", "encoding", "acceleration", "resolution", "follow-value", "shows",
+        "feedback",
     ]
     static let sourceMessages = ["cc", "cc14", "nrpn", "rpn", "note", "program-change", "pitch-bend", "channel-pressure"]
     static let source = sourceMessages + ["channel", "order", "bits"]
@@ -602,6 +603,10 @@ final class MappingReader {
         if let a = byKey["acceleration"] { definition.acceleration = number(a.value, in: 0...4, "acceleration") ?? 0 }
         if let r = byKey["resolution"] { definition.encoderResolution = integer(r.value, in: 1...16383, "resolution") ?? 127 }
         if let f = byKey["follow-value"] { definition.followsValue = bool(f.value, "follow-value") ?? false }
+        if let f = byKey["feedback"] {
+            definition.feedback = bool(f.value, "feedback") ?? true
+            if kind == .readout { error(f.keyNode, "a readout has no MIDI source to send feedback to") }
+        }
         if let s = byKey["soft-takeover"] {
             let on = bool(s.value, "soft-takeover") ?? false
             if on, let kind, !kind.isAbsolute {
