@@ -16,7 +16,8 @@ private func writeFile(_ path: String, rate: Int, channels: Int, frames: Int, fo
 
 /// Plays `track` from the piece's start for `seconds` in blocks of `block`
 /// frames (the position advancing as a renderer's would); returns left and right.
-private func play(_ track: FileTrack, seconds: Double, block: Int = 512,
+/// `paced`: one block per block's duration, as a live output calls it (the decoder gets real time to seek).
+private func play(_ track: FileTrack, seconds: Double, block: Int = 512, paced: Bool = false,
                   positions: ((Int, Double) -> Double)? = nil) -> (left: [Float], right: [Float]) {
     let total = Int(seconds * Double(track.sampleRate))
     var left = [Float](repeating: 0, count: total + block), right = left
@@ -30,6 +31,7 @@ private func play(_ track: FileTrack, seconds: Double, block: Int = 512,
         }
         position = p + Double(block) / Double(track.sampleRate)
         done += block
+        if paced { usleep(UInt32(1_000_000 * block / track.sampleRate)) }
     }
     return (Array(left[..<total]), Array(right[..<total]))
 }
@@ -115,7 +117,7 @@ private func frequency(_ x: ArraySlice<Float>, rate: Int) -> Double {
 
         // Live: a seek past the preroll is silent until the decoder gets there, then in step with the piece.
         let live = try FileTrack(path: path, sampleRate: 44_100)
-        let (liveLeft, _) = play(live, seconds: 1, block: block) { done, position in done == 0 ? 5.0 : position }
+        let (liveLeft, _) = play(live, seconds: 2, block: block, paced: true) { done, position in done == 0 ? 5.0 : position }
         let firstSound = liveLeft.firstIndex { $0 != 0 }
         #expect(firstSound != nil)
         if let firstSound {
