@@ -72,18 +72,22 @@ public final class SequencerClient: @unchecked Sendable {
     /// The sources `spec` names: a `client:port` address, or every source whose
     /// client or port name contains `spec`, ignoring case.
     public func resolve(source spec: String) throws(ALSAError) -> [PortInfo] {
-        let all = try sources()
+        try resolve(spec, among: sources()) { .noMatchingSource(spec: spec, candidates: $0) }
+    }
+
+    /// The ports of `all` that `spec` names (an address or a name substring).
+    private func resolve(_ spec: String, among all: [PortInfo],
+                         notFound: ([String]) -> ALSAError.Kind) throws(ALSAError) -> [PortInfo] {
         if let address = SeqAddress(spec) {
             if let info = all.first(where: { $0.address == address }) { return [info] }
-            // Not a listed source (e.g. not exported): let the kernel decide.
+            // Not listed (e.g. not exported): let the kernel decide.
             if let info = try? handle.portInfo(address) { return [info] }
         } else {
             let needle = spec.lowercased()
             let matches = all.filter { $0.searchableName.lowercased().contains(needle) }
             if !matches.isEmpty { return matches }
         }
-        throw ALSAError(kind: .noMatchingSource(spec: spec, candidates: all.map(\.description)),
-            function: "connect", code: -ENOENT)
+        throw ALSAError(kind: notFound(all.map(\.description)), function: "connect", code: -ENOENT)
     }
 
     /// Subscribes our input port to the sources `spec` names (see `resolve`)
@@ -190,17 +194,7 @@ public final class SequencerClient: @unchecked Sendable {
     /// The destinations `spec` names: a `client:port` address, or every
     /// destination whose client or port name contains `spec`, ignoring case.
     public func resolve(destination spec: String) throws(ALSAError) -> [PortInfo] {
-        let all = try destinations()
-        if let address = SeqAddress(spec) {
-            if let info = all.first(where: { $0.address == address }) { return [info] }
-            if let info = try? handle.portInfo(address) { return [info] }
-        } else {
-            let needle = spec.lowercased()
-            let matches = all.filter { $0.searchableName.lowercased().contains(needle) }
-            if !matches.isEmpty { return matches }
-        }
-        throw ALSAError(kind: .noMatchingDestination(spec: spec, candidates: all.map(\.description)),
-            function: "connect", code: -ENOENT)
+        try resolve(spec, among: destinations()) { .noMatchingDestination(spec: spec, candidates: $0) }
     }
 
     /// Subscribes the destinations `spec` names (see `resolve(destination:)`)
