@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CFluidSynth", pkgConfig: "fluidsynth", providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CJACK", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
 
         // Swift wrappers over the C libraries: typed errors, handles released in deinit.
@@ -36,8 +38,9 @@ let package = Package(
         .target(name: "SoundFile", dependencies: ["CSndFile"]),
         .target(name: "JACK", dependencies: ["CJACK"]),
 
-        // Measurements of rendered audio: loudness and true peak (libebur128).
-        .target(name: "Analysis", dependencies: ["CEBUR128"]),
+        // Measurements and conversions of audio: loudness and true peak (libebur128),
+        // resampling (libsamplerate), spectrum (FFTW).
+        .target(name: "Analysis", dependencies: ["CEBUR128", "CSampleRate", "CFFTW"]),
 
         // Controls and mapping files: the MidiWidgetsManager equivalent.
         .target(name: "Controls", dependencies: ["MIDI", .product(name: "Yams", package: "Yams")]),
@@ -88,7 +91,7 @@ let package = Package(
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI"]),
-        .testTarget(name: "CarillonTests", dependencies: ["Carillon", "ALSA", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "CAllocationCounter"]),
+        .testTarget(name: "CarillonTests", dependencies: ["Carillon", "Analysis", "ALSA", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: ["CarillonCLI"]),
         .testTarget(name: "WebSurfaceTests", dependencies: ["WebSurface", "Carillon", "Controls", "MIDI"]),
     ]

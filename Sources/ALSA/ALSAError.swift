@@ -12,6 +12,8 @@ public struct ALSAError: Error, Equatable, Sendable, CustomStringConvertible {
         case pcmUnavailable(device: String)
         /// `connect(source:)` found no source matching what was asked; `candidates` are the sources there are.
         case noMatchingSource(spec: String, candidates: [String])
+        /// `connectOutput(destination:)` found no port to send to matching what was asked.
+        case noMatchingDestination(spec: String, candidates: [String])
         /// Any other failing call.
         case call
     }
@@ -41,6 +43,9 @@ public struct ALSAError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noMatchingSource(let spec, let candidates):
             "no sequencer source matches '\(spec)' (client:port or part of a name, any case); "
                 + (candidates.isEmpty ? "there are no sources" : "sources: " + candidates.joined(separator: ", "))
+        case .noMatchingDestination(let spec, let candidates):
+            "no sequencer destination matches '\(spec)' (client:port or part of a name, any case); "
+                + (candidates.isEmpty ? "there are no destinations" : "destinations: " + candidates.joined(separator: ", "))
         case .call:
             "\(function) failed: \(reason)" + (context.map { " (\($0))" } ?? "")
         }

@@ -175,12 +175,15 @@ extension Settings {
     /// Settings for a synth that one render thread drives through `process`:
     /// `audioGroups` stereo outputs (one per MIDI channel when 16), no locking
     /// API, no audio driver, SysEx device ID 16; `gain` is FluidSynth's `synth.gain` (0.2 as its command line).
+    /// `effectsGroups` reverb and chorus units (`synth.effects-groups`): MIDI
+    /// channel `c` sends to unit `c % effectsGroups`.
     public static func forRendering(sampleRate: Double, gain: Double = 0.2, audioGroups: Int = 16,
-                                    polyphony: Int? = nil) throws(FluidSynthError) -> Settings {
+                                    effectsGroups: Int = 1, polyphony: Int? = nil) throws(FluidSynthError) -> Settings {
         let settings = try Settings()
         try settings.set("synth.sample-rate", sampleRate)
         try settings.set("synth.audio-channels", audioGroups)
         try settings.set("synth.audio-groups", audioGroups)
+        try settings.set("synth.effects-groups", effectsGroups)
         try settings.set("synth.threadsafe-api", false)
         // Roland GS and Yamaha XG SysEx in real files address device 0x10;
         // FluidSynth 2.3.1 answers only device 0 by default and so drops them.

@@ -160,6 +160,9 @@ public enum SoundFileError: Error, Equatable, Sendable, CustomStringConvertible 
     case cannotOpen(path: String, reason: String)
     case writeFailed(path: String, reason: String)
     case cannotFinish(path: String, reason: String)
+    case readFailed(path: String, reason: String)
+    /// Tracks play mono or stereo files.
+    case tooManyChannels(path: String, channels: Int)
 
     public var description: String {
         switch self {
@@ -173,6 +176,9 @@ public enum SoundFileError: Error, Equatable, Sendable, CustomStringConvertible 
         case .cannotOpen(let path, let reason): "cannot open \(path): \(reason)"
         case .writeFailed(let path, let reason): "cannot write \(path): \(reason)"
         case .cannotFinish(let path, let reason): "cannot finish \(path): \(reason)"
+        case .readFailed(let path, let reason): "cannot read \(path): \(reason)"
+        case .tooManyChannels(let path, let channels):
+            "\(path) has \(channels) channels; tracks play mono or stereo files (mix it down first, e.g. `ffmpeg -i IN -ac 2 OUT.wav`)"
         }
     }
 }

@@ -59,6 +59,8 @@ enum Page {
     #strips{display:none;gap:3px;padding:4px 10px;height:34px}#strips.show{display:flex}
     #strips .strip{flex:1;background:#111;border-radius:2px;position:relative;overflow:hidden}
     #strips .strip i{position:absolute;bottom:0;left:0;right:0;background:var(--acc)}
+    #spectrum{display:none;gap:1px;padding:4px 10px;height:40px}#spectrum.show{display:flex}
+    #spectrum i{flex:1;align-self:flex-end;background:#9fd;min-height:1px}
     @media (orientation:portrait) and (max-width:600px){main{grid-template-columns:repeat(3,1fr)}.track{min-height:130px}}
     @media (orientation:landscape) and (min-width:900px){main{grid-template-columns:repeat(auto-fill,minmax(104px,1fr))}.track{min-height:180px}}
     </style></head>
@@ -74,7 +76,8 @@ enum Page {
       <span class="stat" id="t-dur">0:00.0</span><button id="t-loop" title="loop">⟳</button>
       <button id="t-slower" title="slower">−</button><span class="stat"><b id="t-bpm">–</b> bpm</span><button id="t-faster" title="faster">+</button>
     </section>
-    <section id="strips" title="strip peaks, MIDI channels 1–16"></section>
+    <section id="strips" title="strip peaks: MIDI channels 1–16, osc, tone, effect returns, tracks"></section>
+    <section id="spectrum" title="master spectrum, third-octave bands 25 Hz – 20 kHz, −72…0 dB"></section>
     <main id="controls"></main>
     <script>
     "use strict";
@@ -155,8 +158,12 @@ enum Page {
       $("master").querySelector(".peak").style.width=(db(s.peak)*100)+"%";
       $("master").querySelector(".rms").style.width=(db(s.rms)*100)+"%";
       if(s.strips){const box=$("strips");box.classList.add("show");
-        while(box.children.length<s.strips.length){const m=el("span","strip");m.append(el("i"));m.title="channel "+(box.children.length+1);box.append(m)}
+        while(box.children.length<s.strips.length){const m=el("span","strip");m.append(el("i"));box.append(m)}
+        s.strips.forEach((p,i)=>{const n=s.stripNames?s.stripNames[i]:String(i+1);box.children[i].title=isNaN(n)?n:"channel "+n})
         s.strips.forEach((p,i)=>{box.children[i].firstChild.style.height=(db(p)*100)+"%"})}
+      if(s.spectrum){const box=$("spectrum");box.classList.add("show");
+        while(box.children.length<s.spectrum.length)box.append(el("i"));
+        s.spectrum.forEach((d,i)=>{box.children[i].style.height=(Math.max(0,Math.min(1,(d+72)/72))*100)+"%"})}
       const t=s.transport;if(!t)return;
       $("t-pos").textContent=clock(t.position);$("t-dur").textContent=clock(t.duration);
       if(!seeking)$("t-seek").value=t.duration>0?100*t.position/t.duration:0;

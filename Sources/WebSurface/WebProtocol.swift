@@ -10,8 +10,8 @@ import Foundation
 ///   (`steps`: selectors only); P = the `transport.*` and `master.gain` specs `{"address","min","max","unit"}`.
 /// - `{"type":"controls","controls":[C…]}` what changed (coalesced: at most one per
 ///   control every ~20 ms), same fields as in hello minus the static ones.
-/// - `{"type":"status","load":0.12,"xruns":0,"blocks":123,"voices":12,"peak":0.5,"rms":0.1,"strips":[p…16],
-///   "overflows":0,"refused":0,"transport":{"position":s,"duration":s,"playing":b,"looping":b,"bpm":x}}`
+/// - `{"type":"status","load":0.12,"xruns":0,"blocks":123,"voices":12,"peak":0.5,"rms":0.1,"strips":[p…],"stripNames":[n…],
+///   "spectrum":[dB…30],"overflows":0,"refused":0,"transport":{"position":s,"duration":s,"playing":b,"looping":b,"bpm":x}}`
 ///   about every 100 ms (`transport` for `play` only; numbers absent without audio).
 /// - `{"type":"refused","reason":"unknown-control"}` answer to a refused message (not to floods).
 /// - `{"type":"pong"}` answer to `{"type":"ping"}`.
@@ -186,7 +186,11 @@ struct StatusMessage: Encodable {
     var peak: Double?
     /// Each MIDI channel strip's last block peak (linear).
     var strips: [Double]?
+    /// The strips' names (`1`…`16`, `osc`, `tone`, …), as `strips` orders them.
+    var stripNames: [String]?
     var rms: Double?
+    /// The master's spectrum: dB per third-octave band, 25 Hz … 20 kHz.
+    var spectrum: [Double]?
     var overflows: Int?
     var refused: Int?
     var transport: TransportSnapshot?

@@ -274,8 +274,12 @@ public final class WebSurface: @unchecked Sendable {
         if let s = status?() {
             func finite(_ x: Double) -> Double? { x.isFinite ? x : nil }
             m.load = finite(s.load); m.xruns = s.xruns; m.blocks = s.blocks; m.voices = s.voices
-            if !s.stripPeaks.isEmpty { m.strips = s.stripPeaks.map { $0.isFinite ? Double($0) : 0 } }
+            if !s.stripPeaks.isEmpty {
+                m.strips = s.stripPeaks.map { $0.isFinite ? Double($0) : 0 }
+                if s.stripNames.count == s.stripPeaks.count { m.stripNames = s.stripNames }
+            }
             m.peak = finite(Double(s.peak)); m.rms = finite(Double(s.rms))
+            if !s.spectrum.isEmpty { m.spectrum = s.spectrum.map { $0.isFinite ? Double($0) : -90 } }
             m.overflows = s.queueOverflows; m.refused = s.refusedParameters
         }
         if var t = transport?() {

@@ -20,6 +20,15 @@ import Testing
         #expect(r.status == 0)
         #expect(r.stderr.isEmpty)
         #expect(r.stdout.contains("korg-nanokontrol2.yaml: ok"))
+        #expect(r.stdout.contains("two-tracks.yaml: ok"))   // its tracks: files exist beside it; track.N.gain faders
+    }
+
+    @Test func check_missingTrackFileNamedAtItsLine() throws {
+        let path = try Self.write("tracks:\n  - nothere.wav\ncontrols: []\n", name: "tracks.yaml")
+        let folder = (path as NSString).deletingLastPathComponent
+        let r = try InspectTests.run(["mapping", "check", path])
+        #expect(r.status == 1)
+        #expect(r.stderr == "\(path):2:5: error: track file 'nothere.wav' not found (looked for \(folder)/nothere.wav; paths are relative to the mapping file)\n")
     }
 
     @Test func check_mistakesExitOneWithLocations() throws {

@@ -163,4 +163,28 @@ import Foundation
         #expect(r.status != 0)
         #expect(r.stderr.contains("Ogg Vorbis has no bit depth"))
     }
+
+    @Test func stems_goBesideTheMixdown_orInAFolderPerInput() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let one = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "-o", "\(dir)/mix.wav",
+                                     "--stems", "\(dir)/stems", "--soundfont", Self.timGM, "--max-duration", "5", "-q"])
+        #expect(one.status == 0, "\(one.stderr)")
+        let stems = Self.contents("\(dir)/stems")
+        #expect(!stems.isEmpty && stems.allSatisfy { $0.hasPrefix("ch") && $0.hasSuffix(".wav") }, "\(stems)")
+
+        let batch = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "\(Self.openmsx)/tttheme2.mid",
+                                       "--output-dir", "\(dir)/out", "--format", "flac", "--stems", "\(dir)/batch",
+                                       "--soundfont", Self.timGM, "--max-duration", "3", "--jobs", "2", "-q"])
+        #expect(batch.status == 0, "\(batch.stderr)")
+        #expect(Self.contents("\(dir)/batch") == ["coconut_run2", "tttheme2"])
+        #expect(Self.contents("\(dir)/batch/tttheme2").allSatisfy { $0.hasSuffix(".flac") })
+        #expect(!Self.contents("\(dir)/batch/tttheme2").isEmpty)
+    }
+
+    @Test func stemsWithNormalize_isAUsageError() throws {
+        let r = try Self.carillon(["render", "a.mid", "-o", "x.wav", "--stems", "s", "--normalize", "-14"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("--stems cannot be used with --normalize"))
+    }
 }

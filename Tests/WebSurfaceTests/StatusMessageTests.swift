@@ -10,7 +10,8 @@ struct StatusMessageTests {
         LiveHost.Status(device: "test", realtime: "no", xruns: 2, blocks: 10, renderMean: 0.001, renderWorst: 0.002,
                         budget: 0.005, queueOverflows: 0, refusedSynthCalls: 0, refusedParameters: 0, droppedMessages: 0,
                         recordDroppedBlocks: 0,
-                        voices: 12, peak: 0.5, rms: 0.1, stripPeaks: (0..<16).map { Float($0) / 16 },
+                        voices: 12, peak: 0.5, rms: 0.1, stripPeaks: (0..<19).map { Float($0) / 16 },
+                        stripNames: (1...16).map(String.init) + ["osc", "tone", "drums"],
                         messagesBySource: [:], sources: [], failure: nil)
     }
 
@@ -24,7 +25,9 @@ struct StatusMessageTests {
         #expect(message["voices"] as? Int == 12)
         #expect(message["xruns"] as? Int == 2)
         let strips = message["strips"] as? [Double] ?? []
-        #expect(strips.count == 16)
-        #expect(strips.last == 15.0 / 16)
+        #expect(strips.count == 19)
+        #expect(strips[15] == 15.0 / 16)
+        let names = message["stripNames"] as? [String] ?? []
+        #expect(names.suffix(3) == ["osc", "tone", "drums"] && names.first == "1")
     }
 }

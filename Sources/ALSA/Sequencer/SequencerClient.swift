@@ -5,15 +5,18 @@ import Synchronization
 
 /// An ALSA sequencer client with one writable input port (others may
 /// subscribe to it), following the system announce port so it can see
-/// sources appear and go away. The kernel stamps what reaches the input port
-/// with the real time of a queue of ours (`ArrivalStamps`), so each message
-/// comes with its arrival time on the monotonic clock.
+/// sources appear and go away; and, once asked for, one readable output port
+/// (feedback to controllers, test senders) that `send` writes to directly.
+/// The kernel stamps what reaches the input port with the real time of a
+/// queue of ours (`ArrivalStamps`), so each message comes with its arrival
+/// time on the monotonic clock.
 ///
 /// Threads: create it, list ports, `connect` and `setAutoconnect` on one
 /// (control) thread; `start` runs the input loop on a thread of its own that
 /// calls the handler for every `SequencerEvent`. The handler runs on that
 /// input thread, never on the render thread. `stop` or deinit ends the loop
-/// (within `pollTimeout`) and deinit closes the client.
+/// (within `pollTimeout`) and deinit closes the client. `send` may be called
+/// from one other thread (the control thread) while the input thread runs.
 public final class SequencerClient: @unchecked Sendable {
     /// Our client number, e.g. 128.
     public let clientID: Int
@@ -84,18 +87,22 @@ public final class SequencerClient: @unchecked Sendable {
     /// The sources `spec` names: a `client:port` address, or every source whose
     /// client or port name contains `spec`, ignoring case.
     public func resolve(source spec: String) throws(ALSAError) -> [PortInfo] {
-        let all = try sources()
+        try resolve(spec, among: sources()) { .noMatchingSource(spec: spec, candidates: $0) }
+    }
+
+    /// The ports of `all` that `spec` names (an address or a name substring).
+    private func resolve(_ spec: String, among all: [PortInfo],
+                         notFound: ([String]) -> ALSAError.Kind) throws(ALSAError) -> [PortInfo] {
         if let address = SeqAddress(spec) {
             if let info = all.first(where: { $0.address == address }) { return [info] }
-            // Not a listed source (e.g. not exported): let the kernel decide.
+            // Not listed (e.g. not exported): let the kernel decide.
             if let info = try? handle.portInfo(address) { return [info] }
         } else {
             let needle = spec.lowercased()
             let matches = all.filter { $0.searchableName.lowercased().contains(needle) }
             if !matches.isEmpty { return matches }
         }
-        throw ALSAError(kind: .noMatchingSource(spec: spec, candidates: all.map(\.description)),
-            function: "connect", code: -ENOENT)
+        throw ALSAError(kind: notFound(all.map(\.description)), function: "connect", code: -ENOENT)
     }
 
     /// Subscribes our input port to the sources `spec` names (see `resolve`)
@@ -157,7 +164,7 @@ public final class SequencerClient: @unchecked Sendable {
     /// Events the kernel dropped because our input buffer was full.
     public var inputOverruns: Int { loop?.overruns.load(ordering: .relaxed) ?? 0 }
 
-    // MARK: Output (test senders, MIDI thru)
+    // MARK: Output (feedback to controllers, test senders)
 
     /// Sends `message` now to every subscriber of our output port (created on first use,
     /// readable and subscribable, named `output`). Returns that port's address.
@@ -192,6 +199,31 @@ public final class SequencerClient: @unchecked Sendable {
         let rc = snd_seq_connect_to(handle.seq, port, Int32(destination.client), Int32(destination.port))
         if rc == -EBUSY { return }
         try check("snd_seq_connect_to", rc, context: "\(destination)")
+    }
+
+    /// Ports others can write to (receive from us), except our own and the system client's.
+    public func destinations() throws(ALSAError) -> [PortInfo] {
+        try ports().filter { $0.isDestination && $0.address.client != clientID && $0.address.client != 0 }
+    }
+
+    /// The destinations `spec` names: a `client:port` address, or every
+    /// destination whose client or port name contains `spec`, ignoring case.
+    public func resolve(destination spec: String) throws(ALSAError) -> [PortInfo] {
+        try resolve(spec, among: destinations()) { .noMatchingDestination(spec: spec, candidates: $0) }
+    }
+
+    /// Subscribes the destinations `spec` names (see `resolve(destination:)`)
+    /// to our output port (created if needed) and returns them.
+    @discardableResult
+    public func connectOutput(destination spec: String) throws(ALSAError) -> [PortInfo] {
+        let destinations = try resolve(destination: spec)
+        for destination in destinations { try connectOutput(to: destination.address) }
+        return destinations
+    }
+
+    /// Sends `messages` in order, now, to every subscriber of our output port (see `send`).
+    public func send(_ messages: [MIDIMessage]) throws(ALSAError) {
+        for message in messages { try send(message) }
     }
 
     /// How many ports are subscribed to our output port.

@@ -55,9 +55,9 @@ final class OutputState: Sendable {
 /// (`--timing stamped`), render it (timed and counted for the status), then
 /// copy it to the recorder. Render thread only: no allocation, lock, log or throw.
 final class OutputCycle: @unchecked Sendable {
-    let renderer: Renderer, shared: OutputState, recorder: Recorder?, clock: OutputClock?
-    init(renderer: Renderer, shared: OutputState, recorder: Recorder?, clock: OutputClock? = nil) {
-        self.renderer = renderer; self.shared = shared; self.recorder = recorder; self.clock = clock
+    let renderer: Renderer, shared: OutputState, recorder: Recorder?, clock: OutputClock?, spectrum: SpectrumTap?
+    init(renderer: Renderer, shared: OutputState, recorder: Recorder?, clock: OutputClock? = nil, spectrum: SpectrumTap? = nil) {
+        self.renderer = renderer; self.shared = shared; self.recorder = recorder; self.clock = clock; self.spectrum = spectrum
     }
 
     /// `frames` (≤ the renderer's `maxFrames`) interleaved stereo frames into `buffer`.
@@ -70,6 +70,7 @@ final class OutputCycle: @unchecked Sendable {
         clock_gettime(CLOCK_MONOTONIC, &t1)
         shared.recordBlock(nanos: (t1.tv_sec - t0.tv_sec) * 1_000_000_000 + (t1.tv_nsec - t0.tv_nsec))
         recorder?.push(UnsafeBufferPointer(buffer), frames: frames)   // a copy into its ring: never waits
+        spectrum?.push(UnsafeBufferPointer(buffer), frames: frames)   // likewise
     }
 
     /// The last block at shutdown: all sound off, rendered so the release is heard (and recorded).

@@ -1,4 +1,5 @@
 import ALSA
+import Analysis
 import Controls
 import Engine
 import FluidSynth
@@ -27,8 +28,9 @@ import Glibc
 ///   also reads JACK MIDI. Each block start is published to the `OutputClock`.
 ///   No allocation, lock or log there;
 /// - the **control thread** ticks the hub once per rendered block (every
-///   10 ms without audio), so momentary controls fall back to 0, and feeds
-///   the transport's state back to the controls.
+///   10 ms without audio), so momentary controls fall back to 0, feeds
+///   the transport's state back to the controls, and sends the controls'
+///   changed states to the controllers (`ControllerFeedback`, `carillon:1`).
 /// The caller (`carillon live`'s main thread) starts, reads `status()` and
 /// `controlStates()` for the view, and stops: `load`, `start` and `stop` from
 /// that one thread; `status`, `controlStates`, `receive` and the hub from any.
@@ -46,6 +48,9 @@ public final class LiveHost: @unchecked Sendable {
         public var connect: [String] = []
         /// `--autoconnect`: every source now and every one that appears later.
         public var autoconnect = false
+        /// `--feedback`: destinations (`client:port` or name substrings) the
+        /// feedback port sends the controls' state to; empty: the mapping's `port:`.
+        public var feedback: [String] = []
         public var audio = true
         /// `-a`: the ALSA PCM device (`device`, `sampleRate`, `periodFrames`, `periods`) or a
         /// JACK client (the server's rate and period; `jack` says what to connect).
@@ -106,12 +111,20 @@ public final class LiveHost: @unchecked Sendable {
         public var droppedMessages: Int
         /// Blocks of `--record` lost: the writer thread did not keep up (or the file failed).
         public var recordDroppedBlocks: Int
+        /// Blocks in which a `--track` had no decoded audio ready (all tracks).
+        public var trackUnderruns: Int = 0
+        /// The master output's spectrum: dB per third-octave band (`spectrum.bands`); empty without audio.
+        public var spectrum: [Float] = []
         /// Voices the sampler is playing.
         public var voices: Int
         public var peak: Float
         public var rms: Float
-        /// Each strip's last block peak (linear), one per MIDI channel; empty without audio.
+        /// Each strip's last block peak (linear): the MIDI channels, then the
+        /// oscillator, the tone, the shared effect returns, the tracks (as
+        /// `stripNames` names them); empty without audio.
         public var stripPeaks: [Float]
+        /// The strips' short names (`1`…`16`, `osc`, `tone`, `reverb`, `chorus`, the tracks').
+        public var stripNames: [String] = []
         public var messagesBySource: [SeqAddress: Int]
         public var sources: Set<SeqAddress>
         public var failure: String?
@@ -127,9 +140,13 @@ public final class LiveHost: @unchecked Sendable {
         case sampler(Sampler.Failure)
         case watch(MappingWatcher.Failure)
         case recording(SoundFileError)
+        case track(FileTrackError)
+        case spectrum(SpectrumError)
 
         public var description: String {
             switch self {
+            case .track(let e): "\(e)"
+            case .spectrum(let e): "\(e)"
             case .recording(let e): "cannot record: \(e)"
             case .alsa(let e): "\(e)"
             case .jack(let e): "\(e)"
@@ -156,7 +173,12 @@ public final class LiveHost: @unchecked Sendable {
     private let sampler: Sampler?
     private var control: JoinableThread?
     private var watcher: MappingWatcher?
+    private var feedback: ControllerFeedback?
     private let recorder: Recorder?
+    /// `--track` files, played with the piece (in `live`, with an empty piece as long as the longest).
+    public let tracks: [FileTrack]
+    /// The master output's spectrum (with audio).
+    public let spectrum: SpectrumTap?
     private let midiRecorder: MIDIRecorder?
     /// The loaded piece's first tempo (bpm): `transport.tempo` is relative to it.
     private var pieceTempo = 120.0
@@ -187,7 +209,7 @@ public final class LiveHost: @unchecked Sendable {
         let midiRecorder = options.recordMIDI.map(MIDIRecorder.init(path:))
         self.midiRecorder = midiRecorder
         guard options.audio, let path else {
-            renderer = nil; events = nil; audioOutput = nil; sampler = nil; recorder = nil; clock = nil
+            renderer = nil; events = nil; audioOutput = nil; sampler = nil; recorder = nil; clock = nil; tracks = []; spectrum = nil
             router = InputRouter(hub: hub, events: nil, log: log, midiRecorder: midiRecorder)
             return
         }
@@ -210,7 +232,9 @@ public final class LiveHost: @unchecked Sendable {
                              sampleRate: output.sampleRate, blockFrames: output.maxFrames)
             }
         } catch { throw .recording(error) }
-        let renderer = Renderer(instrument: sampler.instrument, eventCapacity: 4096)
+        do { tracks = try options.sampler.openTracks(sampleRate: output.sampleRate, offline: false) } catch { throw .track(error) }
+        do { spectrum = try SpectrumTap(sampleRate: output.sampleRate) } catch { throw .spectrum(error) }
+        let renderer = Renderer(instrument: sampler.instrument, tracks: tracks, eventCapacity: 4096)
         for channel in options.sampler.oscillatorChannels { renderer.route(channel: channel, to: .oscillator) }
         for setup in mapping?.channels ?? [] where setup.instrument != nil {
             renderer.route(channel: setup.channel.intValue, to: setup.instrument!)
@@ -239,6 +263,9 @@ public final class LiveHost: @unchecked Sendable {
     /// `loop` repeats it. Held notes are released at its end.
     public func load(_ score: Score, tempo: Double = 1, start: Double = 0, loop: Bool = false, pieceTempo: Double = 120) {
         guard let renderer else { return }
+        var score = score
+        // The piece lasts until its longest track ends.
+        score.duration = max(score.duration, tracks.map(\.duration).max() ?? 0)
         self.pieceTempo = pieceTempo > 0 ? pieceTempo : 120
         hasPiece = true
         renderer.releasesNotesAtEnd = true
@@ -270,6 +297,10 @@ public final class LiveHost: @unchecked Sendable {
             } else if let pattern = hub.mapping?.port {
                 connected += try client.setAutoconnect(.named(pattern))
             }
+            if feedback == nil, hub.mapping != nil {
+                feedback = try ControllerFeedback(client: client, hub: hub, explicit: options.feedback,
+                                                  mappingPort: hub.mapping?.port, log: log)
+            }
         } catch { throw .alsa(error) } }
 
         if let renderer, !outputStarted {
@@ -285,8 +316,10 @@ public final class LiveHost: @unchecked Sendable {
         }
         midiRecorder?.begin()
         if let renderer, let audioOutput, !outputStarted {
-            do { try recorder?.start() } catch { throw .alsa(error) }
-            try audioOutput.start(OutputCycle(renderer: renderer, shared: shared, recorder: recorder, clock: clock))
+            // Live with tracks and no piece: an empty piece as long as the longest track carries them (the transport moves it).
+            if !hasPiece, !tracks.isEmpty { load(Score(events: [])) }
+            do { try recorder?.start(); try spectrum?.start() } catch { throw .alsa(error) }
+            try audioOutput.start(OutputCycle(renderer: renderer, shared: shared, recorder: recorder, clock: clock, spectrum: spectrum))
             outputStarted = true
         }
         try startControlThread()
@@ -344,8 +377,9 @@ public final class LiveHost: @unchecked Sendable {
     static func reload(_ path: String, into hub: ControlHub, log: HostLog) {
         do {
             let mapping = try ControlMapping.load(path: path)
-            hub.replace(mapping: mapping)
+            let notApplied = hub.replace(mapping: mapping)
             log.append("mapping reloaded: \(path) (\(mapping.controls.count) controls)")
+            for line in notApplied { log.append(line) }
         } catch {
             for line in "\(error)".split(separator: "\n") { log.append(String(line)) }
             log.append("mapping not reloaded: \(path) has mistakes; the previous mapping goes on")
@@ -377,9 +411,12 @@ public final class LiveHost: @unchecked Sendable {
             refusedParameters: renderer?.parameters.refusedCount ?? 0,
             droppedMessages: renderer?.droppedMessages ?? 0,
             recordDroppedBlocks: recorder?.droppedBlocks ?? 0,
+            trackUnderruns: tracks.reduce(0) { $0 + $1.underruns },
+            spectrum: spectrum?.levels ?? [],
             voices: sampler?.instrument.activeVoices ?? 0,
             peak: renderer?.meters.peak ?? 0, rms: renderer?.meters.rms ?? 0,
             stripPeaks: renderer.map { r in (0..<r.meters.stripCount).map { r.meters.stripPeak($0) } } ?? [],
+            stripNames: renderer.map { $0.meters.strips.map(\.name) } ?? [],
             messagesBySource: router.messagesBySource, sources: router.sources,
             failure: shared.failure.withLock { $0 }, timing: events?.timing)
     }
@@ -394,6 +431,8 @@ public final class LiveHost: @unchecked Sendable {
         control?.join()
         control = nil
         if outputStarted { audioOutput?.finish() }
+        spectrum?.stop()
+        for track in tracks { track.close() }
         finishRecordings()
     }
 

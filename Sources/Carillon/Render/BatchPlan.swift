@@ -8,9 +8,11 @@ public struct BatchItem: Sendable, Equatable {
     public var input: String
     public var key: String
     public var output: String
+    /// The folder for this input's stems (`render --stems`), nil for none.
+    public var stems: String?
 
-    public init(input: String, key: String, output: String) {
-        self.input = input; self.key = key; self.output = output
+    public init(input: String, key: String, output: String, stems: String? = nil) {
+        self.input = input; self.key = key; self.output = output; self.stems = stems
     }
 }
 
@@ -89,9 +91,11 @@ public enum BatchPlan {
     }
 
     /// Items with their outputs in `directory` (the key's folders mirrored,
-    /// the extension replaced). Two inputs with the same output are an error.
+    /// the extension replaced) and, with `stems`, their stems in a folder
+    /// each below it, named as the output without extension (`stems/sub/song/`).
+    /// Two inputs with the same output are an error.
     public static func items(_ inputs: [(input: String, key: String)], directory: String?,
-                             fileExtension: String) throws(BatchPlanError) -> [BatchItem] {
+                             fileExtension: String, stems: String? = nil) throws(BatchPlanError) -> [BatchItem] {
         var byOutput: [String: String] = [:]
         var items: [BatchItem] = []
         for (input, key) in inputs {
@@ -103,7 +107,8 @@ public enum BatchPlan {
             if let directory { output = directory.hasSuffix("/") ? directory + file : "\(directory)/\(file)" } else { output = file }
             if let first = byOutput[output] { throw .sameOutput(output: output, first: first, second: input) }
             byOutput[output] = input
-            items.append(BatchItem(input: input, key: key, output: output))
+            let stemsFolder = stems.map { $0.hasSuffix("/") ? $0 + stem : "\($0)/\(stem)" }
+            items.append(BatchItem(input: input, key: key, output: output, stems: stemsFolder))
         }
         return items
     }

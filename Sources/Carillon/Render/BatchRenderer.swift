@@ -170,7 +170,7 @@ public final class BatchRenderer: Sendable {
         do {
             let (s, loudness) = try job.render(
                 input: item.input, output: item.output, format: settings.format, encoding: settings.encoding,
-                loudness: settings.loudness, cancel: cancel,
+                loudness: settings.loudness, stemsDirectory: item.stems, cancel: cancel,
                 progress: { [self] p in state.withLock { $0.snapshot.current[worker] = p; refresh(&$0) } })
             var e = entry(item, .ok)
             e.pieceDuration = s.pieceDuration; e.duration = s.duration

@@ -24,6 +24,8 @@ extension RenderJob {
         case measure
         /// Bring the file to a target with one gain.
         case normalize(LoudnessTarget)
+
+        var normalizes: Bool { if case .normalize = self { true } else { false } }
     }
 
     /// Renders `input` into `output` as `render(input:output:…)` does, and
@@ -39,8 +41,11 @@ extension RenderJob {
     /// file. Interrupted or failed, neither file is left behind.
     public func render(
         input: String, output: String, format: AudioFileFormat, encoding: SampleEncoding?, loudness mode: Loudness,
-        cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil
+        stemsDirectory: String? = nil, cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil
     ) throws(Failure) -> (Summary, LoudnessReport?) {
+        // Normalised, the mixdown is scaled after the render: the stems would no longer add up to it.
+        precondition(stemsDirectory == nil || !mode.normalizes, "stems are not normalised")
+        let stems = stemsDirectory.map { StemTarget(directory: $0, format: format, encoding: encoding) }
         let rate = options.sampleRate
         func meter(truePeak: Bool) throws(Failure) -> LoudnessMeter {
             do throws(LoudnessError) { return try LoudnessMeter(channels: 2, sampleRate: rate, truePeak: truePeak) } catch { throw .loudness(error) }
@@ -60,10 +65,10 @@ extension RenderJob {
         switch mode {
         case .off:
             return (try render(input: input, output: output, format: format, encoding: encoding,
-                               cancel: cancel, progress: progress), nil)
+                               stemsDirectory: stemsDirectory, cancel: cancel, progress: progress), nil)
         case .measure:
             let before = try meter(truePeak: false)
-            let summary = try render(input: input, output: output, cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
+            let summary = try render(input: input, output: output, stems: stems, cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
                 MeasuringSink(AudioFileSink(try openOutput()), meter: before)
             }
             return (summary, LoudnessReport(loudness: try integrated(before)))

@@ -38,6 +38,10 @@ public final class RenderJob {
         /// Write a long silent gap (no voice sounding, effect tails quiet, the
         /// next event far off) as zeros without running the synth.
         public var skipsSilence = true
+        /// Renders able to write stems (`stemsDirectory`): a reverb and chorus
+        /// per channel (so each channel's stem carries its own) and the
+        /// renderer keeping each strip's block.
+        public var stems = false
         public init() {}
 
         /// The block size the render loop uses.
@@ -67,6 +71,8 @@ public final class RenderJob {
         public var truncated = false
         /// Seconds of silent gaps written as zeros without running the synth.
         public var skippedSilence: Double = 0
+        /// The stem files written (strips that sounded), with `stemsDirectory`.
+        public var stems: [String] = []
 
         public var peakDBFS: Double { peak > 0 ? 20 * log10(Double(peak)) : -.infinity }
         public var speed: Double { elapsed > 0 ? duration / elapsed : .infinity }
@@ -87,6 +93,8 @@ public final class RenderJob {
         case loudness(LoudnessError)
         case scratchFile(path: String, reason: String)
         case interrupted(output: String)
+        case stemsFolder(String)
+        case track(FileTrackError)
 
         public var description: String {
             switch self {
@@ -97,6 +105,8 @@ public final class RenderJob {
             case .loudness(let e): "\(e)"
             case .scratchFile(let path, let reason): "cannot use scratch file \(path): \(reason)"
             case .interrupted(let output): "interrupted; \(output) was not written"
+            case .stemsFolder(let e): "stems: \(e)"
+            case .track(let e): "\(e)"
             }
         }
     }
@@ -111,6 +121,8 @@ public final class RenderJob {
     /// Per synth: the presets pinned for the last piece.
     private var pinned: [Set<Synth.PresetAddress>]
     private let renderer: Renderer
+    /// `--track` files, played with every piece; a render lasts as long as the longest.
+    public let tracks: [FileTrack]
     private let buffer: UnsafeMutableBufferPointer<Float>
     /// Zeros for skipped silence, written in chunks of this many frames.
     private let zeros: UnsafeMutableBufferPointer<Float>
@@ -122,6 +134,7 @@ public final class RenderJob {
         self.soundFontPath = path
         var samplerOptions = options.sampler
         samplerOptions.loadsSamplesOnDemand = options.loadsSamplesOnDemand
+        if options.stems { samplerOptions.effectsPerChannel = true }
         var samplers: [Sampler] = []
         do {
             // FluidSynth's sample cache shares the font's sample data between the synths.
@@ -138,7 +151,9 @@ public final class RenderJob {
         } else {
             pool = nil
         }
-        renderer = Renderer(instrument: pool ?? samplers[0].instrument)
+        do { tracks = try options.sampler.openTracks(sampleRate: options.sampleRate, offline: true) } catch { throw .track(error) }
+        renderer = Renderer(instrument: pool ?? samplers[0].instrument, tracks: tracks)
+        renderer.capturesStems = options.stems
         for channel in options.sampler.oscillatorChannels { renderer.route(channel: channel, to: .oscillator) }
         renderer.oscillator.a4 = options.sampler.a4
         // The same parameters as live: `--reverb-level` is the reverb return's start value.
@@ -149,16 +164,22 @@ public final class RenderJob {
         zeros.initialize(repeating: 0)
     }
 
-    deinit { buffer.deallocate(); zeros.deallocate() }
+    deinit {
+        for track in tracks { track.close() }
+        buffer.deallocate(); zeros.deallocate()
+    }
 
     /// Renders `input` into `output`. The audio goes to a temporary file beside
     /// `output`, renamed only when complete; on any failure or when `cancel`
-    /// is set, nothing is left under `output`.
+    /// is set, nothing is left under `output`. With `stemsDirectory` (and
+    /// `Options.stems`), each strip that sounds also goes to a file of its own
+    /// there, in the same format (see `StemWriter`); the stems add up to `output`.
     public func render(
         input: String, output: String, format: AudioFileFormat, encoding: SampleEncoding?,
-        cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil
+        stemsDirectory: String? = nil, cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil
     ) throws(Failure) -> Summary {
-        try render(input: input, output: output, cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
+        try render(input: input, output: output, stems: stemsDirectory.map { StemTarget(directory: $0, format: format, encoding: encoding) },
+                   cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
             do throws(SoundFileError) {
                 return AudioFileSink(try AudioFileWriter(path: output, format: format, encoding: encoding,
                                                          sampleRate: options.sampleRate, channels: 2))
@@ -166,30 +187,54 @@ public final class RenderJob {
         }
     }
 
+    /// Where and how a render writes its stems.
+    public struct StemTarget: Sendable {
+        public var directory: String
+        public var format: AudioFileFormat
+        public var encoding: SampleEncoding?
+        public init(directory: String, format: AudioFileFormat, encoding: SampleEncoding?) {
+            self.directory = directory; self.format = format; self.encoding = encoding
+        }
+    }
+
     /// Renders `input` into the sink `makeSink` opens once the MIDI file has
-    /// been read (`output` names it in the summary and messages). On any
-    /// failure or cancellation the sink is discarded.
+    /// been read (`output` names it in the summary and messages), and the
+    /// stems into `stems` (its folder made if missing). On any failure or
+    /// cancellation the sink and the stems are discarded.
     public func render(
-        input: String, output: String, cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil,
-        makeSink: () throws(Failure) -> any RenderSink
+        input: String, output: String, stems: StemTarget? = nil, cancel: CancellationFlag? = nil,
+        progress: ((Progress) -> Void)? = nil, makeSink: () throws(Failure) -> any RenderSink
     ) throws(Failure) -> Summary {
+        precondition(stems == nil || options.stems, "stems need RenderJob.Options.stems")
         let clock = ContinuousClock()
         let start = clock.now
-        let score: Score
+        var score: Score
         do throws(MIDIFileError) { score = try Score(contentsOf: input) } catch { throw .midiFile(error) }
+        if let stems {
+            do throws(BatchPlanError) { try BatchPlan.makeFolders(stems.directory) } catch { throw .stemsFolder("\(error)") }
+        }
+        let stemWriter = stems.map {
+            StemWriter(directory: $0.directory, strips: renderer.meters.strips, format: $0.format, encoding: $0.encoding,
+                       sampleRate: options.sampleRate, blockFrames: max(options.effectiveBlockFrames, Self.zeroFrames))
+        }
+        // The piece lasts until its longest track ends.
+        score.duration = max(score.duration, tracks.map(\.duration).max() ?? 0)
         let writer = try makeSink()
         do throws(Failure) {
-            return try render(score, input: input, output: output, into: writer, cancel: cancel, progress: progress,
-                              clock: clock, start: start)
+            var summary = try render(score, input: input, output: output, into: writer, stems: stemWriter,
+                                     cancel: cancel, progress: progress, clock: clock, start: start)
+            summary.stems = stemWriter?.writtenPaths ?? []
+            return summary
         } catch {
             writer.discard()
+            stemWriter?.discard()
             throw error
         }
     }
 
     private func render(
-        _ score: Score, input: String, output: String, into writer: any RenderSink, cancel: CancellationFlag?,
-        progress: ((Progress) -> Void)?, clock: ContinuousClock, start: ContinuousClock.Instant
+        _ score: Score, input: String, output: String, into writer: any RenderSink, stems: StemWriter?,
+        cancel: CancellationFlag?, progress: ((Progress) -> Void)?, clock: ContinuousClock, start: ContinuousClock.Instant
     ) throws(Failure) -> Summary {
         let rate = Double(options.sampleRate)
         // Each synth selects (and, with samples on demand, pins) what the piece
@@ -225,6 +270,7 @@ public final class RenderJob {
                 let n = min(gap, left / UInt64(instrument.eventGranularity) * UInt64(instrument.eventGranularity))
                 if n > 0 {
                     try writeSilence(frames: n, to: writer, cancel: cancel, output: output)
+                    try stems?.addSilence(frames: Int(n))
                     renderer.skip(frames: n)
                     skipped += n
                     progress?(Progress(rendered: Double(renderer.sampleTime) / rate, pieceDuration: score.duration,
@@ -237,6 +283,7 @@ public final class RenderJob {
             if frames > 0 {
                 renderer.render(frames: frames, into: buffer)
                 try writer.write(UnsafeBufferPointer(buffer), frames: frames)
+                try stems?.add(from: renderer, frames: frames)
             }
             if inTail { finished = frames == 0 || tail.observe(peak: renderer.blockPeak, frames: frames) }
             blocks += 1
@@ -245,7 +292,12 @@ public final class RenderJob {
                                   elapsed: Self.seconds(clock.now - start), inTail: inTail))
             }
         }
-        try writer.finish()
+        // Stems first: if the mixdown then fails, they are taken back.
+        try stems?.finish()
+        do throws(Failure) { try writer.finish() } catch {
+            stems?.removeFinished()
+            throw error
+        }
         return Summary(input: input, output: output, duration: Double(renderer.sampleTime) / rate,
                        pieceDuration: score.duration, peak: renderer.peak,
                        clippedSamples: renderer.clippedSamples, elapsed: Self.seconds(clock.now - start),
@@ -259,7 +311,8 @@ public final class RenderJob {
     /// −100 dBFS) and the next event is more than a second away. Stops two
     /// blocks short of the event; nil when there is no such gap.
     private func silentGap() -> UInt64? {
-        guard options.skipsSilence, renderer.sampleTime > 0, renderer.blockPeak < 1e-5,
+        // A track may sound in a gap the instrument leaves silent.
+        guard options.skipsSilence, tracks.isEmpty, renderer.sampleTime > 0, renderer.blockPeak < 1e-5,
               samplers.allSatisfy({ $0.instrument.synth.activeVoiceCount == 0 }) else { return nil }
         let ahead = renderer.framesUntilNextEvent
         let margin = UInt64(2 * options.effectiveBlockFrames), grid = UInt64(instrument.eventGranularity)

@@ -5,13 +5,15 @@ import Synchronization
 
 /// The FluidSynth sampler as the engine's `Instrument`: one stereo strip per
 /// MIDI channel (`synth.audio-groups` = 16) and separate reverb and chorus
-/// returns, rendered with `fluid_synth_process`.
+/// returns, shared or one pair per channel (`synth.effects-groups` = 1 or 16),
+/// rendered with `fluid_synth_process`.
 ///
 /// Threads: build and configure it before rendering; afterwards only the render
 /// thread calls `receive`, `render` and `silence`.
 public final class FluidSynthInstrument: Instrument {
     public let synth: Synth
     public let stripCount: Int
+    public let effectsGroupCount: Int
     private let effectsCount: Int
     /// Messages FluidSynth refused (no preset on the channel, …) and failed
     /// `fluid_synth_process` calls. Any thread.
@@ -25,7 +27,9 @@ public final class FluidSynthInstrument: Instrument {
     public init(synth: Synth) {
         self.synth = synth
         stripCount = synth.audioGroupCount
-        effectsCount = min(4, 2 * synth.effectsChannelCount * synth.effectsGroupCount)
+        effectsGroupCount = synth.effectsGroupCount
+        // Reverb and chorus (FluidSynth's two effects channels), left and right, per group.
+        effectsCount = 2 * synth.effectsChannelCount * synth.effectsGroupCount
     }
 
     public var refusedCount: Int { refused.load(ordering: .relaxed) }
@@ -84,7 +88,7 @@ public final class FluidSynthInstrument: Instrument {
         return synth.process(frames: frames, fx: effects, fxCount: effectsCount, out: dry, outCount: 2 * stripCount)
     }
 
-    /// The number of effect buffers `process` writes (reverb L/R, chorus L/R).
+    /// The number of effect buffers `process` writes (reverb L/R, chorus L/R per group).
     var effectBufferCount: Int { effectsCount }
 
     /// Values outside FluidSynth's ranges are clamped to them (reverb room size,

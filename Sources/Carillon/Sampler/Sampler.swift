@@ -22,7 +22,21 @@ public struct SamplerOptions: Sendable {
     public var oscillatorChannels: [Int] = []
     /// `--a4`: the oscillator's A4 and `tone.a4`'s start value, in Hz.
     public var a4 = 440.0
+    /// `--channel-effects`: a reverb and chorus per MIDI channel (FluidSynth's
+    /// `synth.effects-groups` = 16) instead of one shared pair, so a channel's
+    /// strip carries its own effects (mute, solo, stems); see the README for the cost.
+    public var effectsPerChannel = false
+    /// `--track` (and a mapping's `tracks:`): audio files played with the piece, at most `maxTracks`.
+    public var tracks: [String] = []
     public init() {}
+
+    /// The audio-file tracks a host plays at most (each has a mixer strip, `track.N.*`).
+    public static let maxTracks = ParameterAddress.maxTracks
+
+    /// Opens `tracks` for output at `sampleRate`; `offline`: each waits for its decoder (a render).
+    public func openTracks(sampleRate: Int, offline: Bool) throws(FileTrackError) -> [FileTrack] {
+        try tracks.map { path throws(FileTrackError) in try FileTrack(path: path, sampleRate: sampleRate, waitsForDecoder: offline) }
+    }
 
     /// The rates FluidSynth 2.3 renders at (`synth.sample-rate`: 8000…96000 Hz).
     public static let sampleRates = 8_000...96_000
@@ -66,7 +80,8 @@ public final class Sampler {
     public init(soundFont path: String, sampleRate: Double, options: SamplerOptions,
                 channels: [ChannelSetup] = []) throws(Failure) {
         do throws(FluidSynthError) {
-            let settings = try Settings.forRendering(sampleRate: sampleRate, gain: options.gain)
+            let settings = try Settings.forRendering(sampleRate: sampleRate, gain: options.gain,
+                                                     effectsGroups: options.effectsPerChannel ? 16 : 1)
             if options.loadsSamplesOnDemand { try settings.set("synth.dynamic-sample-loading", true) }
             let synth = try Synth(settings: settings)
             try synth.setReverb(on: options.reverb)

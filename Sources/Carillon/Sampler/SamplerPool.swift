@@ -34,6 +34,7 @@ import Glibc
 /// the workers' loop) allocates, locks or throws.
 public final class SamplerPool: Instrument, @unchecked Sendable {
     public let stripCount: Int
+    public let effectsGroupCount: Int
     public let eventGranularity = 64
     /// The synths, synth 0 first (rendered on the render thread).
     public let members: [FluidSynthInstrument]
@@ -51,6 +52,7 @@ public final class SamplerPool: Instrument, @unchecked Sendable {
         self.members = members
         self.owners = owners
         stripCount = members[0].stripCount
+        effectsGroupCount = members[0].effectsGroupCount
         core = PoolCore(members: members)
         guard startsWorkers else { return }
         for w in 1..<members.count {
@@ -257,7 +259,7 @@ final class PoolCore: @unchecked Sendable {
     /// Buffers a synth writes: dry (left, right per strip), then effects.
     let dryCount: Int
     let effectCount: Int
-    /// Pointers recorded per piece: dry then 4 effects, as the renderer passes them.
+    /// Pointers recorded per piece: dry then the effects (4 per group), as the renderer passes them.
     let pieceStride: Int
     var routing: PoolRouting
 
@@ -291,7 +293,7 @@ final class PoolCore: @unchecked Sendable {
         count = members.count
         dryCount = 2 * members[0].stripCount
         effectCount = members[0].effectBufferCount
-        pieceStride = dryCount + 4
+        pieceStride = dryCount + effectCount
         routing = PoolRouting(synthCount: members.count)
         commands = .allocate(capacity: commandCapacity)
         sysExBytes = .allocate(capacity: sysExCapacity)
@@ -386,7 +388,7 @@ final class PoolCore: @unchecked Sendable {
             }
             let p = piecePointers + pieceCount * pieceStride
             for j in 0..<dryCount { p[j] = dry[j].map { $0 + offset } }
-            for j in 0..<4 { p[dryCount + j] = effects[j].map { $0 + offset } }
+            for j in 0..<effectCount { p[dryCount + j] = effects[j].map { $0 + offset } }
             commands[commandCount] = .render(piece: pieceCount, local: localFrames, frames: n)
             commandCount += 1
             pieceCount += 1

@@ -77,16 +77,28 @@ struct MIDIInputOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A mapping file: controls and what they drive (its port: pattern connects the controller).", valueName: "file"))
     var mapping: String?
 
+    @Option(help: ArgumentHelp(
+        "Send the controls' state back to this controller (motorised faders, LEDs): client:port or part of its name (repeatable). Default: the mapping's port: pattern.",
+        valueName: "destination"))
+    var feedback: [String] = []
+
     @Flag(name: .customLong("no-watch"), help: "Do not reload the mapping file when it changes.")
     var noWatch = false
 
     @Option(name: .customLong("client-name"), help: ArgumentHelp("The sequencer client's name.", valueName: "name"))
     var clientName = "carillon"
 
+    func validate() throws {
+        if !feedback.isEmpty && mapping == nil {
+            throw ValidationError("--feedback needs --mapping: the controls whose state it sends")
+        }
+    }
+
     func apply(to options: inout LiveHost.Options) {
         options.clientName = clientName
         options.connect = connect
         options.autoconnect = autoconnect
+        options.feedback = feedback
         options.watchMapping = noWatch ? nil : mapping
     }
 }

@@ -24,6 +24,11 @@ struct SynthOptions: ParsableArguments {
     @Option(name: .customLong("chorus-level"), help: ArgumentHelp("Chorus level (0...10; FluidSynth's default 2).", valueName: "level"))
     var chorusLevel: Double?
 
+    @Flag(name: .customLong("channel-effects"), inversion: .prefixedNo, help: ArgumentHelp(
+        "A reverb and chorus per MIDI channel (FluidSynth's synth.effects-groups 16): muting or soloing a channel takes its effects along.",
+        discussion: "Default: on for live and play, off for render (on with --stems); the mix sounds the same either way."))
+    var channelEffects: Bool?
+
     @Option(name: .customLong("oscillator-channel"), help: ArgumentHelp(
         "A MIDI channel (1...16) the built-in oscillator plays instead of the SoundFont; repeatable.",
         valueName: "channel"))
@@ -33,7 +38,15 @@ struct SynthOptions: ParsableArguments {
         "The pitch of A4 for the oscillator and the tone's tone.note, in Hz (400...480).", valueName: "Hz"))
     var a4: Double = 440
 
+    @Option(name: .customLong("track"), help: ArgumentHelp(
+        "An audio file (WAV, FLAC, Ogg, MP3) played with the piece, from its start; repeatable, up to \(SamplerOptions.maxTracks).",
+        valueName: "file"))
+    var track: [String] = []
+
     func validate() throws {
+        guard track.count <= SamplerOptions.maxTracks else {
+            throw ValidationError("at most \(SamplerOptions.maxTracks) --track files, found \(track.count)")
+        }
         for channel in oscillatorChannel where !(1...16).contains(channel) {
             throw ValidationError("--oscillator-channel must be between 1 and 16, found \(channel)")
         }
@@ -57,6 +70,8 @@ struct SynthOptions: ParsableArguments {
         options.chorusLevel = chorusLevel
         options.oscillatorChannels = oscillatorChannel.map { $0 - 1 }
         options.a4 = a4
+        options.effectsPerChannel = channelEffects ?? false
+        options.tracks = track
         return options
     }
 

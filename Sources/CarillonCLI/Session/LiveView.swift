@@ -41,6 +41,7 @@ final class LiveView {
         if let header { lines.append(header) }
         lines.append("── " + Self.summary(status))
         lines.append("   peak \(Self.bar(Double(status.peak), width: 30)) rms \(Self.bar(Double(status.rms), width: 30))")
+        if !status.spectrum.isEmpty { lines.append("   spectrum 25 Hz \(Self.spectrumLine(status.spectrum)) 20 kHz") }
         let sources = status.messagesBySource.sorted { $0.key < $1.key }
         if !sources.isEmpty {
             lines.append("   MIDI: " + sources.map { "\($0.key) \($0.value)" + (status.sources.contains($0.key) ? "" : " (gone)") }
@@ -94,8 +95,18 @@ final class LiveView {
         if s.droppedMessages > 0 { parts.append("dropped=\(s.droppedMessages)") }
         if s.refusedSynthCalls > 0 { parts.append("synth-refused=\(s.refusedSynthCalls)") }
         if s.refusedParameters > 0 { parts.append("parameters-refused=\(s.refusedParameters)") }
+        if s.trackUnderruns > 0 { parts.append("track-underruns=\(s.trackUnderruns)") }
         if s.recordDroppedBlocks > 0 { parts.append("record-dropped=\(s.recordDroppedBlocks) blocks") }
         return parts.joined(separator: " ")
+    }
+
+    /// One character per band: eighth blocks from −72 dB (blank) to 0 dB (full).
+    static func spectrumLine(_ levels: [Float]) -> String {
+        let steps: [Character] = [" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
+        return String(levels.map { db in
+            let f = min(max((Double(db) + 72) / 72, 0), 1)
+            return steps[Int((f * 8).rounded())]
+        })
     }
 
     static func bar(_ fraction: Double, width: Int) -> String {

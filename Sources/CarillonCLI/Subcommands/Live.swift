@@ -52,7 +52,7 @@ struct Live: ParsableCommand {
         if !noAudio {
             do { fontPath = try synth.locateSoundFont() } catch { Diagnostics.fail("\(error)") }
         }
-        var options = HostSession.options(input: input, audio: audio, synth: synth)
+        var options = HostSession.options(input: input, audio: audio, synth: synth, mapping: loaded)
         options.audio = !noAudio
         try recording.apply(to: &options)
         let terminal = HostSession.isTerminal

@@ -63,7 +63,7 @@ struct Play: ParsableCommand {
         let fontPath: String
         do { fontPath = try synth.locateSoundFont() } catch { Diagnostics.fail("\(error)") }
 
-        var options = HostSession.options(input: input, audio: audio, synth: synth)
+        var options = HostSession.options(input: input, audio: audio, synth: synth, mapping: mapping)
         options.inputOptional = true
         try recording.apply(to: &options)
         let terminal = HostSession.isTerminal

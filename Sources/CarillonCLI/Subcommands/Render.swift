@@ -20,6 +20,7 @@ struct Render: ParsableCommand {
               carillon render corpus/ --output-dir out --jobs 2 --manifest out/manifest.jsonl --skip-existing
               find corpus -name '*.mid' | carillon render --from-list - --output-dir out --shard 0/4
               carillon render song.mid -o song.flac --normalize -14 --true-peak -1
+              carillon render song.mid -o song.wav --stems song-stems
 
             After the last note, rendering goes on until the sound has died away \
             (below --silence for a quarter second), at most --tail seconds. Long \
@@ -29,6 +30,11 @@ struct Render: ParsableCommand {
             A folder is searched recursively for .mid, .midi, .kar and .rmi files; \
             its sub-folders are mirrored under --output-dir. A file that fails is \
             reported and the batch goes on; the exit status is 1 when any failed.
+
+            --stems DIR writes, beside the mixdown, one file per mixer strip that \
+            sounds (ch01 … ch16, osc, tone, tracks), each with its own reverb and \
+            chorus; they add up to the mixdown. With -o the stems go to DIR, \
+            otherwise each input's to DIR/<name>/ (the output's name without extension).
             """)
 
     @Argument(help: ArgumentHelp("Standard MIDI files, or folders to search for them.", valueName: "midi-file|folder"))
@@ -39,6 +45,9 @@ struct Render: ParsableCommand {
 
     @Option(name: .customLong("output-dir"), help: ArgumentHelp("Folder for the audio files, named after the inputs (several inputs).", valueName: "dir"))
     var outputDirectory: String?
+
+    @Option(help: ArgumentHelp("Also write one file per mixer strip that sounds into this folder (the stems add up to the mixdown).", valueName: "dir"))
+    var stems: String?
 
     @OptionGroup var audio: AudioFileOptions
     @OptionGroup var synth: SynthOptions
@@ -96,6 +105,10 @@ struct Render: ParsableCommand {
         if let shard, Shard(parsing: shard) == nil { throw ValidationError("--shard must be K/N with 0 ≤ K < N, e.g. 0/4") }
         if let normalize, !(-70...0).contains(normalize) { throw ValidationError("--normalize must be between -70 and 0 LUFS") }
         guard (-20...0).contains(truePeak) else { throw ValidationError("--true-peak must be between -20 and 0 dBTP") }
+        if stems != nil && normalize != nil {
+            throw ValidationError("--stems cannot be used with --normalize: the stems would not add up to the normalised mixdown")
+        }
+        if let stems, stems.isEmpty { throw ValidationError("--stems needs a folder name") }
         _ = try audio.resolve(for: output)
     }
 
@@ -107,10 +120,11 @@ struct Render: ParsableCommand {
             guard !found.isEmpty else { Diagnostics.fail("no MIDI files found") }
             if let output {
                 guard found.count == 1 else { Diagnostics.fail("-o names one file; \(found.count) MIDI files were found (use --output-dir)") }
-                items = [BatchItem(input: found[0].input, key: found[0].key, output: output)]
+                items = [BatchItem(input: found[0].input, key: found[0].key, output: output, stems: stems)]
             } else {
                 // Every name is checked, shard or not: each shard must agree the batch is valid.
-                let all = try BatchPlan.items(found, directory: outputDirectory, fileExtension: format.fileExtension)
+                let all = try BatchPlan.items(found, directory: outputDirectory, fileExtension: format.fileExtension,
+                                              stems: stems)
                 let part = shard.flatMap(Shard.init(parsing:))
                 items = all.filter { part?.contains(key: $0.key) ?? true }
             }
@@ -126,6 +140,7 @@ struct Render: ParsableCommand {
         settings.job.sampler = synth.samplerOptions
         settings.job.tail = TailPolicy(silenceThreshold: silence, maxTail: tail)
         settings.job.maxDuration = maxDuration
+        settings.job.stems = stems != nil
         settings.format = format
         settings.encoding = encoding
         settings.jobs = jobs ?? RenderJob.Options.cores

@@ -16,6 +16,11 @@ public struct ControlMapping: Hashable, Sendable {
     public var locations: [SourceLocation]
     /// Named sets of channel presets, parameter values and control values, in file order.
     public var scenes: [Scene] = []
+    /// `tracks:` audio files played with the piece (`track.1.*` is the first),
+    /// paths resolved against the mapping file's folder.
+    public var tracks: [String] = []
+    /// The most `tracks:` a mapping may list (the mixer's track strips).
+    public static let maxTracks = ParameterAddress.maxTracks
 
     public init(file: String, name: String? = nil, description: String? = nil, port: String? = nil,
                 channels: [ChannelSetup] = [], controls: [ControlDefinition] = [], locations: [SourceLocation] = [])

@@ -45,12 +45,13 @@ extension ControlMapping {
 
 /// The keys a mapping file may use, in one place (for "did you mean" and the README).
 enum MappingKeys {
-    static let top = ["name", "description", "port", "channel", "channels", "controls", "scenes"]
+    static let top = ["name", "description", "port", "channel", "channels", "tracks", "controls", "scenes"]
     static let scene = ["name", "channels", "set", "controls"]
     static let channelSetup = ["soundfont", "bank", "program", "instrument"]
     static let control = [
         "name", "kind", "source", "targets", "curve", "shape", "points", "invert", "steps", "values", "range",
         "unit", "default", "soft-takeover", "encoding", "acceleration", "resolution", "follow-value", "shows",
+        "feedback",
     ]
     static let sourceMessages = ["cc", "cc14", "nrpn", "rpn", "note", "program-change", "pitch-bend", "channel-pressure"]
     static let source = sourceMessages + ["channel", "order", "bits"]
@@ -218,6 +219,7 @@ final class MappingReader {
             case "channels": mapping.channels = channelSetups(value)
             case "controls": controlsNode = value
             case "scenes": scenesNode = value
+            case "tracks": mapping.tracks = tracks(value)
             default: break
             }
         }
@@ -278,6 +280,32 @@ final class MappingReader {
         default:
             error(at: here, "invalid YAML: \(e)")
         }
+    }
+
+    // MARK: Tracks
+
+    /// `tracks:` a list of audio files, relative to the mapping file's folder; each must exist.
+    private func tracks(_ node: Node) -> [String] {
+        guard case .sequence(let list) = node else {
+            expected("a list of audio files", node)
+            return []
+        }
+        if list.count > ControlMapping.maxTracks {
+            error(node, "at most \(ControlMapping.maxTracks) tracks, found \(list.count)")
+        }
+        let folder = (file as NSString).deletingLastPathComponent
+        var paths: [String] = []
+        for item in list {
+            guard let name = string(item, "an audio file name") else { continue }
+            let path = name.hasPrefix("/") || folder.isEmpty ? name : folder + "/" + name
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue else {
+                error(item, "track file '\(name)' not found (looked for \(path); paths are relative to the mapping file)")
+                continue
+            }
+            paths.append(path)
+        }
+        return paths
     }
 
     // MARK: Channels
@@ -575,6 +603,10 @@ final class MappingReader {
         if let a = byKey["acceleration"] { definition.acceleration = number(a.value, in: 0...4, "acceleration") ?? 0 }
         if let r = byKey["resolution"] { definition.encoderResolution = integer(r.value, in: 1...16383, "resolution") ?? 127 }
         if let f = byKey["follow-value"] { definition.followsValue = bool(f.value, "follow-value") ?? false }
+        if let f = byKey["feedback"] {
+            definition.feedback = bool(f.value, "feedback") ?? true
+            if kind == .readout { error(f.keyNode, "a readout has no MIDI source to send feedback to") }
+        }
         if let s = byKey["soft-takeover"] {
             let on = bool(s.value, "soft-takeover") ?? false
             if on, let kind, !kind.isAbsolute {

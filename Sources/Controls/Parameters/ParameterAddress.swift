@@ -2,7 +2,7 @@ import MIDI
 
 /// The name of one parameter a control can move, Csound's "named channel":
 /// `master.gain`, `strip.3.pan`, `synth.reverb.room-size`, `channel.1.cc.74`,
-/// `transport.play`, `tone.frequency` …
+/// `transport.play`, `tone.frequency`, `track.2.pan` …
 ///
 /// Strip and channel numbers are MIDI channels shown to people, 1...16; inside,
 /// they are `Channel` values (0-based). Every address also has a dense integer
@@ -21,6 +21,8 @@ public enum ParameterAddress: Hashable, Sendable {
     case tone(Tone)
     /// The oscillator instrument (the MIDI channels routed to it play it).
     case osc(Osc)
+    /// An audio-file track's strip: track 0 ..< `maxTracks` (shown 1-based, `track.1.gain`).
+    case track(Int, Strip)
     /// The mapping's scene to switch to, by its place in `scenes:` (0 = the first).
     case sceneSelect
 
@@ -32,10 +34,15 @@ public enum ParameterAddress: Hashable, Sendable {
     public enum Transport: String, CaseIterable, Sendable { case play, stop, tempo, position, loop }
     /// `note` and `a4` set the frequency from a MIDI pitch (the reference-pitch
     /// tool); `frequency` sets it directly. The last one changed wins.
-    public enum Tone: String, CaseIterable, Sendable { case frequency, level, waveform, enabled, note, a4 }
+    /// `level`, `pan`, `mute` and `solo` are the tone's mixer strip.
+    public enum Tone: String, CaseIterable, Sendable { case frequency, level, waveform, enabled, note, a4, pan, mute, solo }
+    /// `level`, `pan`, `mute` and `solo` are the oscillator's mixer strip.
     public enum Osc: String, CaseIterable, Sendable {
-        case waveform, level, pan, attack, decay, sustain, release, detune
+        case waveform, level, pan, attack, decay, sustain, release, detune, mute, solo
     }
+
+    /// The audio-file tracks that have strips (and so `track.N.*` parameters).
+    public static let maxTracks = 8
 }
 
 // MARK: - Text form
@@ -54,6 +61,7 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case .transport(let p): "transport.\(p.rawValue)"
         case .tone(let p): "tone.\(p.rawValue)"
         case .osc(let p): "osc.\(p.rawValue)"
+        case .track(let n, let p): "track.\(n + 1).\(p.rawValue)"
         case .sceneSelect: "scene.select"
         }
     }
@@ -100,6 +108,10 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case "osc" where parts.count == 2:
             guard let p = Osc(rawValue: parts[1]) else { return nil }
             self = .osc(p)
+        case "track" where parts.count == 3:
+            guard let n = Int(parts[1]), (1...Self.maxTracks).contains(n), String(n) == parts[1],
+                  let p = Strip(rawValue: parts[2]) else { return nil }
+            self = .track(n - 1, p)
         default:
             return nil
         }
@@ -118,6 +130,7 @@ extension ParameterAddress {
     private static let transportBase = pitchBendBase + 16
     private static let toneBase = transportBase + Transport.allCases.count
     private static let oscBase = toneBase + Tone.allCases.count
+    private static let trackBase = oscBase + Osc.allCases.count
 
     // The families' cases, built once: `allCases` makes a new array at each call.
     private static let strips = Strip.allCases, reverbs = Reverb.allCases, choruses = Chorus.allCases
@@ -134,7 +147,7 @@ extension ParameterAddress {
     }
 
     /// How many addresses exist; every `index` is below this.
-    private static let sceneSelectIndex = oscBase + Osc.allCases.count
+    private static let sceneSelectIndex = trackBase + maxTracks * Strip.allCases.count
     public static let count = sceneSelectIndex + 1
 
     /// A dense number in 0..<`count`, stable for a given build: the render
@@ -152,6 +165,8 @@ extension ParameterAddress {
         case .transport(let p): Self.transportBase + Self.ordinal(p, in: Self.transports)
         case .tone(let p): Self.toneBase + Self.ordinal(p, in: Self.tones)
         case .osc(let p): Self.oscBase + Self.ordinal(p, in: Self.oscs)
+        case .track(let n, let p):
+            Self.trackBase + min(max(n, 0), Self.maxTracks - 1) * Self.strips.count + Self.ordinal(p, in: Self.strips)
         case .sceneSelect: Self.sceneSelectIndex
         }
     }
@@ -172,7 +187,10 @@ extension ParameterAddress {
         case Self.pitchBendBase..<Self.transportBase: self = .channelPitchBend(Channel(index - Self.pitchBendBase))
         case Self.transportBase..<Self.toneBase: self = .transport(Self.transports[index - Self.transportBase])
         case Self.toneBase..<Self.oscBase: self = .tone(Self.tones[index - Self.toneBase])
-        case Self.oscBase..<Self.sceneSelectIndex: self = .osc(Self.oscs[index - Self.oscBase])
+        case Self.oscBase..<Self.trackBase: self = .osc(Self.oscs[index - Self.oscBase])
+        case Self.trackBase..<Self.sceneSelectIndex:
+            let i = index - Self.trackBase, n = Self.strips.count
+            self = .track(i / n, Self.strips[i % n])
         case Self.sceneSelectIndex: self = .sceneSelect
         default: return nil
         }

@@ -83,13 +83,17 @@ public struct ControlDefinition: Hashable, Sendable {
     public var selectorValues: [Double]?
     /// Readouts: the parameter shown, if any (else set by name).
     public var readoutParameter: ParameterAddress?
+    /// Send the control's state back to its controller when it changes
+    /// elsewhere (`feedback: false` in a mapping turns it off).
+    public var feedback: Bool
 
     public init(
         name: String, kind: ControlKind, source: ControlSource?, shaping: Shaping = .linear,
         range: ValueRange? = nil, unit: ParameterUnit? = nil, defaultValue: Double? = nil,
         targets: [TargetBinding] = [], softTakeover: Bool? = nil,
         encoding: RelativeEncoding = .twosComplement, encoderResolution: Int = 127, acceleration: Double = 0,
-        followsValue: Bool = false, selectorValues: [Double]? = nil, readoutParameter: ParameterAddress? = nil
+        followsValue: Bool = false, selectorValues: [Double]? = nil, readoutParameter: ParameterAddress? = nil,
+        feedback: Bool = true
     ) {
         self.name = name
         self.kind = kind
@@ -106,6 +110,7 @@ public struct ControlDefinition: Hashable, Sendable {
         self.followsValue = followsValue
         self.selectorValues = selectorValues
         self.readoutParameter = readoutParameter
+        self.feedback = feedback
     }
 
     /// The number of selector steps (values count, else shaping steps, else 128).

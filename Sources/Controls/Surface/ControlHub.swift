@@ -30,6 +30,8 @@ public final class ControlHub: @unchecked Sendable {
     // Scenes: the one switched to last, and one a control asked for (applied once the surface is done).
     private var sceneIndex: Int?
     private var pendingScene: Int?
+    // Feedback to controllers: who sends the messages `tick` collects.
+    private var feedbackObservers: [(id: Int, handler: ([MIDIMessage]) -> Void)] = []
 
     /// `startValues`: parameters set before anything runs (e.g. `--reverb-level`),
     /// in the parameters' own units; NaN and infinity are ignored.
@@ -59,15 +61,40 @@ public final class ControlHub: @unchecked Sendable {
     /// control kept under the same name keeps its value, and nothing jumps.
     /// The new mapping's `default:` values are not published again: the
     /// parameters are where the old controls left them.
-    public func replace(mapping: ControlMapping) {
+    ///
+    /// A `channels:` preset (bank, program) the new file changed is selected
+    /// as a scene selects it — bank select and program change, through the
+    /// engine's queue, from the fonts already loaded. What only a restart can
+    /// do (another SoundFont or instrument for a channel, a new preset on a
+    /// channel with its own font) is returned as lines to show.
+    @discardableResult
+    public func replace(mapping: ControlMapping) -> [String] {
         lock.withLock {
             surface.releaseHeld()
             let next = ControlSurface(controls: mapping.controls)
             _ = next.subscribe { [unowned self] change in self.didChange(change) }
             for address in next.addresses { next.parameterDidChange(address, value: values[address.index]) }
             surface = next
+            let before = currentMapping?.channels ?? []
             currentMapping = mapping
             sceneIndex = nil
+            var notApplied: [String] = []
+            for setup in mapping.channels {
+                let old = before.first { $0.channel == setup.channel }
+                let ch = "channel \(setup.channel.intValue + 1)"
+                if setup.soundFont != old?.soundFont || setup.instrument != old?.instrument {
+                    notApplied.append("\(ch): a new soundfont or instrument takes effect at the next start")
+                } else if setup.bank != old?.bank || setup.program != old?.program {
+                    if setup.soundFont != nil {
+                        notApplied.append("\(ch): a new preset from its own soundfont takes effect at the next start")
+                    } else if let bank = setup.bank, bank > 127, !(bank == 128 && setup.channel.intValue == 9) {
+                        notApplied.append("\(ch): bank \(bank) (beyond bank select's 0…127) takes effect at the next start")
+                    } else {
+                        selectPresetLocked(setup)
+                    }
+                }
+            }
+            return notApplied
         }
     }
 
@@ -142,13 +169,37 @@ public final class ControlHub: @unchecked Sendable {
         }
     }
 
-    /// The render-block boundary: momentary controls fall back to 0.
+    /// The render-block boundary (the control thread's tick): momentary
+    /// controls fall back to 0, and the feedback observers get what changed
+    /// since the last tick (one latest value per control).
     public func tick() {
-        let learned = lock.withLock { () -> LearnCandidate? in
+        let (learned, feedback, observers) = lock.withLock { () -> (LearnCandidate?, [MIDIMessage], [([MIDIMessage]) -> Void]) in
             surface.tick()
-            return learnTarget == nil ? nil : learnDetector.tick().flatMap(takeLearnCandidate)
+            let learned = learnTarget == nil ? nil : learnDetector.tick().flatMap(takeLearnCandidate)
+            guard !feedbackObservers.isEmpty else { return (learned, [], []) }
+            return (learned, surface.takeFeedback(), feedbackObservers.map(\.handler))
         }
+        if !feedback.isEmpty { for o in observers { o(feedback) } }
         if let learned { completeLearn(learned) }
+    }
+
+    /// Calls `handler` at each `tick` with the messages that bring the
+    /// controllers up to date (`ControlSurface.takeFeedback`): a control's
+    /// new state after another control, `set`, a scene or a reload moved its
+    /// parameter, a toggle's LED, an encoder's ring — never a value the
+    /// controller sent itself. The first tick sends every control's state.
+    /// On the ticking thread, outside the hub's lock.
+    @discardableResult
+    public func observeFeedback(_ handler: @escaping ([MIDIMessage]) -> Void) -> SubscriptionToken {
+        lock.withLock {
+            nextID += 1
+            feedbackObservers.append((nextID, handler))
+            return SubscriptionToken(id: nextID)
+        }
+    }
+
+    public func unobserveFeedback(_ token: SubscriptionToken) {
+        lock.withLock { feedbackObservers.removeAll { $0.id == token.id } }
     }
 
     /// The value the hub holds for a parameter, in its own unit.
@@ -312,16 +363,19 @@ public final class ControlHub: @unchecked Sendable {
         guard let scenes = currentMapping?.scenes, scenes.indices.contains(i) else { return }
         let scene = scenes[i]
         sceneIndex = i
-        for setup in scene.channels {
-            // Bank 128 on channel 10 is FluidSynth's percussion channel's own bank: no bank select.
-            if let bank = setup.bank, bank <= 127 { publishLocked(.channelCC(setup.channel, 0), Double(bank)) }
-            if let program = setup.program { publishLocked(.channelProgram(setup.channel), Double(program.value)) }
-        }
+        for setup in scene.channels { selectPresetLocked(setup) }
         for setting in scene.settings { publishLocked(setting.address, setting.value) }
         for control in scene.controls { surface.setValue(control.value, ofControl: control.name) }
         pendingScene = nil  // the scene's own controls do not switch again
         values[ParameterAddress.sceneSelect.index] = Double(i)
         surface.parameterDidChange(.sceneSelect, value: Double(i))
+    }
+
+    /// Under the lock: a channel's bank select (CC 0) then program change, as a keyboard selects a preset.
+    private func selectPresetLocked(_ setup: ChannelSetup) {
+        // Bank 128 on channel 10 is FluidSynth's percussion channel's own bank: no bank select.
+        if let bank = setup.bank, bank <= 127 { publishLocked(.channelCC(setup.channel, 0), Double(bank)) }
+        if let program = setup.program { publishLocked(.channelProgram(setup.channel), Double(program.value)) }
     }
 
     /// Under the lock: a value set from outside the controls, published even when unchanged.

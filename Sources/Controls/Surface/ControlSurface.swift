@@ -32,6 +32,10 @@ public final class ControlSurface {
         var fired = false
         var index = 0
         var readoutValue: Double?
+        /// Feedback: the raw value the controller is known to show (what it
+        /// sent last, or what was sent to it), and the channel it used.
+        var shown: Int?
+        var wireChannel: Channel?
     }
 
     private struct Resolved {
@@ -72,6 +76,9 @@ public final class ControlSurface {
     private var parameterNumbers = ParameterNumberAssembler()
     private var values: [Double]
     private var momentaryPending: [Int] = []
+    /// Controls whose state may differ from what their controller shows, for `takeFeedback`.
+    private var feedbackPending: [Int] = []
+    private var isFeedbackPending: [Bool] = []
 
     private var subscribers: [(id: Int, handler: (ParameterChange) -> Void)] = []
     private var controlObservers: [(id: Int, handler: (ControlState) -> Void)] = []
@@ -123,6 +130,9 @@ public final class ControlSurface {
             if indexByName[def.name] == nil { indexByName[def.name] = i }
             register(i, def)
         }
+        // A new surface (a start, a reload): every control shows its state once.
+        isFeedbackPending = [Bool](repeating: true, count: controls.count)
+        feedbackPending = Array(controls.indices)
     }
 
     private func register(_ i: Int, _ def: ControlDefinition) {
@@ -188,15 +198,22 @@ public final class ControlSurface {
         case .noteOn(let m):
             let list = noteControls[m.channel.intValue * 128 + m.note.intValue]
             let on = m.velocity.value > 0
-            for i in list { apply(i, .press(on, velocity: Double(m.velocity.value) / 127)) }
+            for i in list {
+                heard(i, raw: Int(m.velocity.value), on: m.channel)
+                apply(i, .press(on, velocity: Double(m.velocity.value) / 127))
+            }
             return !list.isEmpty
         case .noteOff(let m):
             let list = noteControls[m.channel.intValue * 128 + m.note.intValue]
-            for i in list { apply(i, .press(false, velocity: 0)) }
+            for i in list {
+                heard(i, raw: 0, on: m.channel)
+                apply(i, .press(false, velocity: 0))
+            }
             return !list.isEmpty
         case .programChange(let m):
             let list = programControls[m.channel.intValue]
             for i in list {
+                heard(i, raw: m.program.intValue, on: m.channel)
                 if definitions[i].kind == .selector {
                     apply(i, .index(m.program.intValue))
                 } else {
@@ -206,11 +223,17 @@ public final class ControlSurface {
             return !list.isEmpty
         case .pitchBend(let m):
             let list = bendControls[m.channel.intValue]
-            for i in list { apply(i, .absolute(Double(m.value.value) / 16383)) }
+            for i in list {
+                heard(i, raw: Int(m.value.value), on: m.channel)
+                apply(i, .absolute(Double(m.value.value) / 16383))
+            }
             return !list.isEmpty
         case .channelPressure(let m):
             let list = pressureControls[m.channel.intValue]
-            for i in list { apply(i, .absolute(Double(m.pressure.value) / 127)) }
+            for i in list {
+                heard(i, raw: Int(m.pressure.value), on: m.channel)
+                apply(i, .absolute(Double(m.pressure.value) / 127))
+            }
             return !list.isEmpty
         default:
             return false
@@ -234,9 +257,14 @@ public final class ControlSurface {
                         let raw = source.resolution == 127
                             ? Double(msb.value)
                             : Double(UInt14(msb: msb, lsb: lsb ?? 0).value)
+                        heard(i, raw: Int(raw), on: m.channel)
                         apply(i, .absolute(raw / resolution))
-                    case .increment: apply(i, .relative(1 / resolution))
-                    case .decrement: apply(i, .relative(-1 / resolution))
+                    case .increment:
+                        heard(i, raw: nil, on: m.channel)
+                        apply(i, .relative(1 / resolution))
+                    case .decrement:
+                        heard(i, raw: nil, on: m.channel)
+                        apply(i, .relative(-1 / resolution))
                     }
                 }
             }
@@ -246,13 +274,17 @@ public final class ControlSurface {
             if let first = list.first, case .cc14(_, let order)? = definitions[first].source?.message {
                 used = true
                 if let v = cc14.receive(channel: m.channel, controller: m.controller, value: m.value, order: order) {
-                    for i in list { apply(i, .absolute(Double(v.value) / 16383)) }
+                    for i in list {
+                        heard(i, raw: Int(v.value), on: m.channel)
+                        apply(i, .absolute(Double(v.value) / 16383))
+                    }
                 }
             }
         }
         let list = ccControls[ch * 128 + m.controller.intValue]
         for i in list {
             let def = definitions[i]
+            heard(i, raw: def.kind == .encoder ? nil : Int(m.value.value), on: m.channel)
             switch def.kind {
             case .encoder: apply(i, .relative(encoderSteps(def, m.value)))
             case .toggle, .button, .momentary: apply(i, .press(m.value.value >= 64, velocity: 1))
@@ -378,6 +410,59 @@ public final class ControlSurface {
         }
     }
 
+    // MARK: - Feedback to the controller
+
+    /// Hardware input for control `i`: the controller now shows `raw` (nil: a
+    /// relative step, which shows no position). Controls whose state is not
+    /// simply what the hardware says (a toggle flips on a press, an encoder
+    /// steps) are looked at again; absolute ones only when they change, so a
+    /// fader awaiting pickup is not pushed around under the player's hand.
+    private func heard(_ i: Int, raw: Int?, on channel: Channel) {
+        runtimes[i].shown = raw
+        runtimes[i].wireChannel = channel
+        if [.toggle, .button, .encoder].contains(definitions[i].kind) { markForFeedback(i) }
+    }
+
+    private func markForFeedback(_ i: Int) {
+        guard !isFeedbackPending[i] else { return }
+        isFeedbackPending[i] = true
+        feedbackPending.append(i)
+    }
+
+    /// The messages that bring the controller up to date: for each control
+    /// changed since the last call, its state encoded as its source sends it
+    /// (`feedbackRaw`, `ControlSource.messages`) — unless the controller
+    /// already shows it (it sent that value itself: no echo), or the control
+    /// says `feedback: false`. The latest state only: one value per control
+    /// per call. On the control's channel, or the one its hardware last used
+    /// (channel 1 before any). Call once per control tick.
+    public func takeFeedback() -> [MIDIMessage] {
+        guard !feedbackPending.isEmpty else { return [] }
+        var out: [MIDIMessage] = []
+        for i in feedbackPending {
+            isFeedbackPending[i] = false
+            let def = definitions[i]
+            var rt = runtimes[i]
+            guard def.feedback, let source = def.source,
+                let raw = def.feedbackRaw(position: rt.position, shaped: rt.shaped, on: rt.on, index: rt.index), raw != rt.shown
+            else { continue }
+            if def.kind == .selector, let shown = rt.shown, selectorIndex(i, raw: shown) == rt.index { continue }
+            rt.shown = raw
+            runtimes[i] = rt
+            out += source.messages(raw: raw, channel: source.channel ?? rt.wireChannel ?? Channel(0))
+        }
+        feedbackPending.removeAll(keepingCapacity: true)
+        return out
+    }
+
+    /// The step a selector's hardware value stands for (as `apply` decodes it).
+    private func selectorIndex(_ i: Int, raw: Int) -> Int {
+        guard let source = definitions[i].source else { return 0 }
+        if case .programChange = source.message { return raw }
+        let steps = definitions[i].selectorSteps
+        return min(max(Int(Double(raw) / Double(source.resolution) * Double(steps)), 0), steps - 1)
+    }
+
     // MARK: - Block boundary
 
     /// The render-block boundary: momentary controls that fired since the
@@ -431,6 +516,7 @@ public final class ControlSurface {
     }
 
     private func notifyObservers(_ i: Int) {
+        markForFeedback(i)
         guard !controlObservers.isEmpty else { return }
         let s = state(at: i)
         for o in controlObservers { o.handler(s) }

@@ -2,7 +2,9 @@ import Synchronization
 
 /// Levels for a UI to read from any thread, published by the render thread
 /// once per block: the last block's master peak and RMS (linear), each
-/// strip's peak, and the count of samples beyond full scale.
+/// strip's peak and RMS (after its gain, pan and mute: what it adds to the
+/// mix), and the count of samples beyond full scale. `strips` says what each
+/// strip index carries.
 ///
 /// Bad input never traps and never reaches a reader: a level is a magnitude,
 /// so a negative one is stored as 0 and +inf as `Float.greatestFiniteMagnitude`;
@@ -11,22 +13,29 @@ import Synchronization
 /// Reading a strip outside the range gives 0.
 public final class Meters: @unchecked Sendable {
     public let stripCount: Int
-    /// One Float bit pattern per strip.
-    private let strips: UnsafeMutablePointer<Atomic<UInt32>>
+    /// What each strip carries, `stripCount` of them.
+    public let strips: [MixerStrip]
+    /// One Float bit pattern per strip: peaks, then RMS levels.
+    private let levels: UnsafeMutablePointer<Atomic<UInt32>>
     private let peakBits = Atomic<UInt32>(0)
     private let rmsBits = Atomic<UInt32>(0)
     private let clips = Atomic<Int>(0)
     private let refused = Atomic<Int>(0)
 
-    /// A negative `stripCount` is taken as 0.
-    init(stripCount: Int) {
-        self.stripCount = max(0, stripCount)
-        strips = .allocate(capacity: self.stripCount)
-        for i in 0..<self.stripCount { (strips + i).initialize(to: Atomic(0)) }
+    init(strips: [MixerStrip]) {
+        self.strips = strips
+        stripCount = strips.count
+        levels = .allocate(capacity: 2 * stripCount)
+        for i in 0..<(2 * stripCount) { (levels + i).initialize(to: Atomic(0)) }
+    }
+
+    /// `stripCount` channel strips; a negative count is taken as 0.
+    convenience init(stripCount: Int) {
+        self.init(strips: (0..<max(0, stripCount)).map { .channel($0) })
     }
 
     deinit {
-        strips.deinitialize(count: stripCount); strips.deallocate()
+        levels.deinitialize(count: 2 * stripCount); levels.deallocate()
     }
 
     /// The bit pattern stored for `level`, nil for NaN (see the type's comment).
@@ -42,8 +51,15 @@ public final class Meters: @unchecked Sendable {
     /// The strip's last block peak; 0 for a strip outside 0 ..< `stripCount`.
     public func stripPeak(_ strip: Int) -> Float {
         guard strip >= 0, strip < stripCount else { return 0 }
-        return Float(bitPattern: strips[strip].load(ordering: .relaxed))
+        return Float(bitPattern: levels[strip].load(ordering: .relaxed))
     }
+    /// The strip's last block RMS (both sides); 0 for a strip outside 0 ..< `stripCount`.
+    public func stripRMS(_ strip: Int) -> Float {
+        guard strip >= 0, strip < stripCount else { return 0 }
+        return Float(bitPattern: levels[stripCount + strip].load(ordering: .relaxed))
+    }
+    /// The index of `strip`, nil when the mixer has no such strip.
+    public func index(of strip: MixerStrip) -> Int? { strips.firstIndex(of: strip) }
     /// Samples beyond ±1 since the renderer was prepared.
     public var clippedSamples: Int { clips.load(ordering: .relaxed) }
     /// Updates refused for a NaN level or a strip outside the range, since creation.
@@ -60,7 +76,14 @@ public final class Meters: @unchecked Sendable {
     /// Render thread. Refused and counted for a strip outside the range or a NaN `value`.
     @inline(__always) func setStripPeak(_ strip: Int, _ value: Float) {
         guard strip >= 0, strip < stripCount, let bits = Self.stored(value) else { return refuse() }
-        strips[strip].store(bits, ordering: .relaxed)
+        levels[strip].store(bits, ordering: .relaxed)
+    }
+
+    /// Render thread. The peak as `setStripPeak`; a NaN `rms` is refused on its own and counted.
+    @inline(__always) func setStripLevels(_ strip: Int, peak: Float, rms: Float) {
+        setStripPeak(strip, peak)
+        guard strip >= 0, strip < stripCount else { return }
+        if let bits = Self.stored(rms) { levels[stripCount + strip].store(bits, ordering: .relaxed) } else { refuse() }
     }
 
     func resetClips() { clips.store(0, ordering: .relaxed) }

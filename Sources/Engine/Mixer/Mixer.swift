@@ -1,54 +1,124 @@
 import Controls
+import MIDI
 
-/// Sums the instrument's strips (one per MIDI channel) and effects returns into
-/// interleaved stereo, with per-strip gain, balance, mute and solo, a master
-/// gain, meters and clip counting. Parameters come from a `ParameterStore`
-/// once per block and ramp linearly across the block, so changes never click.
+/// Sums every strip into interleaved stereo: the instrument's strips (one per
+/// MIDI channel), the oscillator, the tone, the effect returns, the tracks.
+/// Each strip has a gain, a balance, mute and solo (any solo silences every
+/// strip not soloed; the shared effect returns are solo-safe) and a meter
+/// (peak and RMS after the fader); then the master gain, meters and clip
+/// counting. Parameters come from a `ParameterStore` once per block and ramp
+/// linearly across the block, so changes never click.
 ///
-/// Threads: `init` anywhere; `mix` on the render thread only (no allocation,
-/// no locks); the published meters (`Meters`) from any thread.
+/// Effects: when the instrument renders one reverb and chorus per channel
+/// (`Instrument.effectsGroupCount` = its strip count), a channel's effects
+/// go through its strip (the returns' levels applied, then the strip's gain,
+/// pan and mute): muting a channel mutes its reverb, and a channel's stem
+/// carries its own effects. With one shared group the returns are strips of
+/// their own. Effects alone below −100 dBFS count as silence (`effectsFloor`).
+///
+/// Stems: with `capturesStems`, each strip's block is kept after the master
+/// gain (`stem(_:)`); the stems then add up to the output to float rounding.
+///
+/// Threads: `init` and `prepare` off the render thread; `mix` on the render
+/// thread only (no allocation, no locks); the published meters (`Meters`)
+/// from any thread.
 final class Mixer {
     let stripCount: Int
     let meters: Meters
+    /// The instrument's strips and whether each has its own effects group.
+    let channelCount: Int
+    let channelEffects: Bool
+    let trackCount: Int
+    /// Where each kind of strip sits (−1: none).
+    let oscillatorStrip: Int, toneStrip: Int, reverbStrip: Int, chorusStrip: Int, firstTrack: Int
     private let parameters: ParameterStore
 
     // Render-thread state, allocated once.
+    /// Per strip: the store slots of its gain, pan, mute and solo (−1: none).
+    private let slots: UnsafeMutablePointer<Int>
     private let state: UnsafeMutablePointer<Float>      // per strip: current left, right gain
+    private let sounded: UnsafeMutablePointer<Bool>     // per strip: its last block was not silent
     private let seen: UnsafeMutablePointer<UInt32>      // change counters of every slot
     private let values: UnsafeMutablePointer<Float>     // latest value of every slot
     private var master: Float = 1, reverb: Float = 1, chorus: Float = 1
     /// The store slots the mixer reads each block (strips, master, returns, tone).
     private let watched: UnsafeMutableBufferPointer<Int>
     private var scratch: UnsafeMutablePointer<Float>    // planar left, right mix
+    /// Planar left, right per strip: one pair reused, or one per strip while capturing stems.
+    private var stripBuffers: UnsafeMutablePointer<Float>
+    private var toneBuffer: UnsafeMutablePointer<Float>
     private var maxFrames = 0
-    /// The built-in tone, added after the strips and returns, before the master gain.
+    /// Keep each strip's block for `stem(_:)`. Set before `prepare`.
+    var capturesStems = false
+    /// The built-in tone, rendered into its strip.
     private var tone = ToneGenerator()
-    /// The oscillator strip's current left and right gains (`osc.level`, `osc.pan`).
-    private var oscillatorGain: (Float, Float) = (0, 0)
     /// Whether the tone's target frequency follows `tone.note` and `tone.a4`
     /// (the last of the three set) rather than `tone.frequency`.
     private var toneFollowsNote = false
     private var toneNoteFrequency: Float = 440
+    private var anySolo = false
 
     /// Render-thread statistics of the last block and of the whole run.
     private(set) var blockPeak: Float = 0
     private(set) var peak: Float = 0
     private(set) var clippedSamples = 0
 
-    init(stripCount: Int, parameters: ParameterStore) {
-        self.stripCount = stripCount
+    /// `tracks` names the track strips, in order (at most `ParameterAddress.maxTracks`).
+    init(stripCount channels: Int, effectsGroups: Int = 1, tracks: [String] = [], parameters: ParameterStore) {
+        precondition(tracks.count <= ParameterAddress.maxTracks, "at most \(ParameterAddress.maxTracks) tracks")
+        precondition(effectsGroups == 1 || effectsGroups == channels, "one effects group, or one per strip")
+        channelCount = channels
+        channelEffects = effectsGroups > 1
+        trackCount = tracks.count
         self.parameters = parameters
-        meters = Meters(stripCount: stripCount)
+        var strips: [MixerStrip] = (0..<channels).map { .channel($0) }
+        oscillatorStrip = strips.count; strips.append(.oscillator)
+        toneStrip = strips.count; strips.append(.tone)
+        if channelEffects {
+            reverbStrip = -1; chorusStrip = -1
+        } else {
+            reverbStrip = strips.count; strips.append(.reverb)
+            chorusStrip = strips.count; strips.append(.chorus)
+        }
+        firstTrack = strips.count
+        strips += tracks.enumerated().map { .track($0.offset, name: $0.element) }
+        stripCount = strips.count
+        meters = Meters(strips: strips)
+
+        let slots = UnsafeMutablePointer<Int>.allocate(capacity: 4 * strips.count)
+        slots.initialize(repeating: -1, count: 4 * strips.count)
+        func set(_ s: Int, _ gain: ParameterAddress?, _ pan: ParameterAddress?, _ mute: ParameterAddress?, _ solo: ParameterAddress?) {
+            slots[4 * s] = gain?.index ?? -1
+            slots[4 * s + 1] = pan?.index ?? -1
+            slots[4 * s + 2] = mute?.index ?? -1
+            slots[4 * s + 3] = solo?.index ?? -1
+        }
+        for s in 0..<channels where channels == Slot.channels {
+            let c = Channel(truncatingIfNeeded: s)
+            set(s, .strip(c, .gain), .strip(c, .pan), .strip(c, .mute), .strip(c, .solo))
+        }
+        set(oscillatorStrip, .osc(.level), .osc(.pan), .osc(.mute), .osc(.solo))
+        // The tone's level is applied by the tone itself (it fades on every change).
+        set(toneStrip, nil, .tone(.pan), .tone(.mute), .tone(.solo))
+        for t in 0..<tracks.count {
+            set(firstTrack + t, .track(t, .gain), .track(t, .pan), .track(t, .mute), .track(t, .solo))
+        }
+        self.slots = slots
+
         state = .allocate(capacity: 2 * stripCount)
         state.initialize(repeating: 1, count: 2 * stripCount)
+        sounded = .allocate(capacity: stripCount)
+        sounded.initialize(repeating: false, count: stripCount)
         seen = .allocate(capacity: ParameterStore.slotCount)
         seen.initialize(repeating: .max, count: ParameterStore.slotCount)
         values = .allocate(capacity: ParameterStore.slotCount)
         values.initialize(repeating: 0, count: ParameterStore.slotCount)
         scratch = .allocate(capacity: 0)
+        stripBuffers = .allocate(capacity: 0)
+        toneBuffer = .allocate(capacity: 0)
         var watched = [Slot.master, Slot.reverbLevel, Slot.reverbOn, Slot.chorusLevel, Slot.chorusOn]
-            + Slot.tone.map(\.self) + [Slot.toneNote, Slot.toneA4, Slot.oscLevel, Slot.oscPan]
-        for s in 0..<Slot.strips { watched += [Slot.gain(s), Slot.pan(s), Slot.mute(s), Slot.solo(s)] }
+            + Slot.tone + [Slot.toneNote, Slot.toneA4]
+        for i in 0..<(4 * stripCount) where slots[i] >= 0 { watched.append(slots[i]) }
         self.watched = .allocate(capacity: watched.count)
         _ = self.watched.initialize(from: watched)
         // Set before the mixer existed: a note or A4 set (and no frequency) wins.
@@ -57,30 +127,44 @@ final class Mixer {
         refreshParameters()
         toneFollowsNote = followsNote
         toneNoteFrequency = Self.noteFrequency(values[Slot.toneNote], a4: values[Slot.toneA4])
-        oscillatorGain = oscillatorTargetGains()
         master = values[Slot.master]
         reverb = returnGain(Slot.reverbLevel, Slot.reverbOn)
         chorus = returnGain(Slot.chorusLevel, Slot.chorusOn)
         for s in 0..<stripCount {
-            let (l, r) = targetGains(strip: s, anySolo: anySolo)
+            let (l, r) = targetGains(strip: s)
             state[2 * s] = l; state[2 * s + 1] = r
         }
     }
 
     deinit {
-        state.deallocate(); seen.deallocate(); values.deallocate(); scratch.deallocate(); watched.deallocate()
+        state.deallocate(); sounded.deallocate(); seen.deallocate(); values.deallocate(); scratch.deallocate()
+        watched.deallocate(); slots.deallocate(); stripBuffers.deallocate(); toneBuffer.deallocate()
     }
 
     func prepare(maxFrames: Int, sampleRate: Double = 44_100) {
         tone.prepare(sampleRate: sampleRate)
+        let frames = max(1, maxFrames)
         scratch.deallocate()
-        scratch = .allocate(capacity: 2 * max(1, maxFrames))
-        self.maxFrames = maxFrames
+        scratch = .allocate(capacity: 2 * frames)
+        let pairs = capturesStems ? stripCount : 1
+        stripBuffers.deallocate()
+        stripBuffers = .allocate(capacity: 2 * frames * pairs)
+        stripBuffers.initialize(repeating: 0, count: 2 * frames * pairs)
+        toneBuffer.deallocate()
+        toneBuffer = .allocate(capacity: 2 * frames)
+        sounded.update(repeating: false, count: stripCount)
+        self.maxFrames = frames
     }
 
     func resetStatistics() { peak = 0; clippedSamples = 0; blockPeak = 0 }
 
-    private var anySolo = false
+    /// Strip `s`'s last block after the master gain (planar left, right), nil
+    /// when it was silent. With `capturesStems` only. Render thread (or while idle).
+    func stem(_ s: Int) -> (left: UnsafePointer<Float>, right: UnsafePointer<Float>)? {
+        guard capturesStems, s >= 0, s < stripCount, sounded[s] else { return nil }
+        let left = stripBuffers + 2 * s * maxFrames
+        return (UnsafePointer(left), UnsafePointer(left + maxFrames))
+    }
 
     /// Reads every parameter slot; returns whether any changed.
     @inline(__always) @discardableResult
@@ -94,10 +178,10 @@ final class Mixer {
                 if i == Slot.toneNote || i == Slot.toneA4 { toneFollowsNote = true }
             }
         }
-        if changed { toneNoteFrequency = Self.noteFrequency(values[Slot.toneNote], a4: values[Slot.toneA4]) }
         if changed {
+            toneNoteFrequency = Self.noteFrequency(values[Slot.toneNote], a4: values[Slot.toneA4])
             anySolo = false
-            for s in 0..<min(stripCount, Slot.strips) where values[Slot.solo(s)] > 0.5 { anySolo = true }
+            for s in 0..<stripCount where slots[4 * s + 3] >= 0 && values[slots[4 * s + 3]] > 0.5 { anySolo = true }
         }
         return changed
     }
@@ -107,14 +191,6 @@ final class Mixer {
         Float(Double(a4) * ToneGenerator.exp2((Double(note) - 69) / 12))
     }
 
-    /// The oscillator strip's left and right gains: `osc.level` with `osc.pan` as balance.
-    @inline(__always)
-    private func oscillatorTargetGains() -> (Float, Float) {
-        let gain = values[Slot.oscLevel].isNaN ? 0 : max(0, values[Slot.oscLevel])
-        let pan = values[Slot.oscPan].isNaN ? 0 : min(1, max(-1, values[Slot.oscPan]))
-        return (gain * (pan > 0 ? 1 - pan : 1), gain * (pan < 0 ? 1 + pan : 1))
-    }
-
     /// An effect's return gain: its level, or 0 while the effect is switched
     /// off (so switching fades the return over a block; see `EffectWatcher`).
     @inline(__always)
@@ -122,79 +198,87 @@ final class Mixer {
         values[enabled] >= 0.5 ? values[level] : 0
     }
 
+    /// Strip `s`'s left and right gains: its gain with its pan as balance
+    /// (centre is unity on both sides; turning right fades the left), 0 while
+    /// muted or while another strip is soloed. The shared returns: their level.
     @inline(__always)
-    private func targetGains(strip s: Int, anySolo: Bool) -> (Float, Float) {
-        // With fewer strips than channels (a single stereo output), strip 0 is the whole mix.
-        guard stripCount == Slot.strips else { return (1, 1) }
-        let gain = values[Slot.gain(s)]
-        let pan = min(1, max(-1, values[Slot.pan(s)]))
-        let muted = values[Slot.mute(s)] > 0.5
-        let soloed = values[Slot.solo(s)] > 0.5
+    private func targetGains(strip s: Int) -> (Float, Float) {
+        if s == reverbStrip { return (reverb, reverb) }
+        if s == chorusStrip { return (chorus, chorus) }
+        let gainSlot = slots[4 * s], panSlot = slots[4 * s + 1], muteSlot = slots[4 * s + 2], soloSlot = slots[4 * s + 3]
+        let muted = muteSlot >= 0 && values[muteSlot] > 0.5
+        let soloed = soloSlot >= 0 && values[soloSlot] > 0.5
         guard !muted, !anySolo || soloed else { return (0, 0) }
-        // Balance: centre is unity on both sides; turning right fades the left.
+        let rawGain = gainSlot >= 0 ? values[gainSlot] : 1
+        let gain = rawGain.isNaN ? 0 : max(0, rawGain)
+        let rawPan = panSlot >= 0 ? values[panSlot] : 0
+        let pan = rawPan.isNaN ? 0 : min(1, max(-1, rawPan))
         return (gain * (pan > 0 ? 1 - pan : 1), gain * (pan < 0 ? 1 + pan : 1))
     }
 
-    /// Mixes `frames` frames of `dry` (2 × stripCount planar buffers) and
-    /// `effects` (reverb L/R, chorus L/R) into `output` (interleaved stereo).
+    /// Mixes one block into `output` (interleaved stereo): `dry` holds the
+    /// instrument's `2 × channelCount` planar buffers, `effects` its reverb
+    /// L/R, chorus L/R per effects group; `oscillator` the oscillator's planar
+    /// left (right one `stride` on), nil when silent; `tracks` the tracks'
+    /// planar left, right (each `stride` long, one after the other).
     func mix(frames: Int,
              dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
              effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
              into output: UnsafeMutablePointer<Float>,
-             oscillator: UnsafeMutablePointer<Float>? = nil, oscillatorStride: Int = 0) {
+             oscillator: UnsafeMutablePointer<Float>? = nil,
+             tracks: UnsafeMutablePointer<Float>? = nil, stride: Int = 0) {
         refreshParameters()
         let mixL = scratch, mixR = scratch + maxFrames
         mixL.update(repeating: 0, count: frames)
         mixR.update(repeating: 0, count: frames)
         let step = 1 / Float(frames)
-
-        for s in 0..<stripCount {
-            let (toL, toR) = targetGains(strip: s, anySolo: anySolo)
-            let fromL = state[2 * s], fromR = state[2 * s + 1]
-            state[2 * s] = toL; state[2 * s + 1] = toR
-            guard let inL = dry[2 * s], let inR = dry[2 * s + 1] else { continue }
-            let level = Self.peak(inL, frames) 
-            let levelR = Self.peak(inR, frames)
-            meters.setStripPeak(s, max(level * max(fromL, toL), levelR * max(fromR, toR)))
-            guard level > 0 || levelR > 0, fromL != 0 || toL != 0 || fromR != 0 || toR != 0 else { continue }
-            Self.accumulate(inL, into: mixL, frames: frames, from: fromL, to: toL, step: step)
-            Self.accumulate(inR, into: mixR, frames: frames, from: fromR, to: toR, step: step)
-        }
-
         let newReverb = returnGain(Slot.reverbLevel, Slot.reverbOn)
         let newChorus = returnGain(Slot.chorusLevel, Slot.chorusOn)
-        if let l = effects[0], let r = effects[1] {
-            Self.accumulate(l, into: mixL, frames: frames, from: reverb, to: newReverb, step: step)
-            Self.accumulate(r, into: mixR, frames: frames, from: reverb, to: newReverb, step: step)
-        }
-        if let l = effects[2], let r = effects[3] {
-            Self.accumulate(l, into: mixL, frames: frames, from: chorus, to: newChorus, step: step)
-            Self.accumulate(r, into: mixR, frames: frames, from: chorus, to: newChorus, step: step)
-        }
-        reverb = newReverb; chorus = newChorus
 
-        // The oscillator's strip: planar left at `oscillator`, right one stride on.
-        let newOscillator = oscillatorTargetGains()
-        if let oscillator {
-            Self.accumulate(oscillator, into: mixL, frames: frames, from: oscillatorGain.0, to: newOscillator.0, step: step)
-            Self.accumulate(oscillator + oscillatorStride, into: mixR, frames: frames,
-                            from: oscillatorGain.1, to: newOscillator.1, step: step)
+        for s in 0..<channelCount {
+            let fx = channelEffects ? effects + 4 * s : nil
+            addStrip(s, dry[2 * s], dry[2 * s + 1], effects: fx, frames: frames, step: step,
+                     reverbTo: newReverb, chorusTo: newChorus, mixL: mixL, mixR: mixR)
         }
-        oscillatorGain = newOscillator
+        addStrip(oscillatorStrip, oscillator, oscillator.map { $0 + stride }, frames: frames, step: step,
+                 mixL: mixL, mixR: mixR)
 
         let toneEnabled = values[Slot.toneEnabled]
+        var toneSounds = false
         if toneEnabled >= 0.5 || !tone.isSilent {
             // A note (or A4) change fades out and in at the new pitch; a frequency change glides.
-            tone.render(frames: frames, left: mixL, right: mixR,
+            toneBuffer.update(repeating: 0, count: 2 * maxFrames)
+            tone.render(frames: frames, left: toneBuffer, right: toneBuffer + maxFrames,
                         frequency: toneFollowsNote ? toneNoteFrequency : values[Slot.toneFrequency],
                         level: values[Slot.toneLevel],
                         waveform: values[Slot.toneWaveform], enabled: toneEnabled, glides: !toneFollowsNote)
+            toneSounds = true
+        }
+        addStrip(toneStrip, toneSounds ? toneBuffer : nil, toneSounds ? toneBuffer + maxFrames : nil,
+                 frames: frames, step: step, mixL: mixL, mixR: mixR)
+
+        // The shared returns ramp to their new level (the channels' own effects took it above).
+        reverb = newReverb; chorus = newChorus
+        if reverbStrip >= 0 {
+            addStrip(reverbStrip, effects[0], effects[1], isEffect: true, frames: frames, step: step, mixL: mixL, mixR: mixR)
+            addStrip(chorusStrip, effects[2], effects[3], isEffect: true, frames: frames, step: step, mixL: mixL, mixR: mixR)
+        }
+        for t in 0..<trackCount {
+            let left = tracks.map { $0 + 2 * t * stride }
+            addStrip(firstTrack + t, left, left.map { $0 + stride }, frames: frames, step: step, mixL: mixL, mixR: mixR)
         }
 
         // Master: gain ramp, interleave, meters, clips.
         let newMaster = values[Slot.master]
         let stats = Self.master(left: mixL, right: mixR, frames: frames, from: master, to: newMaster,
                                 step: step, into: output)
+        if capturesStems {
+            for s in 0..<stripCount where sounded[s] {
+                let left = stripBuffers + 2 * s * maxFrames
+                Self.scale(left, frames: frames, from: master, to: newMaster, step: step)
+                Self.scale(left + maxFrames, frames: frames, from: master, to: newMaster, step: step)
+            }
+        }
         master = newMaster
         blockPeak = stats.peak
         peak = max(peak, stats.peak)
@@ -202,9 +286,56 @@ final class Mixer {
         meters.publish(peak: stats.peak, rms: (stats.sumSquares / Float(2 * frames)).squareRoot(), clips: stats.clips)
     }
 
+    /// Adds strip `s` into the mix: its input (and, for a channel with its own
+    /// effects group, the group's reverb and chorus at the returns' levels)
+    /// through its gain ramp into its strip buffer, metered there, then summed.
+    @inline(__always)
+    private func addStrip(_ s: Int, _ inL: UnsafeMutablePointer<Float>?, _ inR: UnsafeMutablePointer<Float>?,
+                          effects fx: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>? = nil, isEffect: Bool = false,
+                          frames: Int, step: Float, reverbTo: Float = 0, chorusTo: Float = 0,
+                          mixL: UnsafeMutablePointer<Float>, mixR: UnsafeMutablePointer<Float>) {
+        let (toL, toR) = targetGains(strip: s)
+        let fromL = state[2 * s], fromR = state[2 * s + 1]
+        state[2 * s] = toL; state[2 * s + 1] = toR
+        sounded[s] = false
+        var level: Float = 0, effectsLevel: Float = 0
+        if let inL { level = max(level, Self.peak(inL, frames)) }
+        if let inR { level = max(level, Self.peak(inR, frames)) }
+        if let fx { for j in 0..<4 { if let b = fx[j] { effectsLevel = max(effectsLevel, Self.peak(b, frames)) } } }
+        if isEffect { swap(&level, &effectsLevel) }
+        // Effects alone below the floor are silence (FluidSynth's idle reverb leaves a residue).
+        if effectsLevel >= Self.effectsFloor { level = max(level, effectsLevel) }
+        guard level > 0, fromL != 0 || toL != 0 || fromR != 0 || toR != 0 else {
+            meters.setStripLevels(s, peak: 0, rms: 0)
+            return
+        }
+        let outL = stripBuffers + (capturesStems ? 2 * s * maxFrames : 0), outR = outL + maxFrames
+        outL.update(repeating: 0, count: frames)
+        outR.update(repeating: 0, count: frames)
+        if let inL { Self.accumulate(inL, into: outL, frames: frames, from: fromL, to: toL, step: step) }
+        if let inR { Self.accumulate(inR, into: outR, frames: frames, from: fromR, to: toR, step: step) }
+        if let fx {
+            if let l = fx[0] { Self.accumulate(l, into: outL, frames: frames, from: fromL * reverb, to: toL * reverbTo, step: step) }
+            if let r = fx[1] { Self.accumulate(r, into: outR, frames: frames, from: fromR * reverb, to: toR * reverbTo, step: step) }
+            if let l = fx[2] { Self.accumulate(l, into: outL, frames: frames, from: fromL * chorus, to: toL * chorusTo, step: step) }
+            if let r = fx[3] { Self.accumulate(r, into: outR, frames: frames, from: fromR * chorus, to: toR * chorusTo, step: step) }
+        }
+        let (peak, sumSquares) = Self.levels(outL, outR, frames)
+        meters.setStripLevels(s, peak: peak, rms: (sumSquares / Float(2 * frames)).squareRoot())
+        Self.accumulate(outL, into: mixL, frames: frames, from: 1, to: 1, step: step)
+        Self.accumulate(outR, into: mixR, frames: frames, from: 1, to: 1, step: step)
+        sounded[s] = true
+    }
+
+    /// Effects output below this (−100 dBFS) with no dry sound is silence: an
+    /// idle FluidSynth reverb unit never outputs exact zeros (its anti-denormal
+    /// offset leaves ~1e-7), and a strip carrying only that neither sounds in
+    /// the mix nor writes a stem.
+    static let effectsFloor: Float = 1e-5
+
     /// Store slots (parameter indices) the mixer reads, worked out once.
     private enum Slot {
-        static let strips = 16
+        static let channels = 16
         static let master = ParameterAddress.masterGain.index
         static let reverbLevel = ParameterAddress.reverb(.level).index
         static let reverbOn = ParameterAddress.reverb(.enabled).index
@@ -217,18 +348,6 @@ final class Mixer {
         static let tone = [toneFrequency, toneLevel, toneWaveform, toneEnabled]
         static let toneNote = ParameterAddress.tone(.note).index
         static let toneA4 = ParameterAddress.tone(.a4).index
-        static let oscLevel = ParameterAddress.osc(.level).index
-        static let oscPan = ParameterAddress.osc(.pan).index
-        /// Strip `s` (0...15): each strip's parameters sit together at a fixed
-        /// stride (plain integers, so the render thread touches no array).
-        private static let stripBase = ParameterAddress.strip(0, .gain).index
-        private static let stride = ParameterAddress.strip(1, .gain).index - stripBase
-        private static func offset(_ p: ParameterAddress.Strip) -> Int { ParameterAddress.strip(0, p).index - stripBase }
-        private static let panOffset = offset(.pan), muteOffset = offset(.mute), soloOffset = offset(.solo)
-        @inline(__always) static func gain(_ s: Int) -> Int { stripBase + s * stride }
-        @inline(__always) static func pan(_ s: Int) -> Int { stripBase + s * stride + panOffset }
-        @inline(__always) static func mute(_ s: Int) -> Int { stripBase + s * stride + muteOffset }
-        @inline(__always) static func solo(_ s: Int) -> Int { stripBase + s * stride + soloOffset }
     }
 
     // MARK: Kernels
@@ -264,6 +383,34 @@ final class Mixer {
             let delta = (to - from) * step
             for i in 0..<frames { mix[i] += input[i] * (from + delta * Float(i + 1)) }
         }
+    }
+
+    /// The largest magnitude and the sum of squares over two buffers.
+    @inline(__always)
+    private static func levels(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>,
+                               _ frames: Int) -> (peak: Float, sumSquares: Float) {
+        let l = levels(left, frames), r = levels(right, frames)
+        return (max(l.peak, r.peak), l.sumSquares + r.sumSquares)
+    }
+
+    @inline(__always)
+    private static func levels(_ buffer: UnsafeMutablePointer<Float>, _ frames: Int) -> (peak: Float, sumSquares: Float) {
+        var s0: Float = 0, s1: Float = 0, s2: Float = 0, s3: Float = 0
+        var i = 0
+        while i + 4 <= frames {
+            let a = buffer[i], b = buffer[i + 1], c = buffer[i + 2], d = buffer[i + 3]
+            s0 += a * a; s1 += b * b; s2 += c * c; s3 += d * d
+            i += 4
+        }
+        while i < frames { s0 += buffer[i] * buffer[i]; i += 1 }
+        return (peak(buffer, frames), (s0 + s1) + (s2 + s3))
+    }
+
+    /// buffer ×= the gain going linearly from `from` to `to` (as `master` computes it, frame for frame).
+    @inline(__always)
+    private static func scale(_ buffer: UnsafeMutablePointer<Float>, frames: Int, from: Float, to: Float, step: Float) {
+        let delta = (to - from) * step
+        for i in 0..<frames { buffer[i] *= from + delta * Float(i + 1) }
     }
 
     /// Applies the master gain ramp and interleaves into `output`; returns the

@@ -17,6 +17,11 @@ public protocol Instrument: AnyObject {
     /// frame, so onsets are within half a grid step of exact.
     var eventGranularity: Int { get }
 
+    /// Reverb and chorus units: 1 (shared by every channel) or `stripCount`
+    /// (MIDI channel `c` sends to unit `c % effectsGroupCount`, so a strip's
+    /// effects can follow its fader, mute and solo, and its stem carries them).
+    var effectsGroupCount: Int { get }
+
     /// Called before rendering, with the largest `frames` a render call will ask for.
     /// An instrument with an event grid aligns it to start now.
     func prepare(sampleRate: Double, maxFrames: Int)
@@ -26,7 +31,8 @@ public protocol Instrument: AnyObject {
 
     /// Adds `frames` frames of sound into planar buffers, which the renderer
     /// has zeroed: `dry` holds `2 × stripCount` pointers (left, right of each
-    /// strip), `effects` 4 (reverb left/right, chorus left/right). Render thread.
+    /// strip), `effects` 4 per effects group (reverb left/right, chorus
+    /// left/right of group 0, then of group 1, …). Render thread.
     func render(frames: Int,
                 dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
                 effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>)
@@ -53,6 +59,8 @@ public protocol Instrument: AnyObject {
 
 extension Instrument {
     public var eventGranularity: Int { 1 }
+    /// By default one reverb and chorus for all channels.
+    public var effectsGroupCount: Int { 1 }
     /// By default an instrument ignores SysEx.
     public func receiveSysEx(_ data: UnsafeBufferPointer<UInt8>) {}
     /// By default an instrument has no effects to set.

@@ -7,10 +7,28 @@ import Synchronization
 /// 1. takes the events due in the block from the sequencer (the scheduled
 ///    `Score`) and from the `events` queue (pushed by another thread), in time
 ///    order, and splits the block at each one so it applies at its frame;
-/// 2. has the instrument render each piece into the strip buffers;
+/// 2. has the instrument (and the oscillator) render each piece into the
+///    strip buffers, and each track its whole block;
 /// 3. mixes the strips (gain, balance, mute, solo, master, meters) into the
 ///    caller's interleaved stereo buffer;
 /// 4. advances the sample clock (`sampleTime`) by `frames`.
+///
+/// Strips (`meters.strips` lists them): one per instrument strip (per MIDI
+/// channel, `strip.N.*`), the oscillator (`osc.level|pan|mute|solo`), the
+/// tone (`tone.level|pan|mute|solo`), the shared reverb and chorus returns
+/// (when the instrument has one effects group; with one group per channel
+/// each channel's effects go through its own strip), then one per track
+/// (`track.N.gain|pan|mute|solo`). Any solo silences every strip not soloed.
+///
+/// Tracks: `Renderer(instrument:tracks:)` takes up to
+/// `ParameterAddress.maxTracks` `TrackSource`s, fixed for the renderer's
+/// life. Each block, every track renders `frames` frames into its strip,
+/// told the piece's position (seconds, at the block's start) and whether
+/// the piece plays (a piece is scheduled, the transport plays, the piece has
+/// not ended), so it starts, stops, seeks and loops with the transport.
+///
+/// Stems: with `capturesStems` set before `prepare`, `stem(_:)` gives each
+/// strip's last block after the master gain; the stems add up to the output.
 ///
 /// Threads: `prepare` and `schedule` before rendering starts (or while no
 /// render call runs); `render`, `silence` and `ownEvents.push` on one render
@@ -52,7 +70,12 @@ public final class Renderer: @unchecked Sendable {
     private let effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     private let dryPiece: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     private let effectsPiece: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
-    private var bufferCount: Int { 2 * instrument.stripCount + 4 }
+    private var bufferCount: Int { 2 * instrument.stripCount + effectsCount }
+    /// Effect buffers: reverb L/R, chorus L/R per effects group.
+    private let effectsCount: Int
+    /// The tracks, and their planar left, right, `maxFrames` each, one after the other.
+    public let tracks: [any TrackSource]
+    private var trackBuffers: UnsafeMutablePointer<Float>
     private let granularity: Int
     private var effectWatcher: EffectWatcher
     private var sysExTable = SysExTable()
@@ -62,12 +85,19 @@ public final class Renderer: @unchecked Sendable {
     /// Frames rendered since `prepare`: the sample clock events are timed on.
     public private(set) var sampleTime: UInt64 = 0
 
-    public init(instrument: any Instrument, eventCapacity: Int = 1024, parameters: ParameterStore = ParameterStore()) {
+    /// `tracks`: at most `ParameterAddress.maxTracks` sources, each a strip of its own.
+    public init(instrument: any Instrument, tracks: [any TrackSource] = [], eventCapacity: Int = 1024,
+                parameters: ParameterStore = ParameterStore()) {
+        precondition(tracks.count <= ParameterAddress.maxTracks, "at most \(ParameterAddress.maxTracks) tracks")
         self.instrument = instrument
         self.events = EventQueue(capacity: eventCapacity)
         self.ownEvents = EventQueue(capacity: eventCapacity)
         self.parameters = parameters
-        mixer = Mixer(stripCount: instrument.stripCount, parameters: parameters)
+        self.tracks = tracks
+        effectsCount = 4 * instrument.effectsGroupCount
+        mixer = Mixer(stripCount: instrument.stripCount, effectsGroups: instrument.effectsGroupCount,
+                      tracks: tracks.map(\.name), parameters: parameters)
+        trackBuffers = .allocate(capacity: 0)
         granularity = max(1, instrument.eventGranularity)
         effectWatcher = EffectWatcher(parameters: parameters)
         buffers = .allocate(capacity: 0)
@@ -76,8 +106,8 @@ public final class Renderer: @unchecked Sendable {
         let strips = instrument.stripCount
         dry = .allocate(capacity: 2 * strips); dry.initialize(repeating: nil, count: 2 * strips)
         dryPiece = .allocate(capacity: 2 * strips); dryPiece.initialize(repeating: nil, count: 2 * strips)
-        effects = .allocate(capacity: 4); effects.initialize(repeating: nil, count: 4)
-        effectsPiece = .allocate(capacity: 4); effectsPiece.initialize(repeating: nil, count: 4)
+        effects = .allocate(capacity: effectsCount); effects.initialize(repeating: nil, count: effectsCount)
+        effectsPiece = .allocate(capacity: effectsCount); effectsPiece.initialize(repeating: nil, count: effectsCount)
     }
 
     deinit {
@@ -86,7 +116,19 @@ public final class Renderer: @unchecked Sendable {
         oscillatorBuffer.deallocate(); routes.deallocate()
         effectWatcher.release(); sysExTable.release()
         dry.deallocate(); dryPiece.deallocate(); effects.deallocate(); effectsPiece.deallocate()
+        trackBuffers.deallocate()
     }
+
+    /// Keep each strip's block for `stem(_:)` (offline stems). Set before `prepare`.
+    public var capturesStems: Bool {
+        get { mixer.capturesStems }
+        set { mixer.capturesStems = newValue }
+    }
+
+    /// Strip `s`'s (`meters.strips[s]`) last block after the master gain:
+    /// planar left and right, `frames` of the last `render` each; nil when the
+    /// strip was silent in it (or `capturesStems` is off). Render thread (or while idle).
+    public func stem(_ s: Int) -> (left: UnsafePointer<Float>, right: UnsafePointer<Float>)? { mixer.stem(s) }
 
     /// Sizes every buffer for blocks of up to `maxFrames` frames and resets the
     /// sample clock to 0. Not on the render thread.
@@ -104,7 +146,10 @@ public final class Renderer: @unchecked Sendable {
         buffers = .allocate(capacity: bufferCount * maxFrames)
         buffers.initialize(repeating: 0, count: bufferCount * maxFrames)
         for i in 0..<(2 * instrument.stripCount) { dry[i] = buffers + i * maxFrames }
-        for i in 0..<4 { effects[i] = buffers + (2 * instrument.stripCount + i) * maxFrames }
+        for i in 0..<effectsCount { effects[i] = buffers + (2 * instrument.stripCount + i) * maxFrames }
+        trackBuffers.deallocate()
+        trackBuffers = .allocate(capacity: max(1, 2 * tracks.count * maxFrames))
+        trackBuffers.initialize(repeating: 0, count: max(1, 2 * tracks.count * maxFrames))
         sampleTime = 0
         mixer.resetStatistics()
         mixer.meters.resetClips()
@@ -173,6 +218,7 @@ public final class Renderer: @unchecked Sendable {
         let grid = UInt64(granularity), half = grid / 2
         let bound = (blockEnd &+ grid &- 1) / grid &* grid &- half
         sequencer.begin(at: blockStart, transport: transport)
+        if !tracks.isEmpty { renderTracks(frames: frames, at: blockStart) }
         var done = 0
         while true {
             let fromScore = sequencer.next(before: bound)
@@ -217,7 +263,8 @@ public final class Renderer: @unchecked Sendable {
         dropped.store(sequencer.droppedMessages, ordering: .relaxed)
 
         mixer.mix(frames: frames, dry: dry, effects: effects, into: out,
-                  oscillator: oscillatorSounds ? oscillatorBuffer : nil, oscillatorStride: maxFrames)
+                  oscillator: oscillatorSounds ? oscillatorBuffer : nil,
+                  tracks: tracks.isEmpty ? nil : trackBuffers, stride: maxFrames)
         sampleTime = blockEnd
     }
 
@@ -262,8 +309,18 @@ public final class Renderer: @unchecked Sendable {
             return
         }
         for i in 0..<(2 * instrument.stripCount) { dryPiece[i] = dry[i].map { $0 + offset } }
-        for i in 0..<4 { effectsPiece[i] = effects[i].map { $0 + offset } }
+        for i in 0..<effectsCount { effectsPiece[i] = effects[i].map { $0 + offset } }
         instrument.render(frames: frames, dry: dryPiece, effects: effectsPiece)
+    }
+
+    /// Each track's block, from the piece's position at the block's start.
+    @inline(__always)
+    private func renderTracks(frames: Int, at frame: UInt64) {
+        let (position, playing) = sequencer.piecePosition(at: frame)
+        for t in 0..<tracks.count {
+            let left = trackBuffers + 2 * t * maxFrames
+            tracks[t].render(frames: frames, position: position, playing: playing, left: left, right: left + maxFrames)
+        }
     }
 
     /// Stops every sound now (all sound off). Render thread.

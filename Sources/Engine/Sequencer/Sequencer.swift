@@ -144,6 +144,12 @@ struct Sequencer {
         return anchorScore + Double(frame &- min(frame, anchorFrame)) * scale
     }
 
+    /// The piece's position in seconds at sample-clock `frame`, and whether it
+    /// plays there (a piece is scheduled, the transport plays, it has not ended).
+    @inline(__always) func piecePosition(at frame: UInt64) -> (seconds: Double, playing: Bool) {
+        (score(at: frame) / sampleRate, loaded && playing && !finished)
+    }
+
     /// The sample-clock frame at which score frame `s` plays.
     @inline(__always) func absoluteFrame(ofScore s: UInt64) -> UInt64 {
         let d = ((Double(s) - anchorScore) / scale).rounded()

@@ -83,3 +83,34 @@ import Testing
         #expect(hub.currentScene == nil)
     }
 }
+
+/// A reloaded mapping's `channels:` presets are selected as a scene selects
+/// them; what needs a restart (another font or instrument) is said, not done.
+@Suite struct ReloadChannelsTests {
+    @Test func replace_selectsChangedPresets_andNamesWhatNeedsARestart() throws {
+        let hub = ControlHub(mapping: try ControlMapping.parse(yaml: """
+            channels:
+              1: { bank: 0, program: 0 }
+              2: { soundfont: a.sf2, program: 3 }
+              3: { program: 5 }
+            controls: []
+            """))
+        var changes: [ParameterChange] = []
+        hub.subscribe { changes.append($0) }
+        changes.removeAll()
+        let notes = hub.replace(mapping: try ControlMapping.parse(yaml: """
+            channels:
+              1: { bank: 8, program: 19 }
+              2: { soundfont: b.sf2, program: 3 }
+              3: { program: 5 }
+              10: { bank: 128, program: 25 }
+            controls: []
+            """))
+        #expect(changes == [
+            ParameterChange(.channelCC(Channel(0), UInt7(0)), 8),
+            ParameterChange(.channelProgram(Channel(0)), 19),
+            ParameterChange(.channelProgram(Channel(9)), 25),   // unchanged channel 3: nothing
+        ])
+        #expect(notes == ["channel 2: a new soundfont or instrument takes effect at the next start"])
+    }
+}

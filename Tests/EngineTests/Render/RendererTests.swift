@@ -61,10 +61,21 @@ import CAllocationCounter
         #expect(renderer.isScoreFinished)
     }
 
+    /// Every strip kind sounding (channels with their own effects, the
+    /// oscillator, the tone, two tracks), stems captured: still no heap call.
     @Test func renderLoop_allocatesNothing_withFakeInstrument() {
-        let fake = FakeInstrument()
+        let fake = FakeInstrument(effectsGroups: 16)
         fake.recordsMessages = false
-        let renderer = makeRenderer(fake, block: 128)
+        fake.reverbLevel = 0.1
+        let renderer = Renderer(instrument: fake, tracks: [ConstantTrack(name: "a", left: 0.1, right: 0.2),
+                                                           ConstantTrack(name: "b", left: 0.3, right: 0)])
+        renderer.capturesStems = true
+        renderer.route(channel: 14, to: .oscillator)
+        renderer.prepare(sampleRate: 48_000, maxFrames: 128)
+        renderer.parameters.set(.tone(.enabled), 1)
+        renderer.parameters.set(.track(1, .solo), 1)
+        renderer.parameters.set(.strip(2, .solo), 1)
+        renderer.parameters.set(.osc(.solo), 1)
         var events: [Score.Event] = []
         for i in 0..<2_000 {
             events.append(.init(seconds: Double(i) * 0.001, message: .noteOn(UInt8(i % 128), velocity: 100, channel: i % 16)))
@@ -77,13 +88,18 @@ import CAllocationCounter
         // Steady state: a first block may instantiate Swift runtime metadata (once per process, debug builds).
         renderer.events.push(.now(.controlChange(7, value: 100, channel: 1)))
         renderer.render(frames: 128, into: output)
+        let oscillator = renderer.meters.index(of: .oscillator)!, trackB = renderer.meters.index(of: .track(1, name: "b"))!
+        var stemsSounded = false
         carillon_allocations_arm()
         for block in 1..<1_000 {
             if block % 10 == 0 { renderer.events.push(.now(.controlChange(7, value: 100, channel: 1))) }
+            if block % 10 == 5 { renderer.parameters.set(.track(0, .pan), Double(block % 3) - 1) }
             renderer.render(frames: 128, into: output)
+            if block == 500 { stemsSounded = renderer.stem(oscillator) != nil && renderer.stem(trackB) != nil }
         }
         let calls = carillon_allocations_disarm()
         #expect(calls == 0, "heap calls in 1000 blocks: \(calls)")
+        #expect(stemsSounded)
     }
 
     @Test func allocationCounter_countsAnAllocation() {
