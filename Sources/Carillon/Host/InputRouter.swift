@@ -24,18 +24,32 @@ final class InputRouter: Sendable {
     private let midiRecorder: MIDIRecorder?
     private let counts = Mutex<[SeqAddress: Int]>([:])
     private let connected = Mutex<Set<SeqAddress>>([])
+    /// SCHED_FIFO priority the input thread asks for on its first event; nil: none.
+    private let priority: Int32?
+    private let prioritized = Atomic<Bool>(false)
 
-    init(hub: ControlHub, events: EventQueueProducer?, log: HostLog, midiRecorder: MIDIRecorder? = nil) {
+    /// `priority`: with `--timing stamped` and real-time scheduling, one above the
+    /// output thread's. The kernel stamps the arrival, but the event must still be
+    /// pushed within the latency (a period): on one CPU, when renders take half a
+    /// period and the output thread renders blocks back to back to refill its
+    /// buffer, an input thread below it waited longer than that and its notes
+    /// came a period late. The router's work per event is short.
+    init(hub: ControlHub, events: EventQueueProducer?, log: HostLog, midiRecorder: MIDIRecorder? = nil, priority: Int32? = nil) {
         self.hub = hub
         self.events = events
         self.log = log
         self.midiRecorder = midiRecorder
+        self.priority = priority
     }
 
     var messagesBySource: [SeqAddress: Int] { counts.withLock { $0 } }
     var sources: Set<SeqAddress> { connected.withLock { $0 } }
 
     func handle(_ event: SequencerEvent) {
+        if let priority, !prioritized.exchange(true, ordering: .relaxed),
+           let refusal = RealtimeScheduling.requestFIFO(priority: priority) {
+            log.append("input thread: real-time scheduling refused (\(refusal)); events are placed at normal priority")
+        }
         switch event {
         case .message(let message, let source, _), .release(let message, let source):
             // The kernel's arrival stamp; else (a message fed in directly, a release

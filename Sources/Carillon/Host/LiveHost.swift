@@ -248,9 +248,9 @@ public final class LiveHost: @unchecked Sendable {
         self.clock = clock
         let events = EventQueueProducer(renderer.events, clock: clock)
         self.events = events
-        // The input thread at normal priority: the kernel stamps arrivals, and the router
-        // has a period to push (measured in the VM: SCHED_FIFO 75 above the output made no difference).
-        router = InputRouter(hub: hub, events: events, log: log, midiRecorder: midiRecorder)
+        // The input thread above the output thread (requestFIFO's default, 70): pushes within the latency.
+        router = InputRouter(hub: hub, events: events, log: log, midiRecorder: midiRecorder,
+                             priority: options.realtime && clock != nil ? 75 : nil)
     }
 
     deinit { stop() }
