@@ -135,7 +135,13 @@ public final class FileTrack: TrackSource, @unchecked Sendable {
 
         if !prerollHoldsFile {
             do {
-                thread = try JoinableThread(name: "track") { [self] in decode() }
+                let live = !waitsForDecoder
+                thread = try JoinableThread(name: "track") { [self] in
+                    // Live, the decoder feeds the render thread: above ordinary work, below the
+                    // output (70) and input (75) threads. Refused (no rtprio): normal priority.
+                    if live { _ = RealtimeScheduling.requestFIFO(priority: 60) }
+                    decode()
+                }
             } catch { preroll.deallocate(); throw .thread(path: path, error) }
         }
     }
