@@ -39,8 +39,9 @@ enum HostSession {
         input.apply(to: &options)
         audio.apply(to: &options)
         options.sampler = synth.samplerOptions
-        // Live, a channel's mute and solo take its reverb along: 16 effects units cost ~3% of a core (README).
-        options.sampler.effectsPerChannel = synth.channelEffects ?? true
+        // One shared reverb and chorus unless asked: 16 units cost ~3.6% of a core natively, but
+        // most of a period on a slow or emulated CPU (the ALSA VM: xruns); README, Mixer.
+        options.sampler.effectsPerChannel = synth.channelEffects ?? false
         options.sampler.tracks = (mapping?.tracks ?? []) + synth.track
         if options.sampler.tracks.count > SamplerOptions.maxTracks {
             Diagnostics.fail("at most \(SamplerOptions.maxTracks) tracks: the mapping's tracks: and --track give \(options.sampler.tracks.count)")
