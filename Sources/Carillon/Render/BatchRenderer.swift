@@ -8,9 +8,10 @@ import Glibc
 
 /// Renders a batch of files on a pool of worker threads, each with its own
 /// `RenderJob` (its own synth; FluidSynth synths share nothing mutable).
-/// Workers take the next file from a shared index, so long and short files
-/// balance themselves. A file that fails is reported and counted; the batch
-/// goes on. Each finished file's manifest line is appended at once.
+/// Workers take the next file from a shared index, largest file first
+/// (`largestFirst`), so long and short files balance themselves and the last
+/// to finish is a short one. A file that fails is reported and counted; the
+/// batch goes on. Each finished file's manifest line is appended at once.
 ///
 /// Threads: `run` on one thread, which also receives every report; the
 /// workers touch only the shared state below, under its lock.
@@ -103,11 +104,12 @@ public final class BatchRenderer: Sendable {
             $0.snapshot.current = Array(repeating: nil, count: workers)
             $0.running = workers
         }
+        let ordered = Self.largestFirst(items).map { items[$0] }
         var threads: [JoinableThread] = []
         for w in 0..<workers {
             do {
                 threads.append(try JoinableThread(name: "render-\(w)") { [self] in
-                    work(worker: w, items: items, cancel: cancel, clock: clock, start: start)
+                    work(worker: w, items: ordered, cancel: cancel, clock: clock, start: start)
                 })
             } catch {
                 cancel.set()
@@ -133,6 +135,19 @@ public final class BatchRenderer: Sendable {
         }
         for t in threads { t.join() }
         return state.withLock { $0.snapshot }
+    }
+
+    /// The order the workers take `items` in (indices): largest input file
+    /// first, ties and unreadable files in the given order. A file's size
+    /// stands for its render time (its events); starting the longest renders
+    /// first keeps a long one from running alone at the end while the other
+    /// workers idle (longest-processing-time-first scheduling).
+    public static func largestFirst(_ items: [BatchItem]) -> [Int] {
+        let sizes = items.map { item -> Int in
+            var info = stat()
+            return stat(item.input, &info) == 0 ? Int(info.st_size) : 0
+        }
+        return items.indices.sorted { sizes[$0] != sizes[$1] ? sizes[$0] > sizes[$1] : $0 < $1 }
     }
 
     private func work(worker: Int, items: [BatchItem], cancel: CancellationFlag,

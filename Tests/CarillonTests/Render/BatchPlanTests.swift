@@ -3,6 +3,22 @@ import Foundation
 import Testing
 
 @Suite struct BatchPlanTests {
+    /// The batch's workers start with the largest inputs (the longest renders),
+    /// ties and missing files keeping their place in the list.
+    @Test func batchOrder_largestFileFirst_tiesInListOrder() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sizes = [10, 300, 20, 300, 5000]
+        var items: [BatchItem] = []
+        for (i, size) in sizes.enumerated() {
+            let path = "\(dir)/\(i).mid"
+            try Data(repeating: 0, count: size).write(to: URL(fileURLWithPath: path))
+            items.append(BatchItem(input: path, key: "\(i).mid", output: "\(dir)/\(i).wav"))
+        }
+        items.insert(BatchItem(input: "\(dir)/missing.mid", key: "missing.mid", output: "\(dir)/m.wav"), at: 2)
+        #expect(BatchRenderer.largestFirst(items) == [5, 1, 4, 3, 0, 2])
+    }
+
     @Test func fnv1a64_matchesTheReferenceValues() {
         // From the FNV reference test vectors.
         #expect(Shard.fnv1a64("") == 0xcbf2_9ce4_8422_2325)
