@@ -31,6 +31,10 @@ public final class RenderJob {
         public var blockFrames: Int? = nil
         /// FluidSynth synths rendering each piece in parallel, one thread each (`--threads`).
         public var threads: Int = 1
+        /// With a pool: blocks the render loop dispatches ahead of the one it
+        /// writes (`SamplerPool.blocksInFlight`), so the synths' threads are
+        /// not held in step block by block.
+        public var blocksInFlight = 4
         /// Only the samples of the presets a piece selects are loaded (see `pinPresets`).
         public var loadsSamplesOnDemand = true
         /// Cut every render at this many seconds (nil: no limit); `Summary.truncated` says so.
@@ -146,7 +150,8 @@ public final class RenderJob {
         pinned = samplers.map { _ in [] }
         if samplers.count > 1 {
             do throws(ALSAError) {
-                pool = try SamplerPool(members: samplers.map(\.instrument), keepingAlive: samplers)
+                pool = try SamplerPool(members: samplers.map(\.instrument), keepingAlive: samplers,
+                                       blocksInFlight: options.blocksInFlight)
             } catch { throw .threads("\(error)") }
         } else {
             pool = nil
@@ -254,43 +259,74 @@ public final class RenderJob {
         let refusedBefore = refusedCount
         renderer.prepare(sampleRate: rate, maxFrames: options.effectiveBlockFrames)
         renderer.schedule(score, startingAt: 0)
+        // Blocks go out (`dispatch`) up to `blocksInFlight` ahead of the one
+        // written (`collect`); with one synth, one at a time. Everything that
+        // decides what is dispatched is known on the dispatch side, so the
+        // blocks and their sizes are the same at any depth.
+        defer { renderer.discardPending() }
+        let depth = renderer.blocksInFlight
         var tail = TailTracker(policy: options.tail, sampleRate: rate)
-        var blocks = 0
-        var finished = false
+        /// Tail frames dispatched (the tail tracker counts those written).
+        var tailDispatched = 0
+        let tailLimit = tail.remainingFrames
+        /// Per slot: whether the pending block is part of the tail.
+        var pendingInTail = [Bool](repeating: false, count: depth + 1)
+        var dispatchedBlocks = 0, collectedBlocks = 0
+        var dispatching = true, finished = false
         let limit = options.maxDuration.map { UInt64(max(0, ($0 * rate).rounded())) } ?? .max
         var truncated = false
-        var skipped: UInt64 = 0
+        var skipped: UInt64 = 0, written: UInt64 = 0
+        /// No silent-gap check before this frame (one per `depth + 1` blocks
+        /// while a gap cannot be skipped: each check waits for every pending block).
+        var nextGapCheck: UInt64 = 0
 
-        while !finished {
-            if cancel?.isSet == true { throw .interrupted(output: output) }
-            let left = limit - min(limit, renderer.sampleTime)
-            if left == 0 { truncated = true; break }
-            let inTail = renderer.isScoreFinished
-            if !inTail, let gap = silentGap() {
-                let n = min(gap, left / UInt64(instrument.eventGranularity) * UInt64(instrument.eventGranularity))
-                if n > 0 {
-                    try writeSilence(frames: n, to: writer, cancel: cancel, output: output)
-                    try stems?.addSilence(frames: Int(n))
-                    renderer.skip(frames: n)
-                    skipped += n
-                    progress?(Progress(rendered: Double(renderer.sampleTime) / rate, pieceDuration: score.duration,
-                                       elapsed: Self.seconds(clock.now - start), inTail: false))
-                    continue
-                }
-            }
-            var frames = Int(min(UInt64(options.effectiveBlockFrames), left))
-            if inTail { frames = min(frames, tail.remainingFrames) }
-            if frames > 0 {
-                renderer.render(frames: frames, into: buffer)
-                try writer.write(UnsafeBufferPointer(buffer), frames: frames)
-                try stems?.add(from: renderer, frames: frames)
-            }
-            if inTail { finished = frames == 0 || tail.observe(peak: renderer.blockPeak, frames: frames) }
-            blocks += 1
-            if let progress, blocks & 127 == 0 {
-                progress(Progress(rendered: Double(renderer.sampleTime) / rate, pieceDuration: score.duration,
+        func collect() throws(Failure) {
+            let inTail = pendingInTail[collectedBlocks % (depth + 1)]
+            collectedBlocks += 1
+            guard !finished else { renderer.discardPending(); return }
+            let frames = renderer.collect(into: buffer)
+            try writer.write(UnsafeBufferPointer(buffer), frames: frames)
+            try stems?.add(from: renderer, frames: frames)
+            written += UInt64(frames)
+            if inTail { finished = tail.observe(peak: renderer.blockPeak, frames: frames) }
+            if let progress, collectedBlocks & 127 == 0 {
+                progress(Progress(rendered: Double(written) / rate, pieceDuration: score.duration,
                                   elapsed: Self.seconds(clock.now - start), inTail: inTail))
             }
+        }
+
+        while dispatching || renderer.pendingBlocks > 0 {
+            if cancel?.isSet == true { throw .interrupted(output: output) }
+            if finished { dispatching = false }
+            guard dispatching && renderer.pendingBlocks <= depth else { try collect(); continue }
+            let left = limit - min(limit, renderer.sampleTime)
+            if left == 0 { truncated = true; dispatching = false; continue }
+            let inTail = renderer.isScoreFinished
+            if !inTail && renderer.sampleTime >= nextGapCheck && mayHaveSilentGap() {
+                // The check reads the synths and the last block written: every pending block first.
+                while renderer.pendingBlocks > 0 { try collect() }
+                if let gap = silentGap() {
+                    let n = min(gap, left / UInt64(instrument.eventGranularity) * UInt64(instrument.eventGranularity))
+                    if n > 0 {
+                        try writeSilence(frames: n, to: writer, cancel: cancel, output: output)
+                        try stems?.addSilence(frames: Int(n))
+                        renderer.skip(frames: n)
+                        skipped += n
+                        written += n
+                        progress?(Progress(rendered: Double(written) / rate, pieceDuration: score.duration,
+                                           elapsed: Self.seconds(clock.now - start), inTail: false))
+                        continue
+                    }
+                }
+                nextGapCheck = renderer.sampleTime + UInt64(depth * options.effectiveBlockFrames)
+            }
+            var frames = Int(min(UInt64(options.effectiveBlockFrames), left))
+            if inTail { frames = min(frames, tailLimit - tailDispatched) }
+            guard frames > 0 else { dispatching = false; continue }
+            renderer.dispatch(frames: frames)
+            pendingInTail[dispatchedBlocks % (depth + 1)] = inTail
+            dispatchedBlocks += 1
+            if inTail { tailDispatched += frames }
         }
         // Stems first: if the mixdown then fails, they are taken back.
         try stems?.finish()
@@ -298,7 +334,7 @@ public final class RenderJob {
             stems?.removeFinished()
             throw error
         }
-        return Summary(input: input, output: output, duration: Double(renderer.sampleTime) / rate,
+        return Summary(input: input, output: output, duration: Double(written) / rate,
                        pieceDuration: score.duration, peak: renderer.peak,
                        clippedSamples: renderer.clippedSamples, elapsed: Self.seconds(clock.now - start),
                        refusedSynthCalls: refusedCount - refusedBefore,
@@ -306,13 +342,20 @@ public final class RenderJob {
                        skippedSilence: Double(skipped) / rate)
     }
 
+    /// Whether a silent gap may start here, from the dispatch side alone: the
+    /// next event is more than a second (and two blocks) away.
+    private func mayHaveSilentGap() -> Bool {
+        guard options.skipsSilence, tracks.isEmpty, renderer.sampleTime > 0 else { return false }
+        return renderer.framesUntilNextEvent > UInt64(options.sampleRate) + UInt64(2 * options.effectiveBlockFrames)
+    }
+
     /// Frames ahead that are certainly silent: nothing sounds now (no voice,
     /// the last block's peak — reverb and chorus tails included — under
     /// −100 dBFS) and the next event is more than a second away. Stops two
-    /// blocks short of the event; nil when there is no such gap.
+    /// blocks short of the event; nil when there is no such gap. With no block pending.
     private func silentGap() -> UInt64? {
         // A track may sound in a gap the instrument leaves silent.
-        guard options.skipsSilence, tracks.isEmpty, renderer.sampleTime > 0, renderer.blockPeak < 1e-5,
+        guard mayHaveSilentGap(), renderer.blockPeak < 1e-5,
               samplers.allSatisfy({ $0.instrument.synth.activeVoiceCount == 0 }) else { return nil }
         let ahead = renderer.framesUntilNextEvent
         let margin = UInt64(2 * options.effectiveBlockFrames), grid = UInt64(instrument.eventGranularity)

@@ -23,19 +23,32 @@ import Glibc
 /// byte, run to run.
 ///
 /// How a block runs: `receive` and `render` only record (the renderer calls
-/// `render` once per piece between events); `finishBlock` wakes the N − 1
-/// workers, each replays the block's record on its synth into its own buffers
-/// while the calling thread does synth 0 straight into the renderer's, then
-/// adds the workers' buffers in. Events reach each synth at the same frame as
-/// in a one-synth render. One hand-over per block, none per piece.
+/// `render` once per piece between events); `finishBlock` hands the record
+/// to the N workers, one thread per synth: synth 0 replays it straight into
+/// the renderer's buffers, the others each into buffers of their own;
+/// `collectBlock` waits for them and adds the others' buffers in. Events
+/// reach each synth at the same frame as in a one-synth render. One
+/// hand-over per block, none per piece. The render thread itself only
+/// records, sums and mixes: every synth has a thread to itself, so the
+/// synths are placed alike and none carries the mix.
+///
+/// Blocks in flight (`blocksInFlight`, for a render): the renderer may
+/// dispatch that many blocks beyond the one it collects, so a worker slower
+/// in one block catches up in the next instead of holding the render thread
+/// at every block's end (in lockstep, linns_basket's two synths each waited
+/// 0.6 s of a 5 s render for the other). Notes are then placed from the
+/// synths' state at the end of the block last collected, plus the notes
+/// given since: the same input still gives the same placement.
 ///
 /// Threads: build it and `reset` it off the render thread; `receive`,
-/// `render`, `finishBlock` on the render thread, where nothing here (or in
-/// the workers' loop) allocates, locks or throws.
+/// `render`, `finishBlock`, `collectBlock` on the render thread (messages
+/// only while the renderer dispatches a block, or none is pending), where
+/// nothing here (or in the workers' loop) allocates, locks or throws.
 public final class SamplerPool: Instrument, @unchecked Sendable {
     public let stripCount: Int
     public let effectsGroupCount: Int
     public let eventGranularity = 64
+    public let blocksInFlight: Int
     /// The synths, synth 0 first (rendered on the render thread).
     public let members: [FluidSynthInstrument]
     /// Keeps the synths' SoundFonts loaded.
@@ -43,19 +56,21 @@ public final class SamplerPool: Instrument, @unchecked Sendable {
     private let core: PoolCore
     private var threads: [JoinableThread] = []
 
-    /// Builds a pool over `members` (all alike: same rate, fonts, effects). With
-    /// `startsWorkers`, one thread per member after the first serves it;
-    /// otherwise the caller runs `serveWorker(_:)` on threads of its own.
+    /// Builds a pool over `members` (all alike: same rate, fonts, effects),
+    /// letting the renderer dispatch `blocksInFlight` blocks ahead. With
+    /// `startsWorkers`, one thread per member serves it; otherwise the caller
+    /// runs `serveWorker(_:)` for each member on threads of its own.
     public init(members: [FluidSynthInstrument], keepingAlive owners: [AnyObject] = [],
-                startsWorkers: Bool = true) throws(ALSAError) {
-        precondition(!members.isEmpty)
+                blocksInFlight: Int = 0, startsWorkers: Bool = true) throws(ALSAError) {
+        precondition(!members.isEmpty && blocksInFlight >= 0)
         self.members = members
         self.owners = owners
+        self.blocksInFlight = blocksInFlight
         stripCount = members[0].stripCount
         effectsGroupCount = members[0].effectsGroupCount
-        core = PoolCore(members: members)
+        core = PoolCore(members: members, blocksInFlight: blocksInFlight)
         guard startsWorkers else { return }
-        for w in 1..<members.count {
+        for w in 0..<members.count {
             let core = self.core
             threads.append(try JoinableThread(name: "carillon-synth-\(w)") { core.serve(w) })
         }
@@ -70,10 +85,10 @@ public final class SamplerPool: Instrument, @unchecked Sendable {
         for t in threads { t.join() }
     }
 
-    /// Runs worker `index` (1..<members.count) on the calling thread until
+    /// Runs worker `index` (0..<members.count) on the calling thread until
     /// `stopWorkers`: for a pool built with `startsWorkers: false`.
     public func serveWorker(_ index: Int) {
-        precondition(index >= 1 && index < members.count)
+        precondition(index >= 0 && index < members.count)
         core.serve(index)
     }
 
@@ -82,16 +97,17 @@ public final class SamplerPool: Instrument, @unchecked Sendable {
 
     /// Finishes anything recorded, resets every synth (as a new piece starts)
     /// and forgets which synth holds what. `percussionChannels` (bit c:
-    /// channel c) play whole on one synth besides channel 10. Not on the render thread.
+    /// channel c) play whole on one synth besides channel 10. Not on the
+    /// render thread, with no block pending.
     public func reset(percussionChannels: UInt16 = 0) {
-        core.flush()
+        core.settle()
         for m in members { _ = m.synth.systemReset() }
         core.routing.reset(percussion: percussionChannels | 1 << 9)
         core.refreshLoads()
     }
 
     public func prepare(sampleRate: Double, maxFrames: Int) {
-        core.flush()
+        core.settle()
         for m in members { m.prepare(sampleRate: sampleRate, maxFrames: maxFrames) }
         core.prepare(maxFrames: maxFrames)
     }
@@ -106,7 +122,9 @@ public final class SamplerPool: Instrument, @unchecked Sendable {
         core.recordRender(frames: frames, dry: dry, effects: effects)
     }
 
-    public func finishBlock() { core.flush() }
+    public func finishBlock() { core.submitBlock() }
+
+    public func collectBlock() { core.collectBlock() }
 
     public func silence() { core.recordSilence() }
 
@@ -233,26 +251,31 @@ struct PoolRouting {
         keyHeld.update(repeating: false, count: 16 * 128)
     }
 
-    /// Voices at the last hand-over plus two per note given since (most
+    /// Voices at the last block collected plus two per note given since (most
     /// General MIDI presets start two voices a note); the lowest index wins ties.
-    /// Synth 0 counts one voice more: its thread also runs the sequencer, sums
-    /// the workers' output and mixes (about 7% of a synth's work in
-    /// callgrind on linns_basket), so ties go to a worker.
     @inline(__always)
     private func leastLoaded() -> Int {
         var best = 0, bestLoad = Int.max
         for s in 0..<synthCount {
-            let load = voices[s] + 2 * given[s] + (s == 0 ? 1 : 0)
+            let load = voices[s] + 2 * given[s]
             if load < bestLoad { best = s; bestLoad = load }
         }
         return best
     }
 }
 
-/// What the pool's threads share. Main (render) thread: records, then flush
-/// hands the record to the workers and waits; workers: replay on their synth.
-/// The record is written only while every worker waits, and read only between
-/// a hand-over and the workers' done count: the signals order the two.
+/// What the pool's threads share: a ring of `slots` (`blocksInFlight + 1`),
+/// each holding one block's record and the workers' output for it.
+///
+/// The render thread records a block into a free slot; `submitBlock` hands it
+/// to the workers (each replays it on its synth: synth 0 straight into the
+/// renderer's buffers, the others into their own buffers of the slot);
+/// `collectBlock` waits until every worker has done the oldest block, adds
+/// the others' sound in (synth 1, 2, … in that order) and takes the
+/// synths' voice counts and sounding keys at that block's end for the next
+/// notes' placement. A slot's record is written only while no worker reads
+/// it (its last block collected, or every worker idle); the atomics order
+/// the two.
 final class PoolCore: @unchecked Sendable {
     let members: [FluidSynthInstrument]
     let count: Int
@@ -262,44 +285,82 @@ final class PoolCore: @unchecked Sendable {
     /// Pointers recorded per piece: dry then the effects (4 per group), as the renderer passes them.
     let pieceStride: Int
     var routing: PoolRouting
+    let slotCount: Int
 
     private let commandCapacity = 4096
-    private let commands: UnsafeMutablePointer<PoolCommand>
-    private var commandCount = 0
     private let sysExCapacity = 1 << 16
-    private let sysExBytes: UnsafeMutablePointer<UInt8>
-    private var sysExUsed = 0
     private let pieceCapacity = 256
+    /// Per slot: its commands, SysEx bytes and piece pointers, and how much of each is used.
+    private let commands: UnsafeMutablePointer<PoolCommand>
+    private let sysExBytes: UnsafeMutablePointer<UInt8>
     private let piecePointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
-    private var pieceCount = 0
-    /// Frames recorded since the last hand-over (where worker buffers are filled to).
-    private var localFrames = 0
+    private let commandCounts: UnsafeMutablePointer<Int>
+    private let sysExUsed: UnsafeMutablePointer<Int>
+    private let pieceCounts: UnsafeMutablePointer<Int>
+    /// Per slot: the block's frames so far (where worker buffers are filled to),
+    /// and the renderer's buffers for the block (its first piece's pointers).
+    private let slotFrames: UnsafeMutablePointer<Int>
+    private let blockPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+
+    /// Blocks submitted and collected; the slot being recorded and whether it was begun.
+    private var submittedBlocks = 0
+    private var collectedBlocks = 0
+    private var recordingBegun = false
+    private var recordingSlot: Int { submittedBlocks % slotCount }
+
+    /// Hand-overs to the workers, in order: the slot and whether it ends a
+    /// block (a record that fills up mid-block is handed over early, as a part).
+    private let submissionCapacity: Int
+    private let submissionSlots: UnsafeMutablePointer<Int>
+    private let submissionEndsBlock: UnsafeMutablePointer<Bool>
+    private var submissions = 0
 
     private var maxFrames = 0
-    /// Per worker: `(dryCount + effectCount) × maxFrames` floats, and pointers into them for one piece.
+    /// Per worker and slot: `(dryCount + effectCount) × maxFrames` floats (worker w, slot s at `storage[w * slotCount + s]`).
     private var storage: [UnsafeMutablePointer<Float>]
     private let scratch: [UnsafeMutablePointer<UnsafeMutablePointer<Float>?>]
     /// Per synth: refusals counted by the thread that replays it.
     private let refused: UnsafeMutablePointer<Int>
-    private let start: [WakeSignal]
-    private let voiceList: UnsafeMutablePointer<OpaquePointer?>
+    /// Per synth and slot: voices and sounding keys at the end of the slot's block.
+    private let snapshotVoices: UnsafeMutablePointer<Int>
+    private let snapshotSounding: UnsafeMutablePointer<Bool>
+    /// Per synth: room for its voice list.
+    private let voiceLists: UnsafeMutablePointer<OpaquePointer?>
     private let voiceListCapacity: Int
+    /// Per worker: hand-overs it has replayed and blocks it has finished.
+    private let replayed: [SharedCount]
+    private let finishedBlocks: [SharedCount]
+    private let start: [WakeSignal]
     private let done = WakeSignal()
-    private var generation = 0
-    private static let spins = 1 << 14
+    /// A worker spins this long for the next hand-over before it sleeps. The
+    /// render thread never spins: with a thread per synth, every core has a
+    /// synth to run, and a spinning render thread would take one's time.
+    private static let spins = 1 << 12
 
-    init(members: [FluidSynthInstrument]) {
+    init(members: [FluidSynthInstrument], blocksInFlight: Int) {
         self.members = members
         count = members.count
+        slotCount = max(0, blocksInFlight) + 1
         dryCount = 2 * members[0].stripCount
         effectCount = members[0].effectBufferCount
         pieceStride = dryCount + effectCount
         routing = PoolRouting(synthCount: members.count)
-        commands = .allocate(capacity: commandCapacity)
-        sysExBytes = .allocate(capacity: sysExCapacity)
-        piecePointers = .allocate(capacity: pieceCapacity * pieceStride)
-        piecePointers.initialize(repeating: nil, count: pieceCapacity * pieceStride)
-        storage = (0..<members.count).map { _ in .allocate(capacity: 0) }
+        commands = .allocate(capacity: slotCount * commandCapacity)
+        sysExBytes = .allocate(capacity: slotCount * sysExCapacity)
+        piecePointers = .allocate(capacity: slotCount * pieceCapacity * pieceStride)
+        piecePointers.initialize(repeating: nil, count: slotCount * pieceCapacity * pieceStride)
+        commandCounts = .allocate(capacity: slotCount); commandCounts.initialize(repeating: 0, count: slotCount)
+        sysExUsed = .allocate(capacity: slotCount); sysExUsed.initialize(repeating: 0, count: slotCount)
+        pieceCounts = .allocate(capacity: slotCount); pieceCounts.initialize(repeating: 0, count: slotCount)
+        slotFrames = .allocate(capacity: slotCount); slotFrames.initialize(repeating: 0, count: slotCount)
+        blockPointers = .allocate(capacity: slotCount * pieceStride)
+        blockPointers.initialize(repeating: nil, count: slotCount * pieceStride)
+        submissionCapacity = 2 * slotCount + 2
+        submissionSlots = .allocate(capacity: submissionCapacity)
+        submissionSlots.initialize(repeating: 0, count: submissionCapacity)
+        submissionEndsBlock = .allocate(capacity: submissionCapacity)
+        submissionEndsBlock.initialize(repeating: false, count: submissionCapacity)
+        storage = (0..<(members.count * slotCount)).map { _ in .allocate(capacity: 0) }
         let stride = pieceStride
         scratch = (0..<members.count).map { _ in
             let p = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: stride)
@@ -307,30 +368,41 @@ final class PoolCore: @unchecked Sendable {
             return p
         }
         refused = .allocate(capacity: members.count); refused.initialize(repeating: 0, count: members.count)
-        start = (0..<members.count).map { _ in WakeSignal() }
+        snapshotVoices = .allocate(capacity: slotCount * members.count)
+        snapshotVoices.initialize(repeating: 0, count: slotCount * members.count)
+        snapshotSounding = .allocate(capacity: slotCount * members.count * 16 * 128)
+        snapshotSounding.initialize(repeating: false, count: slotCount * members.count * 16 * 128)
         voiceListCapacity = members.map(\.synth.polyphony).max() ?? 256
-        voiceList = .allocate(capacity: voiceListCapacity)
-        voiceList.initialize(repeating: nil, count: voiceListCapacity)
+        voiceLists = .allocate(capacity: members.count * voiceListCapacity)
+        voiceLists.initialize(repeating: nil, count: members.count * voiceListCapacity)
+        replayed = (0..<members.count).map { _ in SharedCount() }
+        finishedBlocks = (0..<members.count).map { _ in SharedCount() }
+        start = (0..<members.count).map { _ in WakeSignal() }
         routing.reset(percussion: 1 << 9)
     }
 
     deinit {
         commands.deallocate(); sysExBytes.deallocate(); piecePointers.deallocate()
+        commandCounts.deallocate(); sysExUsed.deallocate(); pieceCounts.deallocate(); slotFrames.deallocate()
+        blockPointers.deallocate()
+        submissionSlots.deallocate(); submissionEndsBlock.deallocate()
         for p in storage { p.deallocate() }
         for p in scratch { p.deallocate() }
-        refused.deallocate(); voiceList.deallocate()
+        refused.deallocate(); snapshotVoices.deallocate(); snapshotSounding.deallocate(); voiceLists.deallocate()
         routing.release()
     }
 
-    /// Sizes the workers' buffers. While the workers wait.
+    /// Sizes the workers' buffers. While the workers are idle.
     func prepare(maxFrames: Int) {
         guard maxFrames != self.maxFrames else { return }
         self.maxFrames = maxFrames
         let size = (dryCount + effectCount) * maxFrames
-        for w in 0..<count {
-            storage[w].deallocate()
-            storage[w] = .allocate(capacity: size)
-            storage[w].initialize(repeating: 0, count: size)
+        for i in 0..<storage.count {
+            storage[i].deallocate()
+            // Synth 0 renders into the renderer's buffers: its slots need none.
+            let n = i < slotCount ? 0 : size
+            storage[i] = .allocate(capacity: n)
+            storage[i].initialize(repeating: 0, count: n)
         }
     }
 
@@ -340,13 +412,30 @@ final class PoolCore: @unchecked Sendable {
         return total
     }
 
+    /// Blocks submitted and not yet collected.
+    var pendingBlocks: Int { submittedBlocks - collectedBlocks }
+
     // MARK: Recording (render thread)
+
+    /// The slot being recorded, emptied on first use. Its last block has been
+    /// collected (the renderer keeps at most `slotCount` blocks pending).
+    @inline(__always)
+    private func recording() -> Int {
+        let slot = recordingSlot
+        if !recordingBegun {
+            precondition(pendingBlocks < slotCount, "the pool takes messages only while a block is dispatched, or none is pending")
+            commandCounts[slot] = 0; sysExUsed[slot] = 0; pieceCounts[slot] = 0; slotFrames[slot] = 0
+            recordingBegun = true
+        }
+        return slot
+    }
 
     @inline(__always)
     private func append(_ command: PoolCommand) {
-        if commandCount == commandCapacity { flush() }
-        commands[commandCount] = command
-        commandCount += 1
+        var slot = recording()
+        if commandCounts[slot] == commandCapacity { submitPart(); slot = recording() }
+        commands[slot * commandCapacity + commandCounts[slot]] = command
+        commandCounts[slot] += 1
     }
 
     @inline(__always)
@@ -365,16 +454,21 @@ final class PoolCore: @unchecked Sendable {
     func recordSysEx(_ data: UnsafeBufferPointer<UInt8>) {
         guard let base = data.baseAddress, !data.isEmpty else { return }
         if data.count > sysExCapacity {
-            // Too long to keep: apply it now, every worker waiting.
-            flush()
+            // Too long to keep: apply it now, every worker idle.
+            submitPart()
+            waitForWorkers()
             if !members[0].synth.sysEx(data) { refused[0] += 1 }
             for s in 1..<count { _ = members[s].synth.sysEx(data) }
             return
         }
-        if sysExUsed + data.count > sysExCapacity || commandCount == commandCapacity { flush() }
-        (sysExBytes + sysExUsed).update(from: base, count: data.count)
-        append(.sysEx(start: sysExUsed, count: data.count))
-        sysExUsed += data.count
+        var slot = recording()
+        if sysExUsed[slot] + data.count > sysExCapacity || commandCounts[slot] == commandCapacity {
+            submitPart(); slot = recording()
+        }
+        let at = sysExUsed[slot]
+        (sysExBytes + slot * sysExCapacity + at).update(from: base, count: data.count)
+        append(.sysEx(start: at, count: data.count))
+        sysExUsed[slot] += data.count
     }
 
     func recordRender(frames: Int,
@@ -382,101 +476,188 @@ final class PoolCore: @unchecked Sendable {
                       effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>) {
         var offset = 0
         while offset < frames {
-            let n = min(frames - offset, maxFrames)
-            if pieceCount == pieceCapacity || localFrames + n > maxFrames || commandCount == commandCapacity {
-                flush()
+            var slot = recording()
+            let n = min(frames - offset, maxFrames - slotFrames[slot])
+            precondition(n > 0, "a block is at most maxFrames frames")
+            if pieceCounts[slot] == pieceCapacity || commandCounts[slot] == commandCapacity {
+                submitPart(); slot = recording()
             }
-            let p = piecePointers + pieceCount * pieceStride
+            let p = piecePointers + (slot * pieceCapacity + pieceCounts[slot]) * pieceStride
             for j in 0..<dryCount { p[j] = dry[j].map { $0 + offset } }
             for j in 0..<effectCount { p[dryCount + j] = effects[j].map { $0 + offset } }
-            commands[commandCount] = .render(piece: pieceCount, local: localFrames, frames: n)
-            commandCount += 1
-            pieceCount += 1
-            localFrames += n
+            if slotFrames[slot] == 0 { (blockPointers + slot * pieceStride).update(from: p, count: pieceStride) }
+            commands[slot * commandCapacity + commandCounts[slot]] =
+                .render(piece: pieceCounts[slot], local: slotFrames[slot], frames: n)
+            commandCounts[slot] += 1
+            pieceCounts[slot] += 1
+            slotFrames[slot] += n
             offset += n
         }
     }
 
     // MARK: Hand-over
 
-    /// Replays the record on every synth (the workers on theirs, this thread
-    /// on synth 0), adds the workers' sound into the recorded buffers, and
-    /// clears the record.
-    func flush() {
-        guard commandCount > 0 else { return }
-        if count > 1 {
-            done.value.store(0, ordering: .sequentiallyConsistent)
-            generation += 1
-            for w in 1..<count { start[w].publish(generation) }
-        }
-        replay(0)
-        if count > 1 {
-            let workers = count - 1
-            _ = done.wait(spins: Self.spins) { $0 == workers }
-            addWorkers()
-        }
-        refreshLoads()
-        commandCount = 0; pieceCount = 0; localFrames = 0; sysExUsed = 0
+    /// Hands the recorded block to the workers.
+    func submitBlock() {
+        let slot = recording()
+        submit(slot, endsBlock: true)
+        submittedBlocks += 1
+        recordingBegun = false
     }
 
-    /// Reads each synth's voice count and sounding keys for the next block's
-    /// note placement. While the workers wait.
+    /// A record full before its block ends: replayed now (the part so far),
+    /// every worker done with it before the slot is written again.
+    private func submitPart() {
+        let slot = recording()
+        guard commandCounts[slot] > 0 else { return }
+        submit(slot, endsBlock: false)
+        waitForWorkers()
+        commandCounts[slot] = 0; sysExUsed[slot] = 0; pieceCounts[slot] = 0
+    }
+
+    private func submit(_ slot: Int, endsBlock: Bool) {
+        let i = submissions % submissionCapacity
+        submissionSlots[i] = slot
+        submissionEndsBlock[i] = endsBlock
+        submissions += 1
+        for w in 0..<count { start[w].publish(submissions) }
+    }
+
+    /// Waits until every worker has finished the oldest pending block, adds
+    /// the workers' sound of it into the renderer's buffers (1, 2, … in that
+    /// order) and takes the synths' state at its end for the next notes' placement.
+    func collectBlock() {
+        precondition(pendingBlocks > 0)
+        let block = collectedBlocks, slot = block % slotCount
+        _ = done.wait(spins: 0) { _ in
+            for w in 0..<count where finishedBlocks[w].value.load(ordering: .acquiring) <= block { return false }
+            return true
+        }
+        addWorkers(slot: slot)
+        collectedBlocks += 1
+        adoptSnapshot(slot: slot)
+    }
+
+    /// Waits until every worker has replayed everything handed over.
+    private func waitForWorkers() {
+        let target = submissions
+        _ = done.wait(spins: 0) { _ in
+            for w in 0..<count where replayed[w].value.load(ordering: .acquiring) < target { return false }
+            return true
+        }
+    }
+
+    /// Replays whatever was recorded outside a block and waits for the
+    /// workers: afterwards every synth may be used directly. With no block pending.
+    func settle() {
+        precondition(pendingBlocks == 0, "collect every block first")
+        if recordingBegun {
+            submitPart()
+            recordingBegun = false
+        }
+        waitForWorkers()
+    }
+
+    /// Sums the workers' output of the slot's block into the renderer's buffers for it.
+    private func addWorkers(slot: Int) {
+        let frames = slotFrames[slot]
+        guard frames > 0 else { return }
+        let p = blockPointers + slot * pieceStride
+        for j in 0..<(dryCount + effectCount) {
+            guard let out = p[j] else { continue }
+            for w in 1..<count {
+                let from = storage[w * slotCount + slot] + j * maxFrames
+                for i in 0..<frames { out[i] += from[i] }
+            }
+        }
+    }
+
+    /// Synth `s`'s voice count and sounding keys at the end of the slot's block.
+    private func snapshot(_ s: Int, slot: Int) {
+        let at = slot * count + s
+        let synth = members[s].synth
+        snapshotVoices[at] = synth.activeVoiceCount
+        let sounding = snapshotSounding + at * 16 * 128
+        sounding.update(repeating: false, count: 16 * 128)
+        synth.markSoundingKeys(sounding, scratch: voiceLists + s * voiceListCapacity, capacity: voiceListCapacity)
+    }
+
+    /// The placement state after the slot's block (just collected): each
+    /// synth's voices and sounding keys then, plus the notes given in the
+    /// blocks dispatched since.
+    private func adoptSnapshot(slot: Int) {
+        routing.sounding.update(repeating: false, count: 16 * 128)
+        for s in 0..<count {
+            let at = slot * count + s
+            routing.voices[s] = snapshotVoices[at]
+            routing.given[s] = 0
+            let sounding = snapshotSounding + at * 16 * 128
+            for k in 0..<(16 * 128) where sounding[k] { routing.sounding[k] = true }
+        }
+        for block in collectedBlocks..<submittedBlocks {
+            let later = block % slotCount
+            for c in 0..<commandCounts[later] {
+                guard case .message(let message, let target) = commands[later * commandCapacity + c],
+                      target >= 0, message.kind == 0x90, message.data2 > 0 else { continue }
+                routing.given[target] += 1
+                routing.sounding[message.channel << 7 | Int(message.data1 & 0x7F)] = true
+            }
+        }
+    }
+
+    /// Reads each synth's voice count and sounding keys directly. With every worker idle.
     func refreshLoads() {
         routing.sounding.update(repeating: false, count: 16 * 128)
         for s in 0..<count {
             let synth = members[s].synth
             routing.voices[s] = synth.activeVoiceCount
             routing.given[s] = 0
-            synth.markSoundingKeys(routing.sounding, scratch: voiceList, capacity: voiceListCapacity)
+            synth.markSoundingKeys(routing.sounding, scratch: voiceLists + s * voiceListCapacity, capacity: voiceListCapacity)
         }
     }
 
-    /// Sums worker 1, 2, … into synth 0's output, always in that order.
-    private func addWorkers() {
-        for c in 0..<commandCount {
-            guard case .render(let piece, let local, let frames) = commands[c] else { continue }
-            let p = piecePointers + piece * pieceStride
-            for j in 0..<(dryCount + effectCount) {
-                guard let out = p[j] else { continue }
-                for w in 1..<count {
-                    let from = storage[w] + j * maxFrames + local
-                    for i in 0..<frames { out[i] += from[i] }
-                }
-            }
-        }
-    }
-
-    /// Worker `w`'s loop: wait for a hand-over, replay it, count it done.
+    /// Worker `w`'s loop: wait for hand-overs, replay each in order, count it done.
     func serve(_ w: Int) {
         var seen = 0
         let signal = start[w]
         while true {
-            let g = signal.wait(spins: Self.spins) { $0 != seen }
+            let g = signal.wait(spins: Self.spins) { $0 > seen || $0 < 0 }
             if g < 0 { return }
-            seen = g
-            replay(w)
-            done.increment()
+            while seen < g {
+                let i = seen % submissionCapacity
+                let slot = submissionSlots[i]
+                replay(w, slot: slot)
+                if submissionEndsBlock[i] {
+                    snapshot(w, slot: slot)
+                    finishedBlocks[w].value.add(1, ordering: .releasing)
+                }
+                seen += 1
+                replayed[w].value.store(seen, ordering: .releasing)
+                done.increment()
+            }
         }
     }
 
     /// Ends the workers' loops. Not on the render thread.
     func stop() {
-        for w in 1..<count { start[w].publish(-1) }
+        for w in 0..<count { start[w].publish(-1) }
     }
 
-    /// Plays the record on synth `s`: its messages, every broadcast, every
-    /// piece. Broadcast refusals are counted by synth 0 only.
-    private func replay(_ s: Int) {
+    /// Plays the slot's record on synth `s`: its messages, every broadcast,
+    /// every piece. Broadcast refusals are counted by synth 0 only.
+    private func replay(_ s: Int, slot: Int) {
         let member = members[s]
         var refusals = 0
-        for c in 0..<commandCount {
-            switch commands[c] {
+        let record = commands + slot * commandCapacity
+        let bytes = sysExBytes + slot * sysExCapacity
+        for c in 0..<commandCounts[slot] {
+            switch record[c] {
             case .message(let message, let target):
                 if target < 0 || target == s {
                     if !member.send(message) && (target >= 0 || s == 0) { refusals += 1 }
                 }
             case .sysEx(let start, let n):
-                if !member.synth.sysEx(UnsafeBufferPointer(start: sysExBytes + start, count: n)) && s == 0 {
+                if !member.synth.sysEx(UnsafeBufferPointer(start: bytes + start, count: n)) && s == 0 {
                     refusals += 1
                 }
             case .effect(let effect, let value):
@@ -486,10 +667,10 @@ final class PoolCore: @unchecked Sendable {
             case .render(let piece, let local, let frames):
                 let ok: Bool
                 if s == 0 {
-                    let p = piecePointers + piece * pieceStride
+                    let p = piecePointers + (slot * pieceCapacity + piece) * pieceStride
                     ok = member.process(frames: frames, dry: p, effects: p + dryCount)
                 } else {
-                    let p = scratch[s], base = storage[s]
+                    let p = scratch[s], base = storage[s * slotCount + slot]
                     for j in 0..<(dryCount + effectCount) {
                         let b = base + j * maxFrames + local
                         b.update(repeating: 0, count: frames)
@@ -502,4 +683,9 @@ final class PoolCore: @unchecked Sendable {
         }
         refused[s] += refusals
     }
+}
+
+/// A count one worker writes and the render thread reads.
+final class SharedCount: Sendable {
+    let value = Atomic<Int>(0)
 }

@@ -50,11 +50,22 @@ public protocol Instrument: AnyObject {
     func setEffect(_ effect: SynthEffect, to value: Float)
 
     /// Ends a block: the renderer calls it after the block's last `render`
-    /// call, before it reads the buffers. An instrument that defers work (a
-    /// pool of synths rendering a block's pieces on worker threads at once)
-    /// completes it here, into the buffers its `render` calls were given.
+    /// call. An instrument that defers work (a pool of synths rendering a
+    /// block's pieces on worker threads at once) hands the block over here.
     /// Render thread.
     func finishBlock()
+
+    /// Blocks handed over by `finishBlock` that may still be rendering while
+    /// the renderer dispatches the next ones (0: each block is complete by
+    /// the time the renderer reads it). The renderer keeps this many more
+    /// slots of buffers, so `render` calls always get buffers no pending
+    /// block uses. Fixed for the instrument's life.
+    var blocksInFlight: Int { get }
+
+    /// Waits until the oldest block handed over by `finishBlock` and not yet
+    /// collected is complete in the buffers its `render` calls were given;
+    /// the renderer calls it before it reads them. Render thread.
+    func collectBlock()
 }
 
 extension Instrument {
@@ -65,6 +76,8 @@ extension Instrument {
     public func receiveSysEx(_ data: UnsafeBufferPointer<UInt8>) {}
     /// By default an instrument has no effects to set.
     public func setEffect(_ effect: SynthEffect, to value: Float) {}
-    /// By default an instrument renders at once and has nothing to finish.
+    /// By default an instrument renders at once and has nothing to finish or collect.
     public func finishBlock() {}
+    public var blocksInFlight: Int { 0 }
+    public func collectBlock() {}
 }

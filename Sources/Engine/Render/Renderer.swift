@@ -30,6 +30,15 @@ import Synchronization
 /// Stems: with `capturesStems` set before `prepare`, `stem(_:)` gives each
 /// strip's last block after the master gain; the stems add up to the output.
 ///
+/// Blocks in flight: `render` is `dispatch` (steps 1–2, then the instrument's
+/// `finishBlock`) followed by `collect` (the instrument's `collectBlock`, then
+/// steps 3–4's mix). An instrument that renders on threads of its own
+/// (`Instrument.blocksInFlight` > 0: the offline pool) lets the caller
+/// dispatch that many blocks ahead of the one it collects, each into a slot
+/// of buffers of its own, so the threads are not held in step block by block.
+/// Offline only: parameters are read when a block is mixed, and the sample
+/// clock (`sampleTime`, the sequencer, `isScoreFinished`) is the dispatch side's.
+///
 /// Threads: `prepare` and `schedule` before rendering starts (or while no
 /// render call runs); `render`, `silence` and `ownEvents.push` on one render
 /// thread; `events.push` on one producer thread; `parameters` and `meters` from any thread.
@@ -59,21 +68,35 @@ public final class Renderer: @unchecked Sendable {
     /// Which instrument each MIDI channel plays (`ChannelInstrument` raw
     /// values' order: 0 sampler, 1 oscillator): one lookup per event.
     private let routes: UnsafeMutablePointer<UInt8>
-    /// The oscillator's planar left and right, `maxFrames` each.
+    /// The slot being dispatched: the oscillator's planar left and right, `maxFrames` each.
     private var oscillatorBuffer: UnsafeMutablePointer<Float>
     private var oscillatorSounds = false
     /// The sequencer's dropped-message count, published once per block.
     private let dropped = Atomic<Int>(0)
     private var sequencer = Sequencer()
+    /// The slot being dispatched: its strip and effect buffers, and pointers to them.
     private var buffers: UnsafeMutablePointer<Float>
-    private let dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
-    private let effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+    private var dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+    private var effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+    /// Block slots (`instrument.blocksInFlight + 1`), each: its buffers, its
+    /// dry and effects pointers, its oscillator and track buffers, and the
+    /// frames and whether the oscillator sounded in the block it holds.
+    private let slotCount: Int
+    private var slotBuffers: UnsafeMutablePointer<Float>
+    private let slotPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+    private var slotOscillator: UnsafeMutablePointer<Float>
+    private var slotTracks: UnsafeMutablePointer<Float>
+    private let slotFrames: UnsafeMutablePointer<Int>
+    private let slotOscillatorSounds: UnsafeMutablePointer<Bool>
+    /// Blocks dispatched and collected since `prepare`.
+    private var dispatched = 0
+    private var collected = 0
     private let dryPiece: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     private let effectsPiece: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     private var bufferCount: Int { 2 * instrument.stripCount + effectsCount }
     /// Effect buffers: reverb L/R, chorus L/R per effects group.
     private let effectsCount: Int
-    /// The tracks, and their planar left, right, `maxFrames` each, one after the other.
+    /// The tracks, and (the slot being dispatched) their planar left, right, `maxFrames` each, one after the other.
     public let tracks: [any TrackSource]
     private var trackBuffers: UnsafeMutablePointer<Float>
     private let granularity: Int
@@ -97,26 +120,32 @@ public final class Renderer: @unchecked Sendable {
         effectsCount = 4 * instrument.effectsGroupCount
         mixer = Mixer(stripCount: instrument.stripCount, effectsGroups: instrument.effectsGroupCount,
                       tracks: tracks.map(\.name), parameters: parameters)
-        trackBuffers = .allocate(capacity: 0)
         granularity = max(1, instrument.eventGranularity)
         effectWatcher = EffectWatcher(parameters: parameters)
-        buffers = .allocate(capacity: 0)
-        oscillatorBuffer = .allocate(capacity: 0)
         routes = .allocate(capacity: 16); routes.initialize(repeating: 0, count: 16)
         let strips = instrument.stripCount
-        dry = .allocate(capacity: 2 * strips); dry.initialize(repeating: nil, count: 2 * strips)
+        slotCount = max(0, instrument.blocksInFlight) + 1
+        let pointersPerSlot = 2 * strips + effectsCount
+        slotPointers = .allocate(capacity: slotCount * pointersPerSlot)
+        slotPointers.initialize(repeating: nil, count: slotCount * pointersPerSlot)
+        slotBuffers = .allocate(capacity: 0)
+        slotOscillator = .allocate(capacity: 0)
+        slotTracks = .allocate(capacity: 0)
+        slotFrames = .allocate(capacity: slotCount); slotFrames.initialize(repeating: 0, count: slotCount)
+        slotOscillatorSounds = .allocate(capacity: slotCount); slotOscillatorSounds.initialize(repeating: false, count: slotCount)
+        buffers = slotBuffers; oscillatorBuffer = slotOscillator; trackBuffers = slotTracks
+        dry = slotPointers; effects = slotPointers + 2 * strips
         dryPiece = .allocate(capacity: 2 * strips); dryPiece.initialize(repeating: nil, count: 2 * strips)
-        effects = .allocate(capacity: effectsCount); effects.initialize(repeating: nil, count: effectsCount)
         effectsPiece = .allocate(capacity: effectsCount); effectsPiece.initialize(repeating: nil, count: effectsCount)
     }
 
     deinit {
         sequencer.destroy()
-        buffers.deallocate()
-        oscillatorBuffer.deallocate(); routes.deallocate()
+        slotBuffers.deallocate(); slotOscillator.deallocate(); slotTracks.deallocate()
+        slotPointers.deallocate(); slotFrames.deallocate(); slotOscillatorSounds.deallocate()
+        routes.deallocate()
         effectWatcher.release(); sysExTable.release()
-        dry.deallocate(); dryPiece.deallocate(); effects.deallocate(); effectsPiece.deallocate()
-        trackBuffers.deallocate()
+        dryPiece.deallocate(); effectsPiece.deallocate()
     }
 
     /// Keep each strip's block for `stem(_:)` (offline stems). Set before `prepare`.
@@ -131,25 +160,29 @@ public final class Renderer: @unchecked Sendable {
     public func stem(_ s: Int) -> (left: UnsafePointer<Float>, right: UnsafePointer<Float>)? { mixer.stem(s) }
 
     /// Sizes every buffer for blocks of up to `maxFrames` frames and resets the
-    /// sample clock to 0. Not on the render thread.
+    /// sample clock to 0. Not on the render thread, and with no block in flight.
     public func prepare(sampleRate: Double, maxFrames: Int) {
         precondition(maxFrames > 0 && sampleRate > 0)
+        precondition(pendingBlocks == 0, "collect or discard every block before prepare")
         self.sampleRate = sampleRate
         self.maxFrames = maxFrames
         instrument.prepare(sampleRate: sampleRate, maxFrames: maxFrames)
         mixer.prepare(maxFrames: maxFrames, sampleRate: sampleRate)
         oscillator.prepare(sampleRate: sampleRate)
-        oscillatorBuffer.deallocate()
-        oscillatorBuffer = .allocate(capacity: 2 * maxFrames)
-        oscillatorBuffer.initialize(repeating: 0, count: 2 * maxFrames)
-        buffers.deallocate()
-        buffers = .allocate(capacity: bufferCount * maxFrames)
-        buffers.initialize(repeating: 0, count: bufferCount * maxFrames)
-        for i in 0..<(2 * instrument.stripCount) { dry[i] = buffers + i * maxFrames }
-        for i in 0..<effectsCount { effects[i] = buffers + (2 * instrument.stripCount + i) * maxFrames }
-        trackBuffers.deallocate()
-        trackBuffers = .allocate(capacity: max(1, 2 * tracks.count * maxFrames))
-        trackBuffers.initialize(repeating: 0, count: max(1, 2 * tracks.count * maxFrames))
+        func storage(_ perSlot: Int) -> UnsafeMutablePointer<Float> {
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: slotCount * perSlot)
+            p.initialize(repeating: 0, count: slotCount * perSlot)
+            return p
+        }
+        slotBuffers.deallocate(); slotBuffers = storage(bufferCount * maxFrames)
+        slotOscillator.deallocate(); slotOscillator = storage(2 * maxFrames)
+        slotTracks.deallocate(); slotTracks = storage(max(1, 2 * tracks.count * maxFrames))
+        for slot in 0..<slotCount {
+            let base = slotBuffers + slot * bufferCount * maxFrames
+            for i in 0..<bufferCount { slotPointers[slot * bufferCount + i] = base + i * maxFrames }
+        }
+        dispatched = 0; collected = 0
+        select(slot: 0)
         sampleTime = 0
         mixer.resetStatistics()
         mixer.meters.resetClips()
@@ -201,10 +234,29 @@ public final class Renderer: @unchecked Sendable {
     public var clippedSamples: Int { mixer.clippedSamples }
 
     /// Renders `frames` (≤ `maxFrames`) frames of interleaved stereo into
-    /// `output` (at least `2 × frames` samples). Render thread.
+    /// `output` (at least `2 × frames` samples): `dispatch`, then `collect`.
+    /// Render thread, with no block in flight.
     public func render(frames: Int, into output: UnsafeMutableBufferPointer<Float>) {
         precondition(frames <= maxFrames && output.count >= 2 * frames)
-        guard frames > 0, let out = output.baseAddress else { return }
+        guard frames > 0 else { return }
+        dispatch(frames: frames)
+        _ = collect(into: output)
+    }
+
+    /// Blocks the caller may have dispatched and not yet collected: the instrument's `blocksInFlight`.
+    public var blocksInFlight: Int { slotCount - 1 }
+
+    /// Blocks dispatched and not yet collected.
+    public var pendingBlocks: Int { dispatched - collected }
+
+    /// The first half of `render`: the events due in the next `frames` (≤
+    /// `maxFrames`, > 0) frames go to the instrument and the oscillator, which
+    /// render the block into a free slot; the sample clock advances. At most
+    /// `blocksInFlight + 1` blocks may be pending. Render thread.
+    public func dispatch(frames: Int) {
+        precondition(frames > 0 && frames <= maxFrames && pendingBlocks < slotCount)
+        let slot = dispatched % slotCount
+        select(slot: slot)
         for i in 0..<bufferCount { buffers.advanced(by: i * maxFrames).update(repeating: 0, count: frames) }
         effectWatcher.poll(parameters, instrument)
         oscillator.update(from: parameters)
@@ -261,11 +313,46 @@ public final class Renderer: @unchecked Sendable {
         instrument.finishBlock()
         sequencer.end(at: blockEnd, transport: transport)
         dropped.store(sequencer.droppedMessages, ordering: .relaxed)
-
-        mixer.mix(frames: frames, dry: dry, effects: effects, into: out,
-                  oscillator: oscillatorSounds ? oscillatorBuffer : nil,
-                  tracks: tracks.isEmpty ? nil : trackBuffers, stride: maxFrames)
+        slotFrames[slot] = frames
+        slotOscillatorSounds[slot] = oscillatorSounds
+        dispatched += 1
         sampleTime = blockEnd
+    }
+
+    /// The second half of `render`: waits for the oldest pending block, mixes
+    /// it into `output` (at least `2 × frames` samples of it) and returns its
+    /// frames. Render thread, with a block pending.
+    @discardableResult
+    public func collect(into output: UnsafeMutableBufferPointer<Float>) -> Int {
+        precondition(pendingBlocks > 0)
+        let slot = collected % slotCount, frames = slotFrames[slot]
+        precondition(output.count >= 2 * frames)
+        instrument.collectBlock()
+        let pointers = slotPointers + slot * bufferCount
+        mixer.mix(frames: frames, dry: pointers, effects: pointers + 2 * instrument.stripCount, into: output.baseAddress!,
+                  oscillator: slotOscillatorSounds[slot] ? slotOscillator + slot * 2 * maxFrames : nil,
+                  tracks: tracks.isEmpty ? nil : slotTracks + slot * max(1, 2 * tracks.count * maxFrames), stride: maxFrames)
+        collected += 1
+        return frames
+    }
+
+    /// Waits for every pending block and drops it unmixed (the meters and the
+    /// peak do not see it): a render that ends or stops with blocks in flight. Render thread.
+    public func discardPending() {
+        while pendingBlocks > 0 {
+            instrument.collectBlock()
+            collected += 1
+        }
+    }
+
+    /// Points the dispatch side's buffers at slot `slot`.
+    @inline(__always)
+    private func select(slot: Int) {
+        dry = slotPointers + slot * bufferCount
+        effects = dry + 2 * instrument.stripCount
+        buffers = slotBuffers + slot * bufferCount * maxFrames
+        oscillatorBuffer = slotOscillator + slot * 2 * maxFrames
+        trackBuffers = slotTracks + slot * max(1, 2 * tracks.count * maxFrames)
     }
 
     /// Frames from the sample clock to the next scheduled event (or the
@@ -284,7 +371,7 @@ public final class Renderer: @unchecked Sendable {
     /// grid and at most `framesUntilNextEvent`, so every event still lands on
     /// the frame it would have had. Render thread.
     public func skip(frames: UInt64) {
-        precondition(frames % UInt64(granularity) == 0 && frames <= framesUntilNextEvent)
+        precondition(frames % UInt64(granularity) == 0 && frames <= framesUntilNextEvent && pendingBlocks == 0)
         guard frames > 0 else { return }
         sampleTime &+= frames
         sequencer.end(at: sampleTime, transport: transport)

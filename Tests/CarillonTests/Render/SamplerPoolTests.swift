@@ -103,26 +103,29 @@ let fluidR3 = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
         #expect(FileManager.default.contents(atPath: "\(dir)/a.wav") == FileManager.default.contents(atPath: "\(dir)/b.wav"))
     }
 
-    /// The render thread and the worker make no heap call in steady state
+    /// The render thread and the workers make no heap call in steady state
     /// (effects off: see RealTimeRuleTests for libgomp's calls with effects on),
-    /// in live-sized blocks and in the 4096-frame blocks `render` uses for a pool.
-    @Test(arguments: [512, 4096])
-    func blockLoop_withPool_allocatesNothing(frames: Int) throws {
+    /// in live-sized blocks and in the 4096-frame blocks `render` uses for a
+    /// pool, block by block and with blocks in flight.
+    @Test(arguments: [(512, 0), (4096, 0), (4096, 4)])
+    func blockLoop_withPool_allocatesNothing(frames: Int, ahead: Int) throws {
         let score = try Score(contentsOf: "\(openmsx)/ultimate_run.mid")
         // Warm-up with the pool's own threads: one-time runtime metadata is process-wide.
         _ = try renderScore(Score(events: Array(score.events.prefix(200)), duration: 1), threads: 2)
 
         let members = try (0..<2).map { _ in try poolMember(effects: false) }
-        let pool = try SamplerPool(members: members.map(\.0), keepingAlive: members.map(\.1), startsWorkers: false)
-        let workerCalls = Counter()
+        let pool = try SamplerPool(members: members.map(\.0), keepingAlive: members.map(\.1),
+                                   blocksInFlight: ahead, startsWorkers: false)
+        let workerCalls = [Counter(), Counter()]
         let finished = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            carillon_allocations_arm()
-            pool.serveWorker(1)
-            workerCalls.value = carillon_allocations_disarm()
-            finished.signal()
+        for w in 0..<2 {
+            Thread {
+                carillon_allocations_arm()
+                pool.serveWorker(w)
+                workerCalls[w].value = carillon_allocations_disarm()
+                finished.signal()
+            }.start()
         }
-        thread.start()
         for m in members { _ = try m.0.pinPresets(selectedBy: score) }
         pool.reset()
         let renderer = Renderer(instrument: pool)
@@ -133,20 +136,53 @@ let fluidR3 = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
         renderer.render(frames: frames, into: output)
         // 23 s of the piece whatever the block size.
         let limit = 2_000 * 512 / frames
-        var blocks = 1, calls: Int64 = 0
-        while !renderer.isScoreFinished && blocks < limit {
+        var blocks = 1, calls: Int64 = 0, peak: Float = 0
+        while blocks < limit || renderer.pendingBlocks > 0 {
             carillon_allocations_arm()
-            renderer.render(frames: frames, into: output)
-            if blocks % (limit / 40) == 0 { renderer.events.push(.now(.controlChange(10, value: 64, channel: 1))) }
+            if blocks < limit && renderer.pendingBlocks <= ahead {
+                renderer.dispatch(frames: frames)
+                if blocks % (limit / 40) == 0 { renderer.events.push(.now(.controlChange(10, value: 64, channel: 1))) }
+                blocks += 1
+            } else {
+                renderer.collect(into: output)
+                peak = max(peak, renderer.blockPeak)
+            }
             calls += carillon_allocations_disarm()
-            blocks += 1
         }
         pool.stopWorkers()
-        finished.wait()
-        print("real-time rule, pool of 2: \(blocks) blocks of \(frames) frames; render thread \(calls), worker \(workerCalls.value) heap calls")
+        finished.wait(); finished.wait()
+        print("real-time rule, pool of 2, \(ahead) blocks ahead: \(blocks) blocks of \(frames) frames; render thread \(calls), workers \(workerCalls[0].value), \(workerCalls[1].value) heap calls")
         #expect(blocks == limit)
+        #expect(peak > 0.01)
         #expect(calls == 0)
-        #expect(workerCalls.value == 0)
+        #expect(workerCalls[0].value == 0)
+        #expect(workerCalls[1].value == 0)
+    }
+
+    /// Blocks in flight change only where notes are placed (from the synths'
+    /// state a few blocks back): the same input still gives the same bytes,
+    /// and the mixdown still matches one synth.
+    @Test func blocksInFlight_renderRepeatablyAndMatchOneSynth() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func render(threads: Int, ahead: Int, to path: String) throws -> [Float] {
+            var options = RenderJob.Options()
+            options.threads = threads
+            options.blocksInFlight = ahead
+            let job = try RenderJob(soundFont: fluidR3, options: options)
+            _ = try job.render(input: "\(openmsx)/chuggachugga.mid", output: path, format: .wav, encoding: .float32)
+            return try AudioFileReader(path: path).samples
+        }
+        let one = try render(threads: 1, ahead: 0, to: "\(dir)/one.wav")
+        let a = try render(threads: 2, ahead: 6, to: "\(dir)/a.wav")
+        let b = try render(threads: 2, ahead: 6, to: "\(dir)/b.wav")
+        let lockstep = try render(threads: 2, ahead: 0, to: "\(dir)/c.wav")
+        #expect(a == b)
+        // The tail ends where the output falls silent: within a block of the one-synth render's end.
+        #expect(abs(a.count - one.count) <= 2 * 4096)
+        let db = Self.residualDB(one, a), lockstepDB = Self.residualDB(one, lockstep)
+        print("pool residual, 6 blocks ahead: \(db) dB; block by block: \(lockstepDB) dB")
+        #expect(db < -40)
     }
 
     private func poolMember(effects: Bool) throws -> (FluidSynthInstrument, SoundFont) {
