@@ -19,23 +19,6 @@ extension Synth {
     /// Whichever thread owns the synth at the time.
     @inline(__always) public var activeVoiceCount: Int { Int(fluid_synth_get_active_voice_count(handle)) }
 
-    /// The most voices the synth plays at once (`synth.polyphony`).
-    public var polyphony: Int { Int(fluid_synth_get_polyphony(handle)) }
-
-    /// Marks `sounding[channel × 128 + key]` for every voice that sounds now
-    /// (held, sustained or in its release); `scratch` holds `polyphony`
-    /// pointers. Whichever thread owns the synth; allocates nothing.
-    @inline(__always)
-    public func markSoundingKeys(_ sounding: UnsafeMutablePointer<Bool>,
-                                 scratch: UnsafeMutablePointer<OpaquePointer?>, capacity: Int) {
-        fluid_synth_get_voicelist(handle, scratch, Int32(capacity), -1)
-        for i in 0..<capacity {
-            guard let voice = scratch[i] else { break }
-            let channel = Int(fluid_voice_get_channel(voice)), key = Int(fluid_voice_get_key(voice))
-            if (0..<16).contains(channel) && (0..<128).contains(key) { sounding[channel << 7 | key] = true }
-        }
-    }
-
     /// The preset selected on `channel` (0...15), nil when none is.
     /// Whichever thread owns the synth at the time.
     public func preset(onChannel channel: Int) -> PresetAddress? {
