@@ -22,18 +22,19 @@ public final class RenderJob {
         public var sampleRate: Int = 44_100
         public var sampler = SamplerOptions()
         public var tail: TailPolicy = .default
-        /// Frames per block of the render loop; nil: 512 for one synth, 4096 for
-        /// a pool. A pool hands each block to its workers and waits for them:
-        /// every hand-over costs a wake-up (tens of µs, more on a virtual
-        /// machine) and the two synths' imbalance within the block, so fewer,
-        /// longer blocks keep both cores busy (linns_basket, 2 synths: 20,670
-        /// hand-overs at 512 frames against 2,584 at 4096).
+        /// Frames per block of the render loop; nil: 512 for one synth, 2048 for
+        /// a pool. A pool hands each block to its synths' threads: every
+        /// hand-over may cost a wake-up (tens of µs, more on a virtual
+        /// machine), so a pool takes longer blocks (linns_basket, 2 synths:
+        /// 20,670 hand-overs at 512 frames against 5,168 at 2048), and with
+        /// `blocksInFlight` ahead its threads run 8192 frames apart at most.
         public var blockFrames: Int? = nil
         /// FluidSynth synths rendering each piece in parallel, one thread each (`--threads`).
         public var threads: Int = 1
         /// With a pool: blocks the render loop dispatches ahead of the one it
         /// writes (`SamplerPool.blocksInFlight`), so the synths' threads are
-        /// not held in step block by block.
+        /// not held in step block by block. Each costs a slot of buffers
+        /// (36 × `blockFrames` floats, twice).
         public var blocksInFlight = 4
         /// Only the samples of the presets a piece selects are loaded (see `pinPresets`).
         public var loadsSamplesOnDemand = true
@@ -49,7 +50,7 @@ public final class RenderJob {
         public init() {}
 
         /// The block size the render loop uses.
-        public var effectiveBlockFrames: Int { blockFrames ?? (threads > 1 ? 4096 : 512) }
+        public var effectiveBlockFrames: Int { blockFrames ?? (threads > 1 ? 2048 : 512) }
 
         /// The machine's cores (the CLI's default for `threads`).
         public static var cores: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }

@@ -105,9 +105,9 @@ let fluidR3 = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
 
     /// The render thread and the workers make no heap call in steady state
     /// (effects off: see RealTimeRuleTests for libgomp's calls with effects on),
-    /// in live-sized blocks and in the 4096-frame blocks `render` uses for a
+    /// in live-sized blocks and in the 2048-frame blocks `render` uses for a
     /// pool, block by block and with blocks in flight.
-    @Test(arguments: [(512, 0), (4096, 0), (4096, 4)])
+    @Test(arguments: [(512, 0), (2048, 0), (2048, 4)])
     func blockLoop_withPool_allocatesNothing(frames: Int, ahead: Int) throws {
         let score = try Score(contentsOf: "\(openmsx)/ultimate_run.mid")
         // Warm-up with the pool's own threads: one-time runtime metadata is process-wide.
