@@ -5,6 +5,11 @@
 # (same machine load, warm page cache); the median of ROUNDS rounds is reported
 # with wall time and peak RSS, and the ratios to fluidsynth.
 #
+# Each round also runs two `fluidsynth -ni -F` side by side: what the machine's
+# cores give two whole renders at once (shared caches and memory bandwidth
+# slow each down). Half the pair's wall time is the bound for one file split
+# over two synths: the same work, on the same two cores.
+#
 #   Benchmarks/render-parallel.sh            # 3 rounds
 #   ROUNDS=5 FILE=/path/song.mid Benchmarks/render-parallel.sh
 #   THREADS="1 2 4" Benchmarks/render-parallel.sh
@@ -39,6 +44,8 @@ for r in $(seq "$ROUNDS"); do
         echo "carillon-$t $(measure "$CARILLON" render "$FILE" -o "$WORK/c.wav" --soundfont "$FONT" -r $RATE -q --threads "$t")" >> "$WORK/runs"
     done
     echo "fluidsynth $(measure fluidsynth -ni -F "$WORK/f.wav" -r $RATE "$FONT" "$FILE")" >> "$WORK/runs"
+    echo "fluidsynth-pair $(measure sh -c 'fluidsynth -ni -F "$1/p1.wav" -r "$2" "$3" "$4" >/dev/null 2>&1 &
+        fluidsynth -ni -F "$1/p2.wav" -r "$2" "$3" "$4" >/dev/null 2>&1; wait' - "$WORK" $RATE "$FONT" "$FILE")" >> "$WORK/runs"
 done
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
@@ -52,4 +59,7 @@ for p in $(for t in $THREADS; do echo "carillon-$t"; done) fluidsynth; do
     awk -v p="$p" -v t="$t" -v m="$m" -v ft="$ft" -v fm="$fm" 'BEGIN {
         printf "%-14s %9.2f %9.3f %9.1f %8.3f\n", p, t, t / ft, m / 1024, m / fm }'
 done
+pair=$(awk '$1 == "fluidsynth-pair" { print $2 }' "$WORK/runs" | median)
+awk -v p="$pair" -v ft="$ft" 'BEGIN {
+    printf "two fluidsynth side by side: %.2f s (%.2f× one alone); bound for one file on two synths: %.3f×\n", p, p / ft, p / 2 / ft }'
 awk -v b="$base" 'BEGIN { printf "carillon inspect (base memory): %.1f MiB\n", b / 1024 }'
