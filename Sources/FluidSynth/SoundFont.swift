@@ -8,9 +8,11 @@ public final class SoundFont {
     public let path: String
     public let id: Int32
     let synth: Synth
+    /// The view it was loaded from, if any: FluidSynth reopens it to load samples.
+    public let view: VirtualSoundFont?
 
-    init(path: String, id: Int32, synth: Synth) {
-        self.path = path; self.id = id; self.synth = synth
+    init(path: String, id: Int32, synth: Synth, view: VirtualSoundFont? = nil) {
+        self.path = path; self.id = id; self.synth = synth; self.view = view
     }
 
     deinit { _ = fluid_synth_sfunload(synth.handle, id, 0) }

@@ -18,7 +18,14 @@ public final class Synth {
 
     public init(settings: Settings) throws(FluidSynthError) {
         self.settings = settings
-        handle = try check(new_fluid_synth(settings.handle), "new_fluid_synth")
+        let loader = try VirtualSoundFontLoader.make(settings)
+        guard let synth = new_fluid_synth(settings.handle) else {
+            delete_fluid_sfloader(loader)
+            throw .callFailed(function: "new_fluid_synth")
+        }
+        handle = synth
+        // FluidSynth takes a loader only before the first font, and tries it before its own.
+        fluid_synth_add_sfloader(handle, loader)
     }
 
     deinit { delete_fluid_synth(handle) }
@@ -33,6 +40,16 @@ public final class Synth {
         let id = try check(fluid_synth_sfload(handle, path, 1), "fluid_synth_sfload",
                            orThrow: .soundFontUnreadable(path: path, reason: "damaged or truncated (FluidSynth could not load it)"))
         return SoundFont(path: path, id: id, synth: self)
+    }
+
+    /// Loads a view of a SoundFont (see `VirtualSoundFont`) and selects its
+    /// presets on every channel; the font keeps the view alive. Not on the render thread.
+    public func loadSoundFont(_ view: VirtualSoundFont) throws(FluidSynthError) -> SoundFont {
+        let muted = carillon_glib_mute()
+        defer { carillon_glib_unmute(muted) }
+        let id = try check(fluid_synth_sfload(handle, view.name, 1), "fluid_synth_sfload",
+                           orThrow: .soundFontUnreadable(path: view.file.path, reason: "FluidSynth could not load a reduced view of it"))
+        return SoundFont(path: view.file.path, id: id, synth: self, view: view)
     }
 
     // MARK: Layout

@@ -38,6 +38,9 @@ public final class RenderJob {
         public var blocksInFlight = 4
         /// Only the samples of the presets a piece selects are loaded (see `pinPresets`).
         public var loadsSamplesOnDemand = true
+        /// With `loadsSamplesOnDemand`: only the samples of the zones a piece's
+        /// notes sound are loaded (see `SampleSelection`); off, whole presets'.
+        public var selectsSamplesByNotes = true
         /// Cut every render at this many seconds (nil: no limit); `Summary.truncated` says so.
         public var maxDuration: Double? = nil
         /// Write a long silent gap (no voice sounding, effect tails quiet, the
@@ -125,6 +128,9 @@ public final class RenderJob {
     private let pool: SamplerPool?
     /// Per synth: the presets pinned for the last piece.
     private var pinned: [Set<Synth.PresetAddress>]
+    private let sampleSelection: SampleSelection
+    /// Notes on how the job runs (a font whose samples are loaded by preset, not by note).
+    public let log = HostLog()
     private let renderer: Renderer
     /// `--track` files, played with every piece; a render lasts as long as the longest.
     public let tracks: [FileTrack]
@@ -140,11 +146,20 @@ public final class RenderJob {
         var samplerOptions = options.sampler
         samplerOptions.loadsSamplesOnDemand = options.loadsSamplesOnDemand
         if options.stems { samplerOptions.effectsPerChannel = true }
-        var samplers: [Sampler] = []
-        do {
+        let selection = SampleSelection(soundFont: path, byNotes: options.loadsSamplesOnDemand && options.selectsSamplesByNotes,
+                                        log: log)
+        sampleSelection = selection
+        func makeSamplers() throws(Sampler.Failure) -> [Sampler] {
             // FluidSynth's sample cache shares the font's sample data between the synths.
-            for _ in 0..<max(1, options.threads) {
-                samplers.append(try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: samplerOptions))
+            try (0..<max(1, options.threads)).map { _ throws(Sampler.Failure) in
+                try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: samplerOptions, view: selection.view)
+            }
+        }
+        var samplers: [Sampler]
+        do throws(Sampler.Failure) {
+            do { samplers = try makeSamplers() } catch where selection.byNotes {
+                selection.fallBack("\(error)")
+                samplers = try makeSamplers()
             }
         } catch { throw .sampler(error) }
         self.samplers = samplers
@@ -245,16 +260,13 @@ public final class RenderJob {
         let rate = Double(options.sampleRate)
         // Each synth selects (and, with samples on demand, pins) what the piece
         // selects, and starts from a reset.
-        var percussion: UInt16 = 0
-        do throws(FluidSynthError) {
-            for (i, sampler) in samplers.enumerated() {
-                let selection = try sampler.instrument.pinPresets(selectedBy: score, unpinning: pinned[i])
-                pinned[i] = selection.presets
-                percussion |= selection.percussionChannels
-            }
+        let percussion: UInt16
+        do throws(Sampler.Failure) {
+            let oscillators = options.sampler.oscillatorChannels.reduce(UInt16(0)) { $0 | 1 << $1 }
+            percussion = try sampleSelection.prepare(score, samplers: samplers, pinned: &pinned, skipping: oscillators)
         } catch {
             writer.discard()
-            throw .sampler(.soundFont(error))
+            throw .sampler(error)
         }
         pool?.reset(percussionChannels: percussion)
         let refusedBefore = refusedCount

@@ -56,7 +56,10 @@ public struct SamplerOptions: Sendable {
 /// The one synth factory of live, play and render.
 public final class Sampler {
     public let instrument: FluidSynthInstrument
-    public let soundFont: SoundFont
+    /// The main SoundFont: the file at `soundFontPath` or a view of it (see
+    /// `SampleSelection`); nil only while `render` changes views between pieces.
+    public private(set) var soundFont: SoundFont?
+    public let soundFontPath: String
     /// The mapping's per-channel SoundFonts, by channel (0...15).
     private let channelFonts: [Int: SoundFont]
 
@@ -76,9 +79,11 @@ public final class Sampler {
 
     /// Creates the synth at `sampleRate`, loads the mapping's channel fonts,
     /// then the main font (last, so it answers every program change that
-    /// names no font). The slow part: do it once.
+    /// names no font): `view` of it when given, else the file at `path`. The
+    /// slow part: do it once.
     public init(soundFont path: String, sampleRate: Double, options: SamplerOptions,
-                channels: [ChannelSetup] = []) throws(Failure) {
+                channels: [ChannelSetup] = [], view: VirtualSoundFont? = nil) throws(Failure) {
+        soundFontPath = path
         do throws(FluidSynthError) {
             let settings = try Settings.forRendering(sampleRate: sampleRate, gain: options.gain,
                                                      effectsGroups: options.effectsPerChannel ? 16 : 1)
@@ -99,10 +104,23 @@ public final class Sampler {
             } catch { throw .channelSoundFont(channel: channel, "\(error)") }
         }
         channelFonts = fonts
-        do throws(FluidSynthError) { soundFont = try instrument.synth.loadSoundFont(at: path) } catch {
-            throw .soundFont(error)
-        }
+        try loadSoundFont(view)
     }
+
+    /// Loads `view` of the main font (nil: the file itself) in place of the
+    /// one loaded (if any) and selects its presets on every channel. No voice
+    /// may sound (`FluidSynthInstrument.resetAndFinishVoices`). Not on the render thread.
+    func loadSoundFont(_ view: VirtualSoundFont?) throws(Failure) {
+        soundFont = nil
+        do throws(FluidSynthError) {
+            if let view { soundFont = try instrument.synth.loadSoundFont(view) }
+            else { soundFont = try instrument.synth.loadSoundFont(at: soundFontPath) }
+        } catch { throw .soundFont(error) }
+    }
+
+    /// Unloads the main font (frees what samples of it no other synth holds).
+    /// No voice may sound. Not on the render thread.
+    func unloadSoundFont() { soundFont = nil }
 
     /// Selects each channel's preset as a mapping's `channels:` asks (FluidSynth's
     /// bank numbers: 128 is percussion). Before the render thread owns the synth.

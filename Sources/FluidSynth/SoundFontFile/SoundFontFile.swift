@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a SoundFont file could not be read as `SoundFontFile` reads it.
+public enum SoundFontFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    case unreadable(path: String, reason: String)
+    /// Not an SF2/SF3 file as FluidSynth 2.3 reads one, or beyond this reader.
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason): "cannot read \(path): \(reason)"
+        case .malformed(let reason): "unexpected SoundFont structure: \(reason)"
+        }
+    }
+}
+
+/// An SF2/SF3 file's layout and preset data, read once (its sample data is
+/// not): the base of reduced views of the font (`view(keeping:)`), which
+/// read their sample data from this file as long as they live.
+public final class SoundFontFile: Sendable {
+    public let path: String
+    /// Open for the views' reads (pread: any thread, no shared position).
+    let descriptor: Int32
+    public let size: Int
+    /// The top-level chunks after the RIFF header, in file order: where each
+    /// starts and how many bytes it takes (header and pad byte included).
+    let chunks: [Chunk]
+    public let hydra: SoundFontHydra
+
+    struct Chunk: Sendable {
+        var offset: Int
+        var length: Int
+        var isPresetData: Bool
+    }
+
+    /// Reads the RIFF chunk list and the `pdta` list of the file at `path`.
+    public init(path: String) throws(SoundFontFileError) {
+        self.path = path
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        descriptor = fd
+        do throws(SoundFontFileError) {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+            size = Int(info.st_size)
+            let header = try Self.read(fd, path, at: 0, count: 12)
+            guard header.starts(with: Array("RIFF".utf8)), Array(header[8..<12]) == Array("sfbk".utf8) else {
+                throw .malformed("not a RIFF sfbk file")
+            }
+            // FluidSynth checks the RIFF size against the file's.
+            guard doubleWord(header, 4) == size - 8 else { throw .malformed("RIFF size is not the file's") }
+            var chunks: [Chunk] = [], presetData: [UInt8]? = nil, sampleDataBytes = 0
+            var at = 12
+            while at < size {
+                guard at + 8 <= size else { throw .malformed("a chunk header cut off at byte \(at)") }
+                let head = try Self.read(fd, path, at: at, count: min(12, size - at))
+                let length = doubleWord(head, 4)
+                guard length <= size - at - 8 else { throw .malformed("a chunk runs past the end of the file") }
+                let isList = head.starts(with: Array("LIST".utf8)) && head.count == 12
+                let type = isList ? String(decoding: head[8..<12], as: UTF8.self) : ""
+                if type == "pdta" {
+                    guard presetData == nil else { throw .malformed("two pdta lists") }
+                    presetData = try Self.read(fd, path, at: at + 12, count: length - 4)
+                } else if type == "sdta" && length >= 12 {
+                    // The first sub-chunk is the 16-bit sample data (smpl), as FluidSynth reads it.
+                    let smpl = try Self.read(fd, path, at: at + 12, count: 8)
+                    guard smpl.starts(with: Array("smpl".utf8)) else { throw .malformed("sdta without smpl") }
+                    sampleDataBytes = doubleWord(smpl, 4)
+                }
+                let padded = min(8 + length + (length & 1), size - at)
+                chunks.append(Chunk(offset: at, length: padded, isPresetData: type == "pdta"))
+                at += padded
+            }
+            guard let presetData else { throw .malformed("no pdta list") }
+            self.chunks = chunks
+            hydra = try SoundFontHydra(presetData, sampleDataBytes: sampleDataBytes)
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// A view of this file keeping the zones `selection` marks: the same
+    /// bytes but for the `pdta` list, rebuilt (and the RIFF size). Loaded
+    /// into a synth with `Synth.loadSoundFont(_:)`.
+    public func view(keeping selection: SoundFontHydra.ZoneSelection) -> VirtualSoundFont {
+        VirtualSoundFont(file: self, presetData: hydra.serialized(keeping: selection))
+    }
+
+    /// Reads `count` bytes at `offset`, all or nothing; false at a read error or the file's end.
+    func read(into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int) -> Bool {
+        var done = 0
+        while done < count {
+            let n = pread(descriptor, buffer + done, count - done, off_t(offset + done))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            done += n
+        }
+        return true
+    }
+
+    private static func read(_ fd: Int32, _ path: String, at offset: Int, count: Int) throws(SoundFontFileError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                throw n < 0 ? .unreadable(path: path, reason: String(cString: strerror(errno))) : .malformed("the file ends early")
+            }
+            done += n
+        }
+        return bytes
+    }
+}
