@@ -54,7 +54,7 @@ public final class SamplerPool: Instrument, @unchecked Sendable {
     public let effectsGroupCount: Int
     public let eventGranularity = 64
     public let blocksInFlight: Int
-    /// The synths, synth 0 first (rendered on the render thread).
+    /// The synths, synth 0 first (it renders into the renderer's own buffers).
     public let members: [FluidSynthInstrument]
     /// Keeps the synths' SoundFonts loaded.
     private let owners: [AnyObject]
@@ -270,9 +270,9 @@ struct PoolRouting {
 /// renderer's buffers, the others into their own buffers of the slot);
 /// `collectBlock` waits until every worker has done the oldest block, adds
 /// the others' sound in (synth 1, 2, … in that order) and takes the
-/// synths' voice counts at that block's end for the next notes' placement. A slot's record is written only while no worker reads
-/// it (its last block collected, or every worker idle); the atomics order
-/// the two.
+/// synths' voice counts at that block's end for the next notes' placement.
+/// A slot's record is written only while no worker reads it (its last block
+/// collected, or every worker idle); the atomics order the two.
 final class PoolCore: @unchecked Sendable {
     let members: [FluidSynthInstrument]
     let count: Int
