@@ -15,8 +15,8 @@ FONT=${FONT:-/usr/share/sounds/sf2/FluidR3_GM.sf2}
 MIDI_DIR=${MIDI_DIR:-/usr/share/games/openttd/baseset/openmsx}
 RATE=44100
 
-# A static Swift standard library: fewer shared objects to map and relocate at start-up.
-swift build -c release --product carillon --static-swift-stdlib --scratch-path "$SCRATCH" >&2
+# Release builds link the Swift runtime and Foundation statically (Package.swift).
+swift build -c release --product carillon --scratch-path "$SCRATCH" >&2
 CARILLON="$SCRATCH/release/carillon"
 
 WORK=$(mktemp -d)
