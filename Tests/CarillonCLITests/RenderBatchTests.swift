@@ -116,6 +116,35 @@ import Testing
                 == ["\(dir)/out/f0.wav skipped", "\(dir)/out/f1.wav ok", "\(dir)/out/f2.wav skipped"])
     }
 
+    /// A font Carillon's SF2 reader refuses but FluidSynth loads (4 stray bytes
+    /// at the end of its pdta list): the batch renders by preset and says so, once.
+    @Test func aFontReadOnlyByPreset_isAWarning_onceForTheBatch() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.timGM)))
+        func word32(_ at: Int) -> Int { (0..<4).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+        func put32(_ at: Int, _ v: Int) { for i in 0..<4 { bytes[at + i] = UInt8(v >> (8 * i) & 0xFF) } }
+        var at = 12   // the pdta list is the font's last chunk
+        while at + 8 + word32(at + 4) < bytes.count { at += 8 + word32(at + 4) }
+        #expect(Array(bytes[at + 8..<at + 12]) == Array("pdta".utf8))
+        bytes += [0, 0, 0, 0]
+        put32(at + 4, word32(at + 4) + 4)
+        put32(4, bytes.count - 8)
+        let font = "\(dir)/odd.sf2"
+        Self.write(Data(bytes), font)
+        for i in 0..<3 { Self.write(Self.smf(gap: 0.2, key: UInt8(50 + i)), "\(dir)/in/f\(i).mid") }
+        func args(_ font: String, _ out: String) -> [String] {
+            ["render", "\(dir)/in", "--output-dir", "\(dir)/\(out)", "--jobs", "2", "--tail", "0.5", "-q", "--soundfont", font]
+        }
+        let r = try CLI.carillon(args(font, "out"))
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(Self.tree("\(dir)/out") == ["f0.wav", "f1.wav", "f2.wav"])
+        #expect(r.stderr.hasPrefix("carillon: warning: \(font): samples loaded by preset, not by note ("), "\(r.stderr)")
+        #expect(r.stderr.components(separatedBy: "not by note").count == 2, "\(r.stderr)")
+        let plain = try CLI.carillon(args(Self.timGM, "out2"))
+        #expect(plain.status == 0 && plain.stderr.isEmpty, "\(plain.stderr)")
+    }
+
     @Test func shards_renderEveryFileExactlyOnce_andReorderingTheListChangesNoShard() throws {
         let dir = CLI.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -38,6 +38,9 @@ public final class BatchRenderer: Sendable {
         public var loudness: LoudnessReport?
         /// The batch was interrupted while this file rendered: nothing was written.
         public var interrupted = false
+        /// What the job noted while it rendered this file (e.g. samples loaded by
+        /// preset because the font could not be read by note): warnings to show.
+        public var notes: [String] = []
     }
 
     /// The batch as a whole, for a progress display.
@@ -176,6 +179,12 @@ public final class BatchRenderer: Sendable {
     }
 
     private func render(_ item: BatchItem, with job: RenderJob, worker: Int, cancel: CancellationFlag) -> Outcome {
+        var outcome = renderOrSkip(item, with: job, worker: worker, cancel: cancel)
+        outcome.notes = job.log.take()
+        return outcome
+    }
+
+    private func renderOrSkip(_ item: BatchItem, with job: RenderJob, worker: Int, cancel: CancellationFlag) -> Outcome {
         if settings.skipExisting {
             var info = stat()
             if stat(item.output, &info) == 0, info.st_mode & S_IFMT == S_IFREG {

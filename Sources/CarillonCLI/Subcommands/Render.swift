@@ -162,11 +162,15 @@ struct Render: ParsableCommand {
         let fileBar = terminal && single ? ProgressBar(label: baseName(items[0].input)) : nil
         let batchBar = terminal && !single ? BatchProgressBar() : nil
         var interrupted: [String] = []
+        var warned: Set<String> = []   // a job's note repeats for every file it renders: said once
         let final: BatchRenderer.Snapshot
         do {
             final = try batch.run(items, cancel: Interruption.flag) { snapshot, outcomes in
                 if !outcomes.isEmpty { fileBar?.clear(); batchBar?.clear() }
-                for o in outcomes { report(o, single: single, interrupted: &interrupted) }
+                for o in outcomes {
+                    for note in o.notes where warned.insert(note).inserted { Diagnostics.warning(note) }
+                    report(o, single: single, interrupted: &interrupted)
+                }
                 if let p = snapshot.current.first ?? nil { fileBar?.show(p) }
                 if Interruption.flag.isSet { batchBar?.clear() } else { batchBar?.show(snapshot) }
             }
