@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Targets and their allowed imports are drawn in DESIGN.md (shared/DESIGN.md).
+// Targets and their allowed imports are drawn in DESIGN.md.
 let package = Package(
     name: "Carillon",
     platforms: [.macOS(.v15)],  // Synchronization's Atomic and Mutex
