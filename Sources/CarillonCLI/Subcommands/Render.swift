@@ -162,7 +162,7 @@ struct Render: ParsableCommand {
         let fileBar = terminal && single ? ProgressBar(label: baseName(items[0].input)) : nil
         let batchBar = terminal && !single ? BatchProgressBar() : nil
         var interrupted: [String] = []
-        var warned: Set<String> = []   // a job's note repeats for every file it renders: said once
+        var warned: Set<String> = []   // each worker's job notes the same fallback: said once
         let final: BatchRenderer.Snapshot
         do {
             final = try batch.run(items, cancel: Interruption.flag) { snapshot, outcomes in
