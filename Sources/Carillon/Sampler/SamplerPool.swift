@@ -474,9 +474,7 @@ final class PoolCore: @unchecked Sendable {
             for j in 0..<dryCount { p[j] = dry[j].map { $0 + offset } }
             for j in 0..<effectCount { p[dryCount + j] = effects[j].map { $0 + offset } }
             if slotFrames[slot] == 0 { (blockPointers + slot * pieceStride).update(from: p, count: pieceStride) }
-            commands[slot * commandCapacity + commandCounts[slot]] =
-                .render(piece: pieceCounts[slot], local: slotFrames[slot], frames: n)
-            commandCounts[slot] += 1
+            append(.render(piece: pieceCounts[slot], local: slotFrames[slot], frames: n))   // room checked above
             pieceCounts[slot] += 1
             slotFrames[slot] += n
             offset += n

@@ -175,8 +175,8 @@ public final class Renderer: @unchecked Sendable {
             return p
         }
         slotBuffers.deallocate(); slotBuffers = storage(bufferCount * maxFrames)
-        slotOscillator.deallocate(); slotOscillator = storage(2 * maxFrames)
-        slotTracks.deallocate(); slotTracks = storage(max(1, 2 * tracks.count * maxFrames))
+        slotOscillator.deallocate(); slotOscillator = storage(oscillatorSlotSize)
+        slotTracks.deallocate(); slotTracks = storage(trackSlotSize)
         for slot in 0..<slotCount {
             let base = slotBuffers + slot * bufferCount * maxFrames
             for i in 0..<bufferCount { slotPointers[slot * bufferCount + i] = base + i * maxFrames }
@@ -328,10 +328,10 @@ public final class Renderer: @unchecked Sendable {
         let slot = collected % slotCount, frames = slotFrames[slot]
         precondition(output.count >= 2 * frames)
         instrument.collectBlock()
-        let pointers = slotPointers + slot * bufferCount
-        mixer.mix(frames: frames, dry: pointers, effects: pointers + 2 * instrument.stripCount, into: output.baseAddress!,
-                  oscillator: slotOscillatorSounds[slot] ? slotOscillator + slot * 2 * maxFrames : nil,
-                  tracks: tracks.isEmpty ? nil : slotTracks + slot * max(1, 2 * tracks.count * maxFrames), stride: maxFrames)
+        let dry = dryPointers(slot)
+        mixer.mix(frames: frames, dry: dry, effects: dry + 2 * instrument.stripCount, into: output.baseAddress!,
+                  oscillator: slotOscillatorSounds[slot] ? oscillatorSlot(slot) : nil,
+                  tracks: tracks.isEmpty ? nil : trackSlot(slot), stride: maxFrames)
         collected += 1
         return frames
     }
@@ -348,12 +348,23 @@ public final class Renderer: @unchecked Sendable {
     /// Points the dispatch side's buffers at slot `slot`.
     @inline(__always)
     private func select(slot: Int) {
-        dry = slotPointers + slot * bufferCount
+        dry = dryPointers(slot)
         effects = dry + 2 * instrument.stripCount
         buffers = slotBuffers + slot * bufferCount * maxFrames
-        oscillatorBuffer = slotOscillator + slot * 2 * maxFrames
-        trackBuffers = slotTracks + slot * max(1, 2 * tracks.count * maxFrames)
+        oscillatorBuffer = oscillatorSlot(slot)
+        trackBuffers = trackSlot(slot)
     }
+
+    // The slots' layout, for the dispatch side (`select`) and the collect side alike.
+    private var oscillatorSlotSize: Int { 2 * maxFrames }
+    private var trackSlotSize: Int { max(1, 2 * tracks.count * maxFrames) }
+    @inline(__always) private func dryPointers(_ slot: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>?> {
+        slotPointers + slot * bufferCount
+    }
+    @inline(__always) private func oscillatorSlot(_ slot: Int) -> UnsafeMutablePointer<Float> {
+        slotOscillator + slot * oscillatorSlotSize
+    }
+    @inline(__always) private func trackSlot(_ slot: Int) -> UnsafeMutablePointer<Float> { slotTracks + slot * trackSlotSize }
 
     /// Frames from the sample clock to the next scheduled event (or the
     /// piece's end), rounded down to the instrument's event grid: how far
