@@ -16,6 +16,7 @@
 #
 #   Benchmarks/render-batch.sh
 #   JOBS=2 CORPUS_FILES=2000 LOOP_FILES=100 FONT=... Benchmarks/render-batch.sh
+#   BEFORE=/path/to/an/older/carillon Benchmarks/render-batch.sh   # its rows too, in the same run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,6 +60,10 @@ mkdir -p "$WORK/f1" "$WORK/f2"
 t_fluid=$(wall bash -c 'fluid_loop "$0" "$@"' "$WORK/f1" "${files[@]}")
 t_c1=$(wall "$CARILLON" render "${files[@]}" --output-dir "$WORK/c1" --jobs 1 --soundfont "$FONT" -r $RATE -q)
 t_c2=$(wall "$CARILLON" render "${files[@]}" --output-dir "$WORK/c2" --jobs "$JOBS" --soundfont "$FONT" -r $RATE -q)
+if [[ -n ${BEFORE:-} ]]; then
+  t_b1=$(wall "$BEFORE" render "${files[@]}" --output-dir "$WORK/b1" --jobs 1 --soundfont "$FONT" -r $RATE -q)
+  t_b2=$(wall "$BEFORE" render "${files[@]}" --output-dir "$WORK/b2" --jobs "$JOBS" --soundfont "$FONT" -r $RATE -q)
+fi
 printf '%s\n' "${files[@]}" > "$WORK/list"
 t_fluidp=$(wall xargs -a "$WORK/list" -P "$JOBS" -I{} bash -c 'fluid_loop "$0" "$1"' "$WORK/f2" {})
 audio=$(du -b "$WORK/c2" | cut -f1)
@@ -69,8 +74,12 @@ printf '%-40s %8.2f %8s\n' "fluidsynth -F loop (1 process a file)" "$t_fluid" 1.
 printf '%-40s %8.2f %8s\n' "fluidsynth -F loop, xargs -P $JOBS" "$t_fluidp" "$(ratio "$t_fluidp" "$t_fluid")"
 printf '%-40s %8.2f %8s\n' "carillon render --jobs 1" "$t_c1" "$(ratio "$t_c1" "$t_fluid")"
 printf '%-40s %8.2f %8s\n' "carillon render --jobs $JOBS" "$t_c2" "$(ratio "$t_c2" "$t_fluid")"
+if [[ -n ${BEFORE:-} ]]; then
+  printf '%-40s %8.2f %8s\n' "BEFORE render --jobs 1" "$t_b1" "$(ratio "$t_b1" "$t_fluid")"
+  printf '%-40s %8.2f %8s\n' "BEFORE render --jobs $JOBS" "$t_b2" "$(ratio "$t_b2" "$t_fluid")"
+fi
 echo "(carillon wrote $((audio / 1024 / 1024)) MiB of WAV; its outputs include each file's release tail)"
-rm -rf "$WORK/c1" "$WORK/c2" "$WORK/f1" "$WORK/f2"
+rm -rf "$WORK/c1" "$WORK/c2" "$WORK/b1" "$WORK/b2" "$WORK/f1" "$WORK/f2"
 
 # --- 2. a generated corpus of short files ------------------------------------
 python3 - "$WORK/corpus" "$CORPUS_FILES" <<'PY'

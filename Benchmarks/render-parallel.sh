@@ -13,6 +13,7 @@
 #   Benchmarks/render-parallel.sh            # 3 rounds
 #   ROUNDS=5 FILE=/path/song.mid Benchmarks/render-parallel.sh
 #   THREADS="1 2 4" Benchmarks/render-parallel.sh
+#   BEFORE=/path/to/an/older/carillon Benchmarks/render-parallel.sh   # its rows too (before-1, before-2, …)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +43,9 @@ read -r _ base < <(measure "$CARILLON" inspect "$FILE")
 for r in $(seq "$ROUNDS"); do
     for t in $THREADS; do
         echo "carillon-$t $(measure "$CARILLON" render "$FILE" -o "$WORK/c.wav" --soundfont "$FONT" -r $RATE -q --threads "$t")" >> "$WORK/runs"
+        if [[ -n ${BEFORE:-} ]]; then
+            echo "before-$t $(measure "$BEFORE" render "$FILE" -o "$WORK/b.wav" --soundfont "$FONT" -r $RATE -q --threads "$t")" >> "$WORK/runs"
+        fi
     done
     echo "fluidsynth $(measure fluidsynth -ni -F "$WORK/f.wav" -r $RATE "$FONT" "$FILE")" >> "$WORK/runs"
     echo "fluidsynth-pair $(measure sh -c 'fluidsynth -ni -F "$1/p1.wav" -r "$2" "$3" "$4" >/dev/null 2>&1 &
@@ -53,7 +57,7 @@ ft=$(awk '$1 == "fluidsynth" { print $2 }' "$WORK/runs" | median)
 fm=$(awk '$1 == "fluidsynth" { print $3 }' "$WORK/runs" | median)
 echo "file: $FILE   font: $FONT   rounds: $ROUNDS   cores: $(nproc)"
 printf '%-14s %9s %9s %9s %8s\n' program wall_s time× peak_MiB mem×
-for p in $(for t in $THREADS; do echo "carillon-$t"; done) fluidsynth; do
+for p in $(for t in $THREADS; do echo "carillon-$t"; [[ -n ${BEFORE:-} ]] && echo "before-$t"; done) fluidsynth; do
     t=$(awk -v p="$p" '$1 == p { print $2 }' "$WORK/runs" | median)
     m=$(awk -v p="$p" '$1 == p { print $3 }' "$WORK/runs" | median)
     awk -v p="$p" -v t="$t" -v m="$m" -v ft="$ft" -v fm="$fm" 'BEGIN {

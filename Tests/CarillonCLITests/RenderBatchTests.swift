@@ -44,7 +44,7 @@ import Testing
 
     static let manifestKeys: Set<String> = [
         "input", "output", "status", "error", "piece_seconds", "rendered_seconds", "peak_dbfs", "clipped_samples",
-        "loudness_lufs", "true_peak_dbtp", "gain_db", "normalized_lufs", "truncated", "skipped_silence_seconds",
+        "loudness_lufs", "true_peak_dbtp", "gain_db", "normalized_lufs", "truncated", "gaps_cut", "seconds_cut",
         "render_seconds", "carillon_version", "soundfont", "soundfont_bytes",
     ]
 
@@ -173,7 +173,7 @@ import Testing
         #expect(reversed == forward)
     }
 
-    @Test func twoHourGap_rendersInSeconds() throws {
+    @Test func twoHourGap_isCutToMaxGap_rendersInSeconds_andSaysSo() throws {
         let dir = CLI.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         Self.write(Self.smf(gap: 7200), "\(dir)/gap.mid")
@@ -184,11 +184,23 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         #expect(elapsed < 30, "took \(elapsed) s")
         let line = try #require(try Self.manifest("\(dir)/m.jsonl").first)
+        // The gap after the first note (at 0.5 s) is cut to the default 300 s: the second note at 300.5 s.
+        let piece = try #require(line["piece_seconds"] as? Double)
+        #expect(abs(piece - 301) < 0.01)
         let rendered = try #require(line["rendered_seconds"] as? Double)
-        #expect(rendered > 7201 && rendered < 7215)
-        #expect((line["skipped_silence_seconds"] as? Double).map { $0 > 7190 } == true)
+        #expect(rendered > 301 && rendered < 315)
+        #expect(line["gaps_cut"] as? Int == 1)
+        #expect((line["seconds_cut"] as? Double).map { abs($0 - 6900) < 0.01 } == true)
         #expect(line["truncated"] as? Bool == false)
-        #expect(r.stdout.contains("of silence skipped"))
+        #expect(r.stderr.contains("carillon: warning: \(dir)/gap.mid: 120:00.0 without an event at 0:00.5 "
+                                  + "(a corrupt delta time?): cut to 5:00.0 (--max-gap)"), "\(r.stderr)")
+        #expect(r.stdout.contains("1 gap cut (--max-gap)"))
+        // --max-gap 0: nothing is cut (the piece keeps its two hours; --max-duration bounds the render).
+        let whole = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/whole.flac", "-r", "8000", "--max-gap", "0",
+                                      "--max-duration", "20", "--soundfont", Self.timGM])
+        #expect(whole.status == 0, "\(whole.stderr)")
+        #expect(whole.stdout.contains("piece 120:01.0"), "\(whole.stdout)")
+        #expect(!whole.stderr.contains("--max-gap"))
     }
 
     @Test func twentyHourGap_withMaxDuration_isCut_andSaysSo() throws {
@@ -196,7 +208,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         Self.write(Self.smf(gap: 72_000), "\(dir)/gap.mid")
         let start = Date()
-        let r = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/gap.wav", "--max-duration", "600",
+        let r = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/gap.wav", "--max-duration", "600", "--max-gap", "0",
                                   "--soundfont", Self.timGM, "--manifest", "\(dir)/m.jsonl"])
         #expect(Date().timeIntervalSince(start) < 30)
         #expect(r.status == 0, "\(r.stderr)")

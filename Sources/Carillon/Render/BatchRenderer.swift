@@ -199,7 +199,8 @@ public final class BatchRenderer: Sendable {
             var e = entry(item, .ok)
             e.pieceDuration = s.pieceDuration; e.duration = s.duration
             e.peakDBFS = s.peakDBFS; e.clippedSamples = s.clippedSamples
-            e.truncated = s.truncated; e.skippedSilence = s.skippedSilence; e.renderSeconds = s.elapsed
+            e.truncated = s.truncated; e.renderSeconds = s.elapsed
+            e.shortenedGaps = s.shortenedGaps.count; e.secondsCut = s.secondsCut
             if let loudness {
                 e.loudness = loudness.loudness; e.truePeak = loudness.truePeak
                 e.gain = loudness.gain; e.normalizedLoudness = loudness.normalizedLoudness

@@ -67,21 +67,26 @@ extension RenderJob {
             return (try render(input: input, output: output, format: format, encoding: encoding,
                                stemsDirectory: stemsDirectory, cancel: cancel, progress: progress), nil)
         case .measure:
-            let before = try meter(truePeak: false)
+            // A sink, and so a meter, per attempt: a piece may be rendered again (see `render`).
+            var before: LoudnessMeter? = nil
             let summary = try render(input: input, output: output, stems: stems, cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
-                MeasuringSink(AudioFileSink(try openOutput()), meter: before)
+                let m = try meter(truePeak: false)
+                before = m
+                return MeasuringSink(AudioFileSink(try openOutput()), meter: m)
             }
+            guard let before else { preconditionFailure("the sink was made") }
             return (summary, LoudnessReport(loudness: try integrated(before)))
         case .normalize(let target):
             let clock = ContinuousClock(), start = clock.now
-            let before = try meter(truePeak: true)
+            var before: LoudnessMeter? = nil
             var scratch: ScratchAudio? = nil
             var summary = try render(input: input, output: output, cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
+                let m = try meter(truePeak: true)
                 let s = try ScratchAudio(beside: output)
-                scratch = s
-                return MeasuringSink(s, meter: before)
+                before = m; scratch = s
+                return MeasuringSink(s, meter: m)
             }
-            guard let scratch else { preconditionFailure("the sink was made") }
+            guard let scratch, let before else { preconditionFailure("the sink was made") }
             defer { scratch.discard() }
             let loudness = try integrated(before), peakBefore = try truePeak(before)
             let gainDB = target.gain(loudness: loudness, truePeak: peakBefore)
@@ -90,23 +95,12 @@ extension RenderJob {
             let after = try meter(truePeak: true)
             let writer = try openOutput()
             var peak: Float = 0, clipped = 0, offset = 0
-            var silence = SilenceMetering()
             let chunk = 8192
             let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: 2 * chunk)
             defer { block.deallocate() }
             do throws(Failure) {
                 while true {
                     if cancel?.isSet == true { throw .interrupted(output: output) }
-                    let hole = min(scratch.holeFrames(at: offset), chunk)
-                    if hole > 0 {
-                        block.update(repeating: 0)
-                        let measured = silence.framesToMeasure(hole, sampleRate: rate)
-                        do throws(LoudnessError) { try after.add(UnsafeBufferPointer(block), frames: measured) } catch { throw .loudness(error) }
-                        do throws(SoundFileError) { try writer.write(UnsafeBufferPointer(block), frames: hole) } catch { throw .audioFile(error) }
-                        offset += hole
-                        continue
-                    }
-                    silence.sound()
                     let frames = try scratch.read(into: block, frameOffset: offset)
                     if frames == 0 { break }
                     for i in 0..<(2 * frames) {
@@ -140,35 +134,13 @@ extension RenderJob {
 final class MeasuringSink: RenderSink {
     let inner: any RenderSink
     let meter: LoudnessMeter
-    private var silence = SilenceMetering()
     init(_ inner: any RenderSink, meter: LoudnessMeter) { self.inner = inner; self.meter = meter }
     func write(_ samples: UnsafeBufferPointer<Float>, frames: Int) throws(RenderJob.Failure) {
-        silence.sound()
         do throws(LoudnessError) { try meter.add(samples, frames: frames) } catch { throw .loudness(error) }
         try inner.write(samples, frames: frames)
     }
-    func writeSilence(frames: Int, zeros: UnsafeBufferPointer<Float>) throws(RenderJob.Failure) {
-        let measured = silence.framesToMeasure(frames, sampleRate: meter.sampleRate)
-        do throws(LoudnessError) { try meter.add(zeros, frames: measured) } catch { throw .loudness(error) }
-        try inner.writeSilence(frames: frames, zeros: zeros)
-    }
     func finish() throws(RenderJob.Failure) { try inner.finish() }
     func discard() { inner.discard() }
-}
-
-/// How much of a silent stretch the loudness meter needs to see: its first
-/// second (the K-weighting filters settle to zero and the last 400 ms gating
-/// block that held sound closes). The rest cannot change the result: blocks
-/// of silence are below the −70 LUFS absolute gate, so the integrated
-/// loudness ignores them, and zeros raise no peak.
-struct SilenceMetering {
-    private var silentFrames = 0
-    mutating func sound() { silentFrames = 0 }
-    mutating func framesToMeasure(_ frames: Int, sampleRate: Int) -> Int {
-        let measured = max(0, min(frames, sampleRate - silentFrames))
-        silentFrames += frames
-        return measured
-    }
 }
 
 /// Interleaved stereo floats in a hidden raw file beside the output, read
@@ -177,8 +149,6 @@ final class ScratchAudio: RenderSink {
     let path: String
     private var fd: Int32
     private var removed = false
-    /// Bytes written or skipped: the file's length once finished.
-    private var length = 0
 
     init(beside output: String) throws(RenderJob.Failure) {
         let slash = output.lastIndex(of: "/")
@@ -199,30 +169,9 @@ final class ScratchAudio: RenderSink {
             if n < 0 { if errno == EINTR { continue }; throw .scratchFile(path: path, reason: errnoText()) }
             done += n
         }
-        length += bytes.count
     }
 
-    /// Silence leaves a hole (a sparse file): no disk space, no write.
-    func writeSilence(frames: Int, zeros: UnsafeBufferPointer<Float>) throws(RenderJob.Failure) {
-        length += frames * 8
-        guard lseek(fd, off_t(length), SEEK_SET) >= 0 else { throw .scratchFile(path: path, reason: errnoText()) }
-    }
-
-    /// Gives the file its full length (a trailing hole has none yet).
-    func finish() throws(RenderJob.Failure) {
-        guard ftruncate(fd, off_t(length)) == 0 else { throw .scratchFile(path: path, reason: errnoText()) }
-    }
-
-    /// Frames from `frame` on that lie in a hole (certainly zeros), whole
-    /// frames only; 0 when data starts there or the file system cannot tell.
-    func holeFrames(at frame: Int) -> Int {
-        let start = off_t(frame * 8)
-        guard start < off_t(length) else { return 0 }
-        let seekData: Int32 = 3   // SEEK_DATA: Linux's value; Glibc shows it only under _GNU_SOURCE
-        let data = lseek(fd, start, seekData)
-        let end = data >= 0 ? data : (errno == ENXIO ? off_t(length) : start)
-        return Int(end - start) / 8
-    }
+    func finish() throws(RenderJob.Failure) {}
 
     /// Reads up to `block.count / 2` frames from frame `frameOffset`; 0 at the end.
     func read(into block: UnsafeMutableBufferPointer<Float>, frameOffset: Int) throws(RenderJob.Failure) -> Int {

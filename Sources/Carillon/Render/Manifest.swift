@@ -24,8 +24,9 @@ public struct ManifestEntry: Sendable, Equatable {
     public var gain: Double? = nil
     public var normalizedLoudness: Double? = nil
     public var truncated: Bool = false
-    /// Seconds of silent gaps written without running the synth.
-    public var skippedSilence: Double? = nil
+    /// Stretches with no event longer than `--max-gap` that were cut to it, and the seconds they lost.
+    public var shortenedGaps: Int? = nil
+    public var secondsCut: Double? = nil
     public var renderSeconds: Double? = nil
     public var carillonVersion: String
     public var soundFont: String
@@ -46,7 +47,7 @@ public struct ManifestEntry: Sendable, Equatable {
             ("peak_dbfs", Self.number(peakDBFS)), ("clipped_samples", clippedSamples.map(String.init) ?? "null"),
             ("loudness_lufs", Self.number(loudness)), ("true_peak_dbtp", Self.number(truePeak)),
             ("gain_db", Self.number(gain)), ("normalized_lufs", Self.number(normalizedLoudness)),
-            ("truncated", truncated ? "true" : "false"), ("skipped_silence_seconds", Self.number(skippedSilence)),
+            ("truncated", truncated ? "true" : "false"), ("gaps_cut", shortenedGaps.map(String.init) ?? "null"), ("seconds_cut", Self.number(secondsCut)),
             ("render_seconds", Self.number(renderSeconds)),
         ]
         fields += [("carillon_version", Self.string(carillonVersion)), ("soundfont", Self.string(soundFont)),

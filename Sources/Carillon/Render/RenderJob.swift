@@ -15,8 +15,9 @@ import Glibc
 /// sequencer is clocked by rendered samples, so the file holds exactly what
 /// live playback would sound like.
 ///
-/// One `RenderJob` loads the SoundFont once and renders any number of files
-/// (each from a reset synth).
+/// One `RenderJob` reads the SoundFont once and renders any number of files,
+/// each on synths built for it: a file's bytes do not depend on what the job
+/// rendered before.
 public final class RenderJob {
     public struct Options: Sendable {
         public var sampleRate: Int = 44_100
@@ -43,9 +44,11 @@ public final class RenderJob {
         public var selectsSamplesByNotes = true
         /// Cut every render at this many seconds (nil: no limit); `Summary.truncated` says so.
         public var maxDuration: Double? = nil
-        /// Write a long silent gap (no voice sounding, effect tails quiet, the
-        /// next event far off) as zeros without running the synth.
-        public var skipsSilence = true
+        /// `--max-gap`: a stretch of a piece with no event longer than this many
+        /// seconds is a corrupt delta time, cut to this length
+        /// (`Score.shortenGaps`); nil: none is cut.
+        public var maxGap: Double? = Self.defaultMaxGap
+        public static let defaultMaxGap = 300.0
         /// Renders able to write stems (`stemsDirectory`): a reverb and chorus
         /// per channel (so each channel's stem carries its own) and the
         /// renderer keeping each strip's block.
@@ -77,8 +80,10 @@ public final class RenderJob {
         public var droppedMessages: Int
         /// The render stopped at `Options.maxDuration` before the piece and its tail ended.
         public var truncated = false
-        /// Seconds of silent gaps written as zeros without running the synth.
-        public var skippedSilence: Double = 0
+        /// Stretches with no event longer than `Options.maxGap`, cut to that length.
+        public var shortenedGaps: [Score.Gap] = []
+        /// Seconds the cuts took out of the piece.
+        public var secondsCut: Double = 0
         /// The stem files written (strips that sounded), with `stemsDirectory`.
         public var stems: [String] = []
 
@@ -121,73 +126,89 @@ public final class RenderJob {
 
     public let options: Options
     public let soundFontPath: String
-    /// Synth 0 (the only one with one thread).
-    public var instrument: FluidSynthInstrument { samplers[0].instrument }
-    /// One per thread.
-    private let samplers: [Sampler]
-    private let pool: SamplerPool?
-    /// Per synth: the presets pinned for the last piece.
-    private var pinned: [Set<Synth.PresetAddress>]
+    /// Replays each piece's selections before it renders (see `SampleSelection`); renders nothing.
+    private let scout: Sampler
+    /// The presets the scout has pinned for the last piece.
+    private var scoutPinned: Set<Synth.PresetAddress> = []
     private let sampleSelection: SampleSelection
     /// Notes on how the job runs (a font whose samples are loaded by preset, not by note).
     public let log = HostLog()
-    private let renderer: Renderer
     /// `--track` files, played with every piece; a render lasts as long as the longest.
     public let tracks: [FileTrack]
     private let buffer: UnsafeMutableBufferPointer<Float>
-    /// Zeros for skipped silence, written in chunks of this many frames.
-    private let zeros: UnsafeMutableBufferPointer<Float>
-    private static let zeroFrames = 16_384
 
-    /// Creates the synth and loads the SoundFont (the slow part: do it once).
+    /// Reads the SoundFont and checks that FluidSynth loads it (a bad font
+    /// fails here, before any piece). Each piece then renders on synths built
+    /// for it (`render`), sharing the font's samples.
     public init(soundFont path: String, options: Options = Options()) throws(Failure) {
         self.options = options
         self.soundFontPath = path
-        var samplerOptions = options.sampler
-        samplerOptions.loadsSamplesOnDemand = options.loadsSamplesOnDemand
-        if options.stems { samplerOptions.effectsPerChannel = true }
         let selection = SampleSelection(soundFont: path, byNotes: options.loadsSamplesOnDemand && options.selectsSamplesByNotes,
                                         log: log)
         sampleSelection = selection
-        func makeSamplers() throws(Sampler.Failure) -> [Sampler] {
-            // FluidSynth's sample cache shares the font's sample data between the synths.
-            try (0..<max(1, options.threads)).map { _ throws(Sampler.Failure) in
-                try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: samplerOptions, view: selection.view)
-            }
-        }
-        var samplers: [Sampler]
+        let samplerOptions = Self.samplerOptions(options)
         do throws(Sampler.Failure) {
-            do { samplers = try makeSamplers() } catch where selection.byNotes {
+            do {
+                scout = try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: samplerOptions,
+                                    view: selection.view)
+            } catch where selection.byNotes {
                 selection.fallBack("\(error)")
-                samplers = try makeSamplers()
+                scout = try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: samplerOptions)
             }
         } catch { throw .sampler(error) }
-        self.samplers = samplers
-        pinned = samplers.map { _ in [] }
+        do { tracks = try options.sampler.openTracks(sampleRate: options.sampleRate, offline: true) } catch { throw .track(error) }
+        buffer = .allocate(capacity: 2 * options.effectiveBlockFrames)
+        buffer.initialize(repeating: 0)
+    }
+
+    deinit {
+        for track in tracks { track.close() }
+        buffer.deallocate()
+    }
+
+    private static func samplerOptions(_ options: Options) -> SamplerOptions {
+        var samplerOptions = options.sampler
+        samplerOptions.loadsSamplesOnDemand = options.loadsSamplesOnDemand
+        if options.stems { samplerOptions.effectsPerChannel = true }
+        return samplerOptions
+    }
+
+    /// The synths, pool and renderer of one piece, all new for it, so a
+    /// file's audio depends only on the file, the font and the options: not
+    /// on what was rendered before it (FluidSynth's reset leaves a voice
+    /// slot's last gain, which the next voice there ramps from, and the
+    /// chorus's phase where they were).
+    private struct Rig {
+        let samplers: [Sampler]
+        let pool: SamplerPool?
+        let renderer: Renderer
+    }
+
+    private func makeRig(_ plan: SampleSelection.Plan, threads: Int) throws(Failure) -> Rig {
+        let options = self.options
+        var samplers: [Sampler] = []
+        do throws(Sampler.Failure) {
+            for _ in 0..<max(1, threads) {
+                samplers.append(try sampleSelection.makeSampler(for: plan, path: soundFontPath, sampleRate: Double(options.sampleRate),
+                                                                options: Self.samplerOptions(options)))
+            }
+        } catch { throw .sampler(error) }
+        var pool: SamplerPool? = nil
         if samplers.count > 1 {
             do throws(ALSAError) {
-                pool = try SamplerPool(members: samplers.map(\.instrument), keepingAlive: samplers,
-                                       blocksInFlight: options.blocksInFlight)
+                let p = try SamplerPool(members: samplers.map(\.instrument), keepingAlive: samplers,
+                                        blocksInFlight: options.blocksInFlight)
+                p.reset(percussionChannels: plan.selection.percussionChannels)
+                pool = p
             } catch { throw .threads("\(error)") }
-        } else {
-            pool = nil
         }
-        do { tracks = try options.sampler.openTracks(sampleRate: options.sampleRate, offline: true) } catch { throw .track(error) }
-        renderer = Renderer(instrument: pool ?? samplers[0].instrument, tracks: tracks)
+        let renderer = Renderer(instrument: pool ?? samplers[0].instrument, tracks: tracks)
         renderer.capturesStems = options.stems
         for channel in options.sampler.oscillatorChannels { renderer.route(channel: channel, to: .oscillator) }
         renderer.oscillator.a4 = options.sampler.a4
         // The same parameters as live: `--reverb-level` is the reverb return's start value.
         for change in options.sampler.startValues { renderer.parameters.set(change.address, Double(change.value)) }
-        buffer = .allocate(capacity: 2 * options.effectiveBlockFrames)
-        buffer.initialize(repeating: 0)
-        zeros = .allocate(capacity: 2 * Self.zeroFrames)
-        zeros.initialize(repeating: 0)
-    }
-
-    deinit {
-        for track in tracks { track.close() }
-        buffer.deallocate(); zeros.deallocate()
+        return Rig(samplers: samplers, pool: pool, renderer: renderer)
     }
 
     /// Renders `input` into `output`. The audio goes to a temporary file beside
@@ -222,6 +243,11 @@ public final class RenderJob {
     /// been read (`output` names it in the summary and messages), and the
     /// stems into `stems` (its folder made if missing). On any failure or
     /// cancellation the sink and the stems are discarded.
+    ///
+    /// A piece renders on `Options.threads` synths. If they together held
+    /// more voices at once than one synth may (`SamplerPool.voiceBudgetExceeded`),
+    /// one synth would have stolen voices where the pool did not: the piece is
+    /// rendered again on one synth, into a new sink (`makeSink` is called again).
     public func render(
         input: String, output: String, stems: StemTarget? = nil, cancel: CancellationFlag? = nil,
         progress: ((Progress) -> Void)? = nil, makeSink: () throws(Failure) -> any RenderSink
@@ -231,20 +257,24 @@ public final class RenderJob {
         let start = clock.now
         var score: Score
         do throws(MIDIFileError) { score = try Score(contentsOf: input) } catch { throw .midiFile(error) }
+        let gaps = options.maxGap.map { score.shortenGaps(longerThan: $0) } ?? []
         if let stems {
             do throws(BatchPlanError) { try BatchPlan.makeFolders(stems.directory) } catch { throw .stemsFolder("\(error)") }
         }
-        let stemWriter = stems.map {
-            StemWriter(directory: $0.directory, strips: renderer.meters.strips, format: $0.format, encoding: $0.encoding,
-                       sampleRate: options.sampleRate, blockFrames: max(options.effectiveBlockFrames, Self.zeroFrames))
-        }
         // The piece lasts until its longest track ends.
         score.duration = max(score.duration, tracks.map(\.duration).max() ?? 0)
+        let rig = try makeRig(for: score, threads: options.threads)
+        let stemWriter = stems.map {
+            StemWriter(directory: $0.directory, strips: rig.renderer.meters.strips, format: $0.format, encoding: $0.encoding,
+                       sampleRate: options.sampleRate, blockFrames: options.effectiveBlockFrames)
+        }
         let writer = try makeSink()
         do throws(Failure) {
-            var summary = try render(score, input: input, output: output, into: writer, stems: stemWriter,
+            var summary = try render(score, on: rig, input: input, output: output, into: writer, stems: stemWriter,
                                      cancel: cancel, progress: progress, clock: clock, start: start)
             summary.stems = stemWriter?.writtenPaths ?? []
+            summary.shortenedGaps = gaps
+            summary.secondsCut = gaps.reduce(0) { $0 + $1.length - (options.maxGap ?? 0) }
             return summary
         } catch {
             writer.discard()
@@ -253,23 +283,31 @@ public final class RenderJob {
         }
     }
 
+    /// The synths, pool and renderer for `score`, by note unless FluidSynth
+    /// refuses the piece's view of the font (then by preset from now on, with
+    /// a note in `log`).
+    private func makeRig(for score: Score, threads: Int) throws(Failure) -> Rig {
+        let oscillators = options.sampler.oscillatorChannels.reduce(UInt16(0)) { $0 | 1 << $1 }
+        func plan() throws(Failure) -> SampleSelection.Plan {
+            do throws(Sampler.Failure) {
+                return try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: oscillators)
+            } catch { throw .sampler(error) }
+        }
+        let byNotes = try plan()
+        do { return try makeRig(byNotes, threads: threads) } catch where byNotes.view != nil {
+            do throws(Sampler.Failure) {
+                try sampleSelection.fallBack("\(error)", scout: scout, pinned: &scoutPinned)
+            } catch { throw .sampler(error) }
+            return try makeRig(try plan(), threads: threads)
+        }
+    }
+
     private func render(
-        _ score: Score, input: String, output: String, into writer: any RenderSink, stems: StemWriter?,
+        _ score: Score, on rig: Rig, input: String, output: String, into writer: any RenderSink, stems: StemWriter?,
         cancel: CancellationFlag?, progress: ((Progress) -> Void)?, clock: ContinuousClock, start: ContinuousClock.Instant
     ) throws(Failure) -> Summary {
         let rate = Double(options.sampleRate)
-        // Each synth selects (and, with samples on demand, pins) what the piece
-        // selects, and starts from a reset.
-        let percussion: UInt16
-        do throws(Sampler.Failure) {
-            let oscillators = options.sampler.oscillatorChannels.reduce(UInt16(0)) { $0 | 1 << $1 }
-            percussion = try sampleSelection.prepare(score, samplers: samplers, pinned: &pinned, skipping: oscillators)
-        } catch {
-            writer.discard()
-            throw .sampler(error)
-        }
-        pool?.reset(percussionChannels: percussion)
-        let refusedBefore = refusedCount
+        let renderer = rig.renderer
         renderer.prepare(sampleRate: rate, maxFrames: options.effectiveBlockFrames)
         renderer.schedule(score, startingAt: 0)
         // Blocks go out (`dispatch`) up to `blocksInFlight` ahead of the one
@@ -288,10 +326,7 @@ public final class RenderJob {
         var dispatching = true, finished = false
         let limit = options.maxDuration.map { UInt64(max(0, ($0 * rate).rounded())) } ?? .max
         var truncated = false
-        var skipped: UInt64 = 0, written: UInt64 = 0
-        /// No silent-gap check before this frame (one per `depth + 1` blocks
-        /// while a gap cannot be skipped: each check waits for every pending block).
-        var nextGapCheck: UInt64 = 0
+        var written: UInt64 = 0
 
         func collect() throws(Failure) {
             let inTail = pendingInTail[collectedBlocks % (depth + 1)]
@@ -315,24 +350,6 @@ public final class RenderJob {
             let left = limit - min(limit, renderer.sampleTime)
             if left == 0 { truncated = true; dispatching = false; continue }
             let inTail = renderer.isScoreFinished
-            if !inTail && renderer.sampleTime >= nextGapCheck && mayHaveSilentGap() {
-                // The check reads the synths and the last block written: every pending block first.
-                while renderer.pendingBlocks > 0 { try collect() }
-                if let gap = silentGap() {
-                    let n = min(gap, left / UInt64(instrument.eventGranularity) * UInt64(instrument.eventGranularity))
-                    if n > 0 {
-                        try writeSilence(frames: n, to: writer, cancel: cancel, output: output)
-                        try stems?.addSilence(frames: Int(n))
-                        renderer.skip(frames: n)
-                        skipped += n
-                        written += n
-                        progress?(Progress(rendered: Double(written) / rate, pieceDuration: score.duration,
-                                           elapsed: Self.seconds(clock.now - start), inTail: false))
-                        continue
-                    }
-                }
-                nextGapCheck = renderer.sampleTime + UInt64(depth * options.effectiveBlockFrames)
-            }
             var frames = Int(min(UInt64(options.effectiveBlockFrames), left))
             if inTail { frames = min(frames, tailLimit - tailDispatched) }
             guard frames > 0 else { dispatching = false; continue }
@@ -347,47 +364,12 @@ public final class RenderJob {
             stems?.removeFinished()
             throw error
         }
+        let refused = rig.pool?.refusedCount ?? rig.samplers[0].instrument.refusedCount
         return Summary(input: input, output: output, duration: Double(written) / rate,
                        pieceDuration: score.duration, peak: renderer.peak,
                        clippedSamples: renderer.clippedSamples, elapsed: Self.seconds(clock.now - start),
-                       refusedSynthCalls: refusedCount - refusedBefore,
-                       droppedMessages: renderer.droppedMessages, truncated: truncated,
-                       skippedSilence: Double(skipped) / rate)
+                       refusedSynthCalls: refused, droppedMessages: renderer.droppedMessages, truncated: truncated)
     }
-
-    /// Whether a silent gap may start here, from the dispatch side alone: the
-    /// next event is more than a second (and two blocks) away.
-    private func mayHaveSilentGap() -> Bool {
-        guard options.skipsSilence, tracks.isEmpty, renderer.sampleTime > 0 else { return false }
-        return renderer.framesUntilNextEvent > UInt64(options.sampleRate) + UInt64(2 * options.effectiveBlockFrames)
-    }
-
-    /// Frames ahead that are certainly silent: nothing sounds now (no voice,
-    /// the last block's peak — reverb and chorus tails included — under
-    /// −100 dBFS) and the next event is more than a second away. Stops two
-    /// blocks short of the event; nil when there is no such gap. With no block pending.
-    private func silentGap() -> UInt64? {
-        // A track may sound in a gap the instrument leaves silent.
-        guard mayHaveSilentGap(), renderer.blockPeak < 1e-5,
-              samplers.allSatisfy({ $0.instrument.synth.activeVoiceCount == 0 }) else { return nil }
-        let ahead = renderer.framesUntilNextEvent
-        let margin = UInt64(2 * options.effectiveBlockFrames), grid = UInt64(instrument.eventGranularity)
-        guard ahead > UInt64(options.sampleRate) + margin else { return nil }
-        return (ahead - margin) / grid * grid
-    }
-
-    private func writeSilence(frames: UInt64, to writer: any RenderSink, cancel: CancellationFlag?,
-                              output: String) throws(Failure) {
-        var left = frames
-        while left > 0 {
-            if cancel?.isSet == true { throw .interrupted(output: output) }
-            let n = Int(min(left, UInt64(Self.zeroFrames)))
-            try writer.writeSilence(frames: n, zeros: UnsafeBufferPointer(zeros))
-            left -= UInt64(n)
-        }
-    }
-
-    private var refusedCount: Int { pool?.refusedCount ?? instrument.refusedCount }
 
     static func seconds(_ duration: Duration) -> Double {
         let (s, atto) = duration.components
@@ -399,19 +381,10 @@ public final class RenderJob {
 /// scratch file measured on the way (loudness normalisation).
 public protocol RenderSink: AnyObject {
     func write(_ samples: UnsafeBufferPointer<Float>, frames: Int) throws(RenderJob.Failure)
-    /// Appends `frames` frames of silence (`zeros` holds at least `2 × frames`
-    /// zeros). A sink that can store silence more cheaply than samples does so.
-    func writeSilence(frames: Int, zeros: UnsafeBufferPointer<Float>) throws(RenderJob.Failure)
     /// Completes the output (an audio file appears under its name only now).
     func finish() throws(RenderJob.Failure)
     /// Abandons the output, leaving nothing under its name. Safe to call twice.
     func discard()
-}
-
-extension RenderSink {
-    public func writeSilence(frames: Int, zeros: UnsafeBufferPointer<Float>) throws(RenderJob.Failure) {
-        try write(zeros, frames: frames)
-    }
 }
 
 /// An `AudioFileWriter` as a render sink.

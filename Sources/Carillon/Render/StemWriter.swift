@@ -67,12 +67,6 @@ final class StemWriter {
         self.frames += frames
     }
 
-    /// Appends `frames` frames of silence to every open stem (a skipped silent gap).
-    func addSilence(frames: Int) throws(RenderJob.Failure) {
-        for case let writer? in writers { try writeZeros(writer, frames: frames) }
-        self.frames += frames
-    }
-
     /// Renames every stem onto its name. On a failure the stems not yet
     /// renamed are discarded and the error thrown.
     func finish() throws(RenderJob.Failure) {

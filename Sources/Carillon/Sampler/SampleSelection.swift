@@ -5,19 +5,20 @@ import FluidSynth
 /// on-demand sample loading).
 ///
 /// By note, when Carillon can read the font (`SoundFontFile`): before a
-/// piece, synth 0 replays its selections (`pinPresets`), noting what each
-/// note-on will play; then every synth of the render drops the last piece's
-/// view of the font, loads a view keeping only the zones that sound those
-/// notes (`SoundFontHydra.zones(playing:)`) and pins the piece's presets.
+/// piece, a scout synth replays its selections (`pinPresets`), noting what
+/// each note-on will play; then the piece's synths, new for it, load a view
+/// keeping only the zones that sound those notes
+/// (`SoundFontHydra.zones(playing:)`) and pin the piece's presets.
 /// FluidSynth loads only the samples those zones name, once for all the
 /// synths (they share one view, so its sample cache shares the samples).
-/// The synths start with a view keeping no zone (every preset there, none
-/// with samples), so the replay's program changes load nothing; a view
-/// keeps every preset, so FluidSynth's preset choices and fallbacks are the
-/// same as with the file.
+/// The scout has a view keeping no zone (every preset there, none with
+/// samples), so the replay's program changes load nothing; a view keeps
+/// every preset, so FluidSynth's preset choices and fallbacks are the same
+/// as with the file.
 ///
-/// By preset (the fallback, and with `byNotes` off): every synth loads the
-/// file and pins the presets the piece selects, each with all its samples.
+/// By preset (the fallback, and with `byNotes` off): the scout and every
+/// synth load the file and pin the presets the piece selects, each with all
+/// its samples (read once: the scout holds them in FluidSynth's cache).
 final class SampleSelection {
     /// The font, read, while selecting by note.
     private var file: SoundFontFile?
@@ -47,56 +48,53 @@ final class SampleSelection {
         view = nil
     }
 
-    /// Gets every synth of a render ready for `score` (reset, its samples
-    /// pinned, no voice sounding) and returns the channels that play
-    /// percussion. `pinned` holds each synth's pinned presets, from the last
-    /// piece and for the next; `skipping` the channels that never reach the
-    /// synths. Not on the render thread.
-    func prepare(_ score: Score, samplers: [Sampler], pinned: inout [Set<Synth.PresetAddress>],
-                 skipping: UInt16) throws(Sampler.Failure) -> UInt16 {
-        if let file {
-            do throws(Sampler.Failure) {
-                return try prepareByNotes(score, file: file, samplers: samplers, pinned: &pinned, skipping: skipping)
-            } catch {
-                fallBack("\(error)")
-                for sampler in samplers {
-                    sampler.instrument.resetAndFinishVoices()
-                    try sampler.loadSoundFont(nil)
-                }
-                pinned = pinned.map { _ in [] }
-            }
-        }
-        var percussion: UInt16 = 0
-        do throws(FluidSynthError) {
-            for (i, sampler) in samplers.enumerated() {
-                let selection = try sampler.instrument.pinPresets(selectedBy: score, unpinning: pinned[i], skipping: skipping)
-                pinned[i] = selection.presets
-                percussion |= selection.percussionChannels
-            }
-        } catch { throw .soundFont(error) }
-        return percussion
+    /// What a piece needs of the font: the view its synths load (nil: the
+    /// file itself, by preset) and what its score selects.
+    struct Plan {
+        var view: VirtualSoundFont?
+        var selection: FluidSynthInstrument.Selection
     }
 
-    private func prepareByNotes(_ score: Score, file: SoundFontFile, samplers: [Sampler],
-                                pinned: inout [Set<Synth.PresetAddress>], skipping: UInt16) throws(Sampler.Failure) -> UInt16 {
+    /// Finds what `score` selects by replaying its selections on `scout`, a
+    /// synth that renders nothing. The scout keeps the piece's presets pinned
+    /// (`pinned`: from the last piece, and for the next) until the next piece:
+    /// by preset, that holds their samples in FluidSynth's sample cache, which
+    /// the render's synths then share; by note, the scout has the view with no
+    /// zone, and nothing is loaded. `skipping` names the channels that never
+    /// reach the synths. Not on the render thread.
+    func plan(_ score: Score, scout: Sampler, pinned: inout Set<Synth.PresetAddress>,
+              skipping: UInt16) throws(Sampler.Failure) -> Plan {
         let selection: FluidSynthInstrument.Selection
         do throws(FluidSynthError) {
-            selection = try samplers[0].instrument.pinPresets(selectedBy: score, unpinning: pinned[0], skipping: skipping)
+            selection = try scout.instrument.pinPresets(selectedBy: score, unpinning: pinned, skipping: skipping)
         } catch { throw .soundFont(error) }
-        // The last view out of every synth first, so its samples and the new view's are never in memory together.
-        for sampler in samplers.dropFirst() { sampler.instrument.resetAndFinishVoices() }
-        for sampler in samplers { sampler.unloadSoundFont() }
+        pinned = selection.presets
+        guard let file else { return Plan(view: nil, selection: selection) }
         let next = file.view(keeping: file.hydra.zones(playing: selection.notes))
         view = next
-        for (i, sampler) in samplers.enumerated() {
-            try sampler.loadSoundFont(next)
-            let font = sampler.soundFont!.id
-            pinned[i] = Set(selection.presets.map { Synth.PresetAddress(soundFontID: font, bank: $0.bank, program: $0.program) })
-            do throws(FluidSynthError) {
-                for preset in pinned[i] { try sampler.instrument.synth.pin(preset) }
-            } catch { throw .soundFont(error) }
-            sampler.instrument.resetToGS()
-        }
-        return selection.percussionChannels
+        return Plan(view: next, selection: selection)
+    }
+
+    /// Selects by preset from now on (`reason` in the log): the scout loads the file.
+    func fallBack(_ reason: String, scout: Sampler, pinned: inout Set<Synth.PresetAddress>) throws(Sampler.Failure) {
+        fallBack(reason)
+        scout.instrument.resetAndFinishVoices()
+        try scout.loadSoundFont(nil)
+        pinned = []
+    }
+
+    /// A new synth for a piece: nothing of an earlier piece in it (voices,
+    /// effects, channels, tunings), the plan's view (or the file) loaded and
+    /// the piece's presets pinned, as FluidSynth starts. Not on the render thread.
+    func makeSampler(for plan: Plan, path: String, sampleRate: Double,
+                     options: SamplerOptions) throws(Sampler.Failure) -> Sampler {
+        let sampler = try Sampler(soundFont: path, sampleRate: sampleRate, options: options, view: plan.view)
+        guard let font = sampler.soundFont?.id else { preconditionFailure("a sampler has its font") }
+        do throws(FluidSynthError) {
+            for preset in plan.selection.presets {
+                try sampler.instrument.synth.pin(Synth.PresetAddress(soundFontID: font, bank: preset.bank, program: preset.program))
+            }
+        } catch { throw .soundFont(error) }
+        return sampler
     }
 }

@@ -61,6 +61,9 @@ struct Render: ParsableCommand {
     @Option(name: .customLong("max-duration"), help: ArgumentHelp("Cut every render at this many seconds (damaged timing).", valueName: "seconds"))
     var maxDuration: Double?
 
+    @Option(name: .customLong("max-gap"), help: ArgumentHelp("A stretch with no event in any track longer than this is a corrupt delta time: cut to this length, and said (0: never).", valueName: "seconds"))
+    var maxGap: Double = RenderJob.Options.defaultMaxGap
+
     // Batches.
     @Option(name: .customLong("from-list"), help: ArgumentHelp("Read more inputs from a file, one path a line ('-': standard input).", valueName: "file"))
     var fromList: String?
@@ -100,6 +103,7 @@ struct Render: ParsableCommand {
         guard tail >= 0 else { throw ValidationError("--tail must not be negative") }
         guard silence < 0 else { throw ValidationError("--silence must be below 0 dBFS") }
         if let maxDuration, !(maxDuration > 0) { throw ValidationError("--max-duration must be above 0 seconds") }
+        guard maxGap >= 0 else { throw ValidationError("--max-gap must not be negative (0 turns it off)") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let threads, !(1...64).contains(threads) { throw ValidationError("--threads must be 1...64") }
         if let shard, Shard(parsing: shard) == nil { throw ValidationError("--shard must be K/N with 0 ≤ K < N, e.g. 0/4") }
@@ -140,6 +144,7 @@ struct Render: ParsableCommand {
         settings.job.sampler = synth.samplerOptions
         settings.job.tail = TailPolicy(silenceThreshold: silence, maxTail: tail)
         settings.job.maxDuration = maxDuration
+        settings.job.maxGap = maxGap > 0 ? maxGap : nil
         settings.job.stems = stems != nil
         settings.format = format
         settings.encoding = encoding
@@ -207,6 +212,12 @@ struct Render: ParsableCommand {
             if !quiet { print("\(o.item.output): exists, skipped") }
         case .ok:
             guard let s = o.summary else { return }
+            for gap in s.shortenedGaps {
+                Diagnostics.warning("\(o.item.input): " + (gap.trailing
+                    ? "the end of track comes \(clock(gap.length)) after the last event (at \(clock(gap.start)))"
+                    : "\(clock(gap.length)) without an event at \(clock(gap.start)) (a corrupt delta time?)")
+                    + ": cut to \(clock(maxGap)) (--max-gap)")
+            }
             if s.truncated {
                 Diagnostics.warning("\(o.item.input): cut at --max-duration \(formatted(s.duration, 1)) s "
                                     + "(the piece lasts \(clock(s.pieceDuration)))")
@@ -238,7 +249,7 @@ struct Render: ParsableCommand {
             + "(\(formatted(s.speed, 1))× real time)"
             + (s.refusedSynthCalls > 0 ? ", \(s.refusedSynthCalls) synth calls refused" : "")
             + (s.droppedMessages > 0 ? ", \(s.droppedMessages) events dropped" : "")
-            + (s.skippedSilence >= 1 ? ", \(clock(s.skippedSilence)) of silence skipped" : "")
+            + (s.shortenedGaps.isEmpty ? "" : ", \(s.shortenedGaps.count) gap\(s.shortenedGaps.count == 1 ? "" : "s") cut (--max-gap)")
             + (s.truncated ? ", cut at --max-duration" : "")
     }
 }

@@ -366,28 +366,6 @@ public final class Renderer: @unchecked Sendable {
     }
     @inline(__always) private func trackSlot(_ slot: Int) -> UnsafeMutablePointer<Float> { slotTracks + slot * trackSlotSize }
 
-    /// Frames from the sample clock to the next scheduled event (or the
-    /// piece's end), rounded down to the instrument's event grid: how far
-    /// `skip` may jump. 0 when an event is due now, a queued message waits,
-    /// or the sequencer cannot tell (stopped, looping, finished).
-    public var framesUntilNextEvent: UInt64 {
-        guard events.peek() == nil, ownEvents.peek() == nil, let next = sequencer.upcomingFrame(), next > sampleTime else { return 0 }
-        let grid = UInt64(granularity)
-        return (next - sampleTime) / grid * grid
-    }
-
-    /// Advances the sample clock by `frames` without running the instrument
-    /// or the mixer: for a stretch the caller knows is silent (no voice, quiet
-    /// effect tails) and writes as zeros. `frames` is a multiple of the event
-    /// grid and at most `framesUntilNextEvent`, so every event still lands on
-    /// the frame it would have had. Render thread.
-    public func skip(frames: UInt64) {
-        precondition(frames % UInt64(granularity) == 0 && frames <= framesUntilNextEvent && pendingBlocks == 0)
-        guard frames > 0 else { return }
-        sampleTime &+= frames
-        sequencer.end(at: sampleTime, transport: transport)
-    }
-
     /// Hands a SysEx placeholder's bytes to the instrument: from the scheduled
     /// score's pool (`queue` nil), or from a queue's byte ring (before its `pop`).
     @inline(__always)

@@ -82,3 +82,47 @@ extension Score {
         sysExMessages = sysEx
     }
 }
+
+extension Score {
+    /// A stretch with no event that `shortenGaps(longerThan:)` cut short.
+    public struct Gap: Hashable, Sendable {
+        /// Where the stretch began and how long it was, in the file's own seconds.
+        public var start: Double
+        public var length: Double
+        /// The stretch ran from the last event to the piece's end (a late end of track).
+        public var trailing: Bool
+        public init(start: Double, length: Double, trailing: Bool) {
+            self.start = start; self.length = length; self.trailing = trailing
+        }
+    }
+
+    /// Cuts every stretch of more than `maxGap` seconds with no event in it
+    /// (before the first event, between two, or from the last to the piece's
+    /// end) down to `maxGap`, moving everything after it earlier: such a
+    /// stretch is a corrupt delta time (a flipped byte makes hours of nothing).
+    /// A note held across it is released `maxGap` after the stretch began, as
+    /// if the gap had been that long, and the rest of the piece plays on.
+    /// Returns the stretches cut, in order. Judged on the merged score, so a
+    /// track that is quiet while others play is no gap.
+    public mutating func shortenGaps(longerThan maxGap: Double) -> [Gap] {
+        precondition(maxGap > 0)
+        var gaps: [Gap] = []
+        var shift = 0.0, previous = 0.0
+        for i in events.indices {
+            let t = events[i].seconds
+            if t - previous > maxGap {
+                gaps.append(Gap(start: previous, length: t - previous, trailing: false))
+                shift += t - previous - maxGap
+            }
+            previous = t
+            if shift > 0 { events[i].seconds = t - shift }
+        }
+        if duration - previous > maxGap {
+            gaps.append(Gap(start: previous, length: duration - previous, trailing: true))
+            duration = previous - shift + maxGap
+        } else {
+            duration -= shift
+        }
+        return gaps
+    }
+}

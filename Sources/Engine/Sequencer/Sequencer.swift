@@ -222,15 +222,6 @@ struct Sequencer {
         }
     }
 
-    /// The sample-clock frame of the next message `next` would return
-    /// (generated ones first), or of the piece's end when no event is left;
-    /// nil when it cannot be told ahead (stopped, finished, looping).
-    func upcomingFrame() -> UInt64? {
-        if pendingHead < pendingCount { return pending[pendingHead].frame }
-        guard loaded, playing, !finished, !loopOn else { return nil }
-        return absoluteFrame(ofScore: cursor < events.count ? events[cursor].scoreFrame : endScore)
-    }
-
     /// Loop wraps not yet counted in the transport.
     private var wraps = 0
 
