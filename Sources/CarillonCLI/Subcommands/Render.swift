@@ -78,7 +78,7 @@ struct Render: ParsableCommand {
     @Option(name: .customLong("from-list"), help: ArgumentHelp("Read more inputs from a file, one path a line ('-': standard input).", valueName: "file"))
     var fromList: String?
 
-    @Option(name: .customLong("input-root"), help: ArgumentHelp("The folder input paths are keyed (sharded and mirrored under --output-dir) from (default: the deepest folder holding every input).", valueName: "dir"))
+    @Option(name: .customLong("input-root"), help: ArgumentHelp("Key each input file (for --shard and the layout under --output-dir) by its path below this folder (default: the deepest folder holding every input).", valueName: "dir"))
     var inputRoot: String?
 
     @Option(help: ArgumentHelp("Files rendered at once, each by its own synth (default: the number of cores).", valueName: "n"))
