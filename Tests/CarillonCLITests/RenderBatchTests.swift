@@ -89,12 +89,39 @@ import Testing
         let dir = CLI.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         Self.write(Self.smf(gap: 0.5), "\(dir)/x/song.mid")
-        Self.write(Self.smf(gap: 0.5), "\(dir)/y/song.midi")
-        let r = try CLI.carillon(["render", "\(dir)/x/song.mid", "\(dir)/y/song.midi", "--output-dir", "\(dir)/out",
+        Self.write(Self.smf(gap: 0.5), "\(dir)/x/song.midi")
+        let r = try CLI.carillon(["render", "\(dir)/x/song.mid", "\(dir)/x/song.midi", "--output-dir", "\(dir)/out",
                                   "--soundfont", Self.timGM])
         #expect(r.status == 1)
-        #expect(r.stderr == "carillon: error: \(dir)/x/song.mid and \(dir)/y/song.midi would both write \(dir)/out/song.wav\n")
+        #expect(r.stderr == "carillon: error: \(dir)/x/song.mid and \(dir)/x/song.midi would both write \(dir)/out/song.wav\n")
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/out"))
+    }
+
+    /// Listed files are keyed and laid out from their common folder (or
+    /// --input-root), as a walked folder is: equal names in different folders
+    /// go in one list, and a file outside --input-root is refused.
+    @Test func aList_withEqualNamesInDifferentFolders_mirrorsTheFolders() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for (i, name) in ["c/x/song.mid", "c/y/song.mid", "c/y/z/song.kar"].enumerated() {
+            Self.write(Self.smf(gap: 0.05, key: UInt8(50 + i)), "\(dir)/\(name)")
+        }
+        try ["c/x/song.mid", "c/y/song.mid", "c/y/z/song.kar"].map { "\(dir)/\($0)" }.joined(separator: "\n")
+            .write(toFile: "\(dir)/list", atomically: true, encoding: .utf8)
+        let common = ["--output-dir", "\(dir)/out", "--soundfont", Self.timGM, "--tail", "0.2", "-q", "-r", "8000"]
+        let r = try CLI.carillon(["render", "--from-list", "\(dir)/list", "--stems", "\(dir)/stems"] + common)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(Self.tree("\(dir)/out") == ["x/song.wav", "y/song.wav", "y/z/song.wav"])
+        #expect(Self.tree("\(dir)/stems").map { ($0 as NSString).deletingLastPathComponent }.uniqued()
+                == ["x/song", "y/song", "y/z/song"])
+        // --input-root one folder up: the keys, and so the outputs, start with c/.
+        let rooted = try CLI.carillon(["render", "--from-list", "\(dir)/list", "--input-root", dir, "--output-dir", "\(dir)/out2"]
+                                      + common.dropFirst(2))
+        #expect(rooted.status == 0, "\(rooted.stderr)")
+        #expect(Self.tree("\(dir)/out2") == ["c/x/song.wav", "c/y/song.wav", "c/y/z/song.wav"])
+        let outside = try CLI.carillon(["render", "--from-list", "\(dir)/list", "--input-root", "\(dir)/c/y"] + common)
+        #expect(outside.status == 1)
+        #expect(outside.stderr == "carillon: error: \(dir)/c/x/song.mid is not under the input root \(dir)/c/y (--input-root)\n")
     }
 
     @Test func skipExisting_rendersOnlyWhatIsMissing() throws {
@@ -111,9 +138,14 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         #expect(Self.tree("\(dir)/out") == ["f0.wav", "f1.wav", "f2.wav"])
         #expect(try FileManager.default.attributesOfItem(atPath: "\(dir)/out/f0.wav")[.modificationDate] as? Date == before)
-        let rerun = try Self.manifest("\(dir)/m.jsonl").suffix(3)
-        #expect(rerun.map { "\($0["output"]!) \($0["status"]!)" }.sorted()
-                == ["\(dir)/out/f0.wav skipped", "\(dir)/out/f1.wav ok", "\(dir)/out/f2.wav skipped"])
+        // One line per input: the skipped files keep their first run's lines, f1 has its new one.
+        let rerun = try Self.manifest("\(dir)/m.jsonl")
+        #expect(rerun.map { "\($0["output"]!) \($0["status"]!)" }
+                == ["\(dir)/out/f0.wav ok", "\(dir)/out/f2.wav ok", "\(dir)/out/f1.wav ok"])
+        // Run again without --skip-existing: every line replaced, still one each.
+        #expect(try CLI.carillon(args).status == 0)
+        #expect(try Self.manifest("\(dir)/m.jsonl").map { $0["input"] as! String }.sorted()
+                == (0..<3).map { "\(dir)/in/f\($0).mid" })
     }
 
     /// A font Carillon's SF2 reader refuses but FluidSynth loads (4 stray bytes
@@ -145,7 +177,10 @@ import Testing
         #expect(plain.status == 0 && plain.stderr.isEmpty, "\(plain.stderr)")
     }
 
-    @Test func shards_renderEveryFileExactlyOnce_andReorderingTheListChangesNoShard() throws {
+    /// The shards of a list, in either order, and of the folder it lists are
+    /// the same: one key per file (its path below the corpus), so every file
+    /// lands in the same shard at the same output, duplicate names included.
+    @Test func shards_renderEveryFileExactlyOnce_alikeForAListInAnyOrderAndTheFolder() throws {
         let dir = CLI.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var paths: [String] = []
@@ -154,23 +189,59 @@ import Testing
             Self.write(Self.smf(gap: 0.05, key: UInt8(40 + i)), p)
             paths.append(p)
         }
-        func runShards(list: [String], tag: String) throws -> [[String]] {
-            try list.joined(separator: "\n").write(toFile: "\(dir)/list-\(tag)", atomically: true, encoding: .utf8)
-            return try (0..<3).map { k in
-                let r = try CLI.carillon(["render", "--from-list", "\(dir)/list-\(tag)", "--output-dir", "\(dir)/out-\(tag)",
+        for i in [1, 2] {   // equal names in another folder
+            Self.write(Self.smf(gap: 0.05, key: UInt8(60 + i)), "\(dir)/in/dup/n\(i).mid")
+            paths.append("\(dir)/in/dup/n\(i).mid")
+        }
+        /// Per shard: (input, output below the output folder), sorted.
+        func runShards(_ inputs: [String], tag: String) throws -> [[String]] {
+            try (0..<3).map { k in
+                let r = try CLI.carillon(["render"] + inputs + ["--output-dir", "\(dir)/out-\(tag)",
                                           "--shard", "\(k)/3", "--manifest", "\(dir)/m-\(tag)-\(k).jsonl",
                                           "--soundfont", Self.timGM, "--tail", "0.2", "-q", "-r", "8000"])
                 #expect(r.status == 0, "\(r.stderr)")
-                return try Self.manifest("\(dir)/m-\(tag)-\(k).jsonl").map { $0["input"] as! String }.sorted()
+                return try Self.manifest("\(dir)/m-\(tag)-\(k).jsonl").map {
+                    "\($0["input"] as! String) \(($0["output"] as! String).replacingOccurrences(of: "\(dir)/out-\(tag)/", with: ""))"
+                }.sorted()
             }
         }
-        let forward = try runShards(list: paths, tag: "a")
-        // Every file exactly once over the shards, and every output written.
-        #expect(forward.flatMap { $0 }.sorted() == paths.sorted())
-        #expect(Self.tree("\(dir)/out-a").count == 12)
-        #expect(forward.filter(\.isEmpty).isEmpty)   // 12 files hash into all 3 shards
-        let reversed = try runShards(list: paths.reversed(), tag: "b")
-        #expect(reversed == forward)
+        func list(_ paths: [String], _ tag: String) throws -> [String] {
+            try paths.joined(separator: "\n").write(toFile: "\(dir)/list-\(tag)", atomically: true, encoding: .utf8)
+            return ["--from-list", "\(dir)/list-\(tag)", "--input-root", "\(dir)/in"]
+        }
+        let forward = try runShards(try list(paths, "a"), tag: "a")
+        // Every file exactly once over the shards, and every output written, sub-folders mirrored.
+        #expect(forward.flatMap { $0 }.map { String($0.split(separator: " ")[0]) }.sorted() == paths.sorted())
+        #expect(Self.tree("\(dir)/out-a").count == 14 && Self.tree("\(dir)/out-a").contains("dup/n1.wav"))
+        #expect(forward.filter(\.isEmpty).isEmpty)   // 14 files hash into all 3 shards
+        #expect(try runShards(try list(paths.reversed(), "b"), tag: "b") == forward)
+        #expect(try runShards(["\(dir)/in"], tag: "c") == forward)
+    }
+
+    /// `--shard slurm` reads the array task's environment: --array=1-3 is
+    /// shards 0…2 of 3 (together: every file once); gaps in the IDs are a usage error.
+    @Test func shardSlurm_numbersTheShardsFromTheArraysFirstTask() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for i in 0..<8 { Self.write(Self.smf(gap: 0.05, key: UInt8(40 + i)), "\(dir)/in/\(i % 2 == 0 ? "sub/" : "")n\(i).mid") }
+        let args = ["render", "\(dir)/in", "--shard", "slurm", "--soundfont", Self.timGM, "--tail", "0.2", "-q", "-r", "8000"]
+        var outputs: [[String]] = []
+        for task in 1...3 {
+            let env = ["SLURM_ARRAY_TASK_ID": "\(task)", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "3",
+                       "SLURM_ARRAY_TASK_COUNT": "3"]
+            let r = try CLI.carillon(args + ["--output-dir", "\(dir)/out-\(task)"], environment: env)
+            #expect(r.status == 0, "\(r.stderr)")
+            let explicit = try CLI.carillon(args.map { $0 == "slurm" ? "\(task - 1)/3" : $0 } + ["--output-dir", "\(dir)/k-\(task)"])
+            #expect(explicit.status == 0)
+            #expect(Self.tree("\(dir)/out-\(task)") == Self.tree("\(dir)/k-\(task)"))
+            outputs.append(Self.tree("\(dir)/out-\(task)"))
+        }
+        #expect(outputs.flatMap { $0 }.sorted() == Self.tree("\(dir)/in").map { $0.replacingOccurrences(of: ".mid", with: ".wav") })
+        let gaps = try CLI.carillon(args + ["--output-dir", "\(dir)/gaps"], environment: [
+            "SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "7", "SLURM_ARRAY_TASK_COUNT": "3"])
+        #expect(gaps.status == 64)
+        #expect(gaps.stderr.contains("--array=0-2 or --array=1-3"), "\(gaps.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/gaps"))
     }
 
     @Test func twoHourGap_isCutToMaxGap_rendersInSeconds_andSaysSo() throws {
@@ -307,5 +378,13 @@ import Testing
         // Every output present is complete: it has a manifest line, and the manifest names nothing missing.
         let done = try Self.manifest("\(dir)/m.jsonl").map { ($0["output"] as! String).replacingOccurrences(of: "\(dir)/out/", with: "") }
         #expect(done.sorted() == files)
+    }
+}
+
+extension Array where Element: Hashable {
+    /// The elements in order, each once.
+    func uniqued() -> [Element] {
+        var seen: Set<Element> = []
+        return filter { seen.insert($0).inserted }
     }
 }

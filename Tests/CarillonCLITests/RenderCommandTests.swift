@@ -14,10 +14,11 @@ import Foundation
 
     struct Result { var status: Int32; var stdout: String; var stderr: String }
 
-    static func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: carillon)
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out; process.standardError = err
         try process.run()
@@ -32,7 +33,9 @@ import Foundation
                       stderr: String(decoding: err, as: UTF8.self))
     }
 
-    static func carillon(_ arguments: [String]) throws -> Result { finish(try start(arguments)) }
+    static func carillon(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        finish(try start(arguments, environment: environment))
+    }
 
     static func scratch() -> String {
         let path = NSTemporaryDirectory() + "carillon-cli-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

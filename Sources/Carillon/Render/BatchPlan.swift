@@ -2,8 +2,8 @@
 import Glibc
 #endif
 
-/// One file of a batch: where it is read, its key (the path below the folder
-/// argument it came from, or its name), and where its audio goes.
+/// One file of a batch: where it is read, its key (its path relative to the
+/// batch's root, `BatchPlan.gather`), and where its audio goes.
 public struct BatchItem: Sendable, Equatable {
     public var input: String
     public var key: String
@@ -20,12 +20,16 @@ public enum BatchPlanError: Error, Equatable, CustomStringConvertible {
     case cannotRead(path: String, reason: String)
     case sameOutput(output: String, first: String, second: String)
     case cannotCreateFolder(path: String, reason: String)
+    case outsideRoot(path: String, root: String)
+    case rootIsNotAFolder(path: String)
 
     public var description: String {
         switch self {
         case .cannotRead(let path, let reason): "cannot read \(path): \(reason)"
         case .sameOutput(let output, let first, let second): "\(first) and \(second) would both write \(output)"
         case .cannotCreateFolder(let path, let reason): "cannot create folder \(path): \(reason)"
+        case .outsideRoot(let path, let root): "\(path) is not under the input root \(root) (--input-root)"
+        case .rootIsNotAFolder(let path): "--input-root \(path) is not a folder"
         }
     }
 }
@@ -36,17 +40,78 @@ public enum BatchPlan {
     /// Extensions of MIDI files looked for in folders (any case).
     public static let midiExtensions: Set<String> = ["mid", "midi", "kar", "rmi"]
 
-    /// An input as named: a file (key: its name) or a folder walked
-    /// recursively for MIDI files (key: the path below the folder), in a
-    /// stable (sorted) order.
-    public static func expand(_ argument: String) throws(BatchPlanError) -> [(input: String, key: String)] {
-        var info = stat()
-        guard stat(argument, &info) == 0 else { throw .cannotRead(path: argument, reason: errnoText()) }
-        guard info.st_mode & S_IFMT == S_IFDIR else { return [(argument, baseName(argument))] }
-        var found: [(String, String)] = []
-        let root = argument.hasSuffix("/") ? String(argument.dropLast()) : argument
-        try walk(folder: root, relative: "", into: &found)
-        return found
+    /// The batch's files from the names given (files, and folders walked
+    /// recursively for MIDI files, in a stable sorted order), each keyed by
+    /// its path relative to one root: `root` when given (every name must lie
+    /// under it), otherwise the deepest folder holding every name — a folder
+    /// name counts as itself, a file name as the folder it is in. So
+    /// `corpus/` walked and `corpus/a.mid corpus/sub/b.mid` listed (with root
+    /// `corpus`) give the same keys, `a.mid` and `sub/b.mid`, whatever the
+    /// names' order, and equal file names in different folders get different
+    /// keys. Paths are compared as written, made absolute against the
+    /// current folder with `.` and `..` taken out; symbolic links are not
+    /// resolved. A file reached twice is taken once.
+    public static func gather(_ names: [String], root: String? = nil) throws(BatchPlanError) -> [(input: String, key: String)] {
+        let cwd = currentFolder()
+        // (the path as it will be read, its normalised components)
+        var files: [(input: String, parts: [String])] = []
+        var holders: [[String]] = []
+        for name in names {
+            var info = stat()
+            guard stat(name, &info) == 0 else { throw .cannotRead(path: name, reason: errnoText()) }
+            let parts = components(name, in: cwd)
+            if info.st_mode & S_IFMT == S_IFDIR {
+                holders.append(parts)
+                var found: [(String, String)] = []
+                let folder = name.count > 1 && name.hasSuffix("/") ? String(name.dropLast()) : name
+                try walk(folder: folder, relative: "", into: &found)
+                files += found.map { ($0.0, parts + $0.1.split(separator: "/").map(String.init)) }
+            } else {
+                holders.append(Array(parts.dropLast()))
+                files.append((name, parts))
+            }
+        }
+        let rootParts: [String]
+        if let root {
+            var info = stat()
+            guard stat(root, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw .rootIsNotAFolder(path: root) }
+            rootParts = components(root, in: cwd)
+            if let outside = zip(names, holders).first(where: { !$0.1.starts(with: rootParts) }) {
+                throw .outsideRoot(path: outside.0, root: root)
+            }
+        } else {
+            rootParts = holders.dropFirst().reduce(holders.first ?? []) { common, parts in
+                Array(zip(common, parts).prefix(while: { $0.0 == $0.1 }).map(\.0))
+            }
+        }
+        var seen: Set<String> = []
+        var keyed: [(input: String, key: String)] = []
+        for file in files {
+            let key = file.parts.dropFirst(rootParts.count).joined(separator: "/")
+            if seen.insert(key).inserted { keyed.append((file.input, key)) }
+        }
+        return keyed
+    }
+
+    /// `path`'s components as an absolute path: relative to `cwd` unless it
+    /// starts with `/`, without empty, `.` and `..` components (`..` takes
+    /// the one before it away, as `realpath -s` does).
+    static func components(_ path: String, in cwd: String) -> [String] {
+        var parts: [String] = []
+        for part in ((path.hasPrefix("/") ? "" : cwd + "/") + path).split(separator: "/") {
+            switch part {
+            case ".": continue
+            case "..": if !parts.isEmpty { parts.removeLast() }
+            default: parts.append(String(part))
+            }
+        }
+        return parts
+    }
+
+    static func currentFolder() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return "/" }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func walk(folder: String, relative: String, into found: inout [(String, String)]) throws(BatchPlanError) {
@@ -124,7 +189,8 @@ public enum BatchPlan {
         }
     }
 
-    static func makeFolders(_ path: String) throws(BatchPlanError) {
+    /// Creates `path` and its missing parents (like `mkdir -p`).
+    public static func makeFolders(_ path: String) throws(BatchPlanError) {
         var prefix = path.hasPrefix("/") ? "/" : ""
         for part in path.split(separator: "/") {
             prefix += part
@@ -135,10 +201,6 @@ public enum BatchPlan {
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw .cannotCreateFolder(path: path, reason: "a file of that name is in the way")
         }
-    }
-
-    static func baseName(_ path: String) -> String {
-        path.split(separator: "/").last.map(String.init) ?? path
     }
 }
 

@@ -11,7 +11,8 @@ import Glibc
 /// Workers take the next file from a shared index, largest file first
 /// (`largestFirst`), so long and short files balance themselves and the last
 /// to finish is a short one. A file that fails is reported and counted; the
-/// batch goes on. Each finished file's manifest line is appended at once.
+/// batch goes on. Each finished file's manifest line is appended at once
+/// (one line per input: see `ManifestWriter`).
 ///
 /// Threads: `run` on one thread, which also receives every report; the
 /// workers touch only the shared state below, under its lock.
@@ -153,6 +154,14 @@ public final class BatchRenderer: Sendable {
         return items.indices.sorted { sizes[$0] != sizes[$1] ? sizes[$0] > sizes[$1] : $0 < $1 }
     }
 
+    /// The item's output is there (a regular file): with `skipExisting`, a
+    /// finished file, left alone. An interrupted render leaves no file under
+    /// an output name, so an existing output is a complete one.
+    public static func outputExists(_ item: BatchItem) -> Bool {
+        var info = stat()
+        return stat(item.output, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+    }
+
     private func work(worker: Int, items: [BatchItem], cancel: CancellationFlag,
                       clock: ContinuousClock, start: ContinuousClock.Instant) {
         defer { state.withLock { $0.running -= 1 } }
@@ -185,11 +194,8 @@ public final class BatchRenderer: Sendable {
     }
 
     private func renderOrSkip(_ item: BatchItem, with job: RenderJob, worker: Int, cancel: CancellationFlag) -> Outcome {
-        if settings.skipExisting {
-            var info = stat()
-            if stat(item.output, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
-                return Outcome(item: item, entry: entry(item, .skipped))
-            }
+        if settings.skipExisting && Self.outputExists(item) {
+            return Outcome(item: item, entry: entry(item, .skipped))
         }
         do {
             let (s, loudness) = try job.render(
@@ -216,7 +222,9 @@ public final class BatchRenderer: Sendable {
 
     private func finish(_ outcome: Outcome, worker: Int) {
         var manifestFailure: ManifestError? = nil
-        if !outcome.interrupted, let manifest {
+        // A skipped file whose line from the earlier run was kept gets no second line.
+        let recorded = outcome.entry.status == .skipped && manifest?.recorded.contains(outcome.item.input) == true
+        if !outcome.interrupted, !recorded, let manifest {
             do { try manifest.append(outcome.entry) } catch { manifestFailure = error }
         }
         state.withLock { s in

@@ -89,18 +89,134 @@ public struct ManifestError: Error, Equatable, CustomStringConvertible {
 /// O_APPEND, each line one write(2) under a lock, so lines from several
 /// workers never interleave and an interrupted batch keeps every line
 /// written so far. Any thread.
+///
+/// One line per input, even across reruns: before anything renders, the
+/// lines of this batch's inputs are dropped, except the line of a file that
+/// will be skipped (`--skip-existing`, its output there), which is kept and
+/// gets no new line (`reconcile`). When a line goes, the file is rewritten
+/// whole (a temporary file beside it, renamed over it), so a reader never
+/// sees a half-rewritten manifest. Lines of other inputs are kept.
 public final class ManifestWriter: Sendable {
     public let path: String
+    /// Inputs whose line from an earlier run was kept: skipping one of them
+    /// writes no new line.
+    public let recorded: Set<String>
+    /// Lines of the earlier manifest that were not JSON objects with an
+    /// `input` (e.g. cut short when a disk filled): dropped.
+    public let unreadableLines: Int
     private let fd: Int32
     private let lock = Mutex(())
 
-    public init(path: String) throws(ManifestError) {
+    /// Opens (or creates) the manifest at `path` for a batch of `items`;
+    /// `skipped(item)` says whether the batch will leave that item alone.
+    public init(path: String, items: [BatchItem] = [], skipped: (BatchItem) -> Bool = { _ in false }) throws(ManifestError) {
         self.path = path
+        var kept = Reconciled(lines: [], recorded: [], unreadable: 0, changed: false)
+        if let text = try Self.contents(path) {
+            kept = Self.reconcile(text, items: items, skipped: skipped)
+            if kept.changed { try Self.replace(path, with: kept.lines) }
+        }
+        recorded = kept.recorded
+        unreadableLines = kept.unreadable
         fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o666)
         guard fd >= 0 else { throw ManifestError(path: path, reason: errnoText()) }
     }
 
     deinit { close(fd) }
+
+    public struct Reconciled: Equatable, Sendable {
+        /// The lines to keep, in their order, without newlines.
+        public var lines: [String]
+        public var recorded: Set<String>
+        public var unreadable: Int
+        /// Some line goes (or the text did not end with a newline).
+        public var changed: Bool
+    }
+
+    /// Which lines of an earlier manifest stay. A line about an input of this
+    /// batch stays only when the batch skips that input and the line is its
+    /// last `ok` one (else its last `skipped` one) for the same output; every
+    /// other line about the batch's inputs goes, since the batch writes a new
+    /// one. Lines about other inputs stay; lines that cannot be read go.
+    public static func reconcile(_ text: String, items: [BatchItem], skipped: (BatchItem) -> Bool) -> Reconciled {
+        var byInput: [String: BatchItem] = [:]
+        for item in items { byInput[item.input] = item }
+        var lines: [(text: String, fields: [String: String])] = []
+        var unreadable = 0
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            if let fields = ManifestLine.stringFields(line), fields["input"] != nil { lines.append((String(line), fields)) }
+            else { unreadable += 1 }
+        }
+        // The line each skipped input keeps: its last ok line, else its last skipped line.
+        var keep: [String: (index: Int, ok: Bool)] = [:]
+        for (index, line) in lines.enumerated() {
+            let input = line.fields["input"]!
+            guard let item = byInput[input], line.fields["output"] == item.output else { continue }
+            let ok = line.fields["status"] == "ok"
+            guard ok || line.fields["status"] == "skipped" else { continue }
+            if let best = keep[input], best.ok && !ok { continue }
+            keep[input] = (index, ok)
+        }
+        var recorded: Set<String> = []
+        var kept: [String] = []
+        for (index, line) in lines.enumerated() {
+            let input = line.fields["input"]!
+            if let item = byInput[input] {
+                guard keep[input]?.index == index, skipped(item) else { continue }
+                recorded.insert(input)
+            }
+            kept.append(line.text)
+        }
+        let changed = kept.count != lines.count || unreadable > 0 || (!text.isEmpty && !text.hasSuffix("\n"))
+        return Reconciled(lines: kept, recorded: recorded, unreadable: unreadable, changed: changed)
+    }
+
+    /// The file's text, nil when there is none.
+    static func contents(_ path: String) throws(ManifestError) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw ManifestError(path: path, reason: errnoText())
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw ManifestError(path: path, reason: errnoText()) }
+            if n == 0 { break }
+            bytes += chunk[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Writes `lines` to a hidden file beside `path`, flushes it to disk and
+    /// renames it over `path`: readers see the old manifest or the new one.
+    static func replace(_ path: String, with lines: [String]) throws(ManifestError) {
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[..<$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let temporary = (slash == nil ? "" : folder + "/") + ".\(name).\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        guard fd >= 0 else { throw ManifestError(path: temporary, reason: errnoText()) }
+        var text = lines.map { $0 + "\n" }.joined()
+        let failure: String? = text.withUTF8 { bytes in
+            var done = 0
+            while done < bytes.count {
+                let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+                if n < 0 { if errno == EINTR { continue }; return errnoText() }
+                done += n
+            }
+            return fsync(fd) == 0 ? nil : errnoText()
+        }
+        close(fd)
+        if let failure { unlink(temporary); throw ManifestError(path: path, reason: failure) }
+        guard rename(temporary, path) == 0 else {
+            let reason = errnoText()
+            unlink(temporary)
+            throw ManifestError(path: path, reason: reason)
+        }
+    }
 
     public func append(_ entry: ManifestEntry) throws(ManifestError) {
         var line = entry.jsonLine + "\n"
@@ -116,5 +232,129 @@ public final class ManifestWriter: Sendable {
             }
         }
         if let failure { throw ManifestError(path: path, reason: failure) }
+    }
+}
+
+/// Reads a manifest line back, as far as resuming needs: the string fields
+/// of one JSON object (other values skipped). Not a general JSON reader.
+enum ManifestLine {
+    /// The object's top-level string fields; nil when the line is not one
+    /// JSON object.
+    static func stringFields(_ line: Substring) -> [String: String]? {
+        var reader = Reader(bytes: Array(line.utf8))
+        return reader.object()
+    }
+
+    struct Reader {
+        let bytes: [UInt8]
+        var at = 0
+
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        mutating func object() -> [String: String]? {
+            var fields: [String: String] = [:]
+            skipSpace()
+            guard take(UInt8(ascii: "{")) else { return nil }
+            skipSpace()
+            if !take(UInt8(ascii: "}")) {
+                repeat {
+                    skipSpace()
+                    guard let key = string() else { return nil }
+                    skipSpace()
+                    guard take(UInt8(ascii: ":")) else { return nil }
+                    skipSpace()
+                    if peek == UInt8(ascii: "\"") {
+                        guard let value = string() else { return nil }
+                        fields[key] = value
+                    } else {
+                        guard skipValue() else { return nil }
+                    }
+                    skipSpace()
+                } while take(UInt8(ascii: ","))
+                guard take(UInt8(ascii: "}")) else { return nil }
+            }
+            skipSpace()
+            return at == bytes.count ? fields : nil
+        }
+
+        var peek: UInt8? { at < bytes.count ? bytes[at] : nil }
+
+        mutating func take(_ byte: UInt8) -> Bool {
+            guard peek == byte else { return false }
+            at += 1
+            return true
+        }
+
+        mutating func skipSpace() {
+            while let b = peek, b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D { at += 1 }
+        }
+
+        /// A number, literal, array or object, not looked into (brackets
+        /// matched outside strings).
+        mutating func skipValue() -> Bool {
+            var depth = 0
+            let start = at
+            while let b = peek {
+                switch b {
+                case UInt8(ascii: "\""): guard string() != nil else { return false }; continue
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    if depth == 0 { return at > start }
+                    depth -= 1
+                case UInt8(ascii: ","): if depth == 0 { return at > start }
+                default: break
+                }
+                at += 1
+            }
+            return depth == 0 && at > start
+        }
+
+        mutating func string() -> String? {
+            guard take(UInt8(ascii: "\"")) else { return nil }
+            var scalars = String.UnicodeScalarView()
+            var run: [UInt8] = []   // unescaped UTF-8 bytes
+            func flush() { scalars.append(contentsOf: String(decoding: run, as: UTF8.self).unicodeScalars); run.removeAll() }
+            while let b = peek {
+                at += 1
+                switch b {
+                case UInt8(ascii: "\""):
+                    flush()
+                    return String(scalars)
+                case UInt8(ascii: "\\"):
+                    guard let e = peek else { return nil }
+                    at += 1
+                    switch e {
+                    case UInt8(ascii: "n"): run.append(0x0A)
+                    case UInt8(ascii: "t"): run.append(0x09)
+                    case UInt8(ascii: "r"): run.append(0x0D)
+                    case UInt8(ascii: "b"): run.append(0x08)
+                    case UInt8(ascii: "f"): run.append(0x0C)
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): run.append(e)
+                    case UInt8(ascii: "u"):
+                        guard var code = hex4() else { return nil }
+                        if (0xD800..<0xDC00).contains(code), take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")),
+                           let low = hex4(), (0xDC00..<0xE000).contains(low) {
+                            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        }
+                        flush()
+                        scalars.append(Unicode.Scalar(code) ?? "\u{FFFD}")
+                    default: return nil
+                    }
+                default: run.append(b)
+                }
+            }
+            return nil
+        }
+
+        mutating func hex4() -> UInt32? {
+            guard at + 4 <= bytes.count else { return nil }
+            var value: UInt32 = 0
+            for b in bytes[at..<at + 4] {
+                guard let digit = Int(String(UnicodeScalar(b)), radix: 16) else { return nil }
+                value = value << 4 | UInt32(digit)
+            }
+            at += 4
+            return value
+        }
     }
 }

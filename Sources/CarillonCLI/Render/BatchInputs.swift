@@ -5,14 +5,13 @@ import Glibc
 #endif
 
 /// The batch's inputs from the command line: file and folder arguments and
-/// `--from-list` (a file, or `-` for standard input), one path a line.
+/// `--from-list` (a file, or `-` for standard input), one path a line, all
+/// keyed against one root (`--input-root`, or the folder they share).
 enum BatchInputs {
-    static func gather(arguments: [String], list: String?) throws -> [(input: String, key: String)] {
+    static func gather(arguments: [String], list: String?, root: String?) throws -> [(input: String, key: String)] {
         var names = arguments
         if let list { names += BatchPlan.listLines(try readAll(list)) }
-        var found: [(input: String, key: String)] = []
-        for name in names { found += try BatchPlan.expand(name) }
-        return found
+        return try BatchPlan.gather(names, root: root)
     }
 
     static func readAll(_ path: String) throws -> String {

@@ -18,7 +18,8 @@ struct Render: ParsableCommand {
               carillon render song.mid -o song.flac --bits 24 -g 0.5 --no-chorus
               carillon render *.mid --output-dir out --format ogg
               carillon render corpus/ --output-dir out --jobs 2 --manifest out/manifest.jsonl --skip-existing
-              find corpus -name '*.mid' | carillon render --from-list - --output-dir out --shard 0/4
+              find corpus -name '*.mid' | carillon render --from-list - --input-root corpus --output-dir out --shard 0/4
+              carillon render corpus/ --output-dir out --shard slurm --skip-existing --manifest m-$SLURM_ARRAY_TASK_ID.jsonl
               carillon render song.mid -o song.flac --normalize -14 --true-peak -1
               carillon render song.mid -o song.wav --stems song-stems
 
@@ -27,9 +28,21 @@ struct Render: ParsableCommand {
             silent gaps (no voice sounding, the next event more than a second off) \
             are written as silence without running the synth.
 
-            A folder is searched recursively for .mid, .midi, .kar and .rmi files; \
-            its sub-folders are mirrored under --output-dir. A file that fails is \
-            reported and the batch goes on; the exit status is 1 when any failed.
+            A folder is searched recursively for .mid, .midi, .kar and .rmi files. \
+            Every input file has a key: its path relative to one root, --input-root \
+            or else the deepest folder holding every input (a folder argument counts \
+            as itself, a file or list line as the folder it is in). Outputs mirror \
+            the keys under --output-dir, and --shard splits by them: `render corpus/` \
+            and `render --input-root corpus corpus/a.mid corpus/sub/b.mid` key, place \
+            and shard every file alike. A file that fails is reported and the batch \
+            goes on; the exit status is 1 when any failed.
+
+            --shard K/N renders the files whose key hashes to K (0 ≤ K < N); \
+            --shard slurm takes K and N from the Slurm array task (K = task ID − \
+            the array's lowest ID, N = its task count; the IDs must be consecutive). \
+            The manifest keeps one line per input: a rerun replaces the lines of \
+            the files it renders again, and a file skipped by --skip-existing keeps \
+            its earlier line.
 
             --stems DIR writes, beside the mixdown, one file per mixer strip that \
             sounds (ch01 … ch16, osc, tone, tracks), each with its own reverb and \
@@ -68,19 +81,22 @@ struct Render: ParsableCommand {
     @Option(name: .customLong("from-list"), help: ArgumentHelp("Read more inputs from a file, one path a line ('-': standard input).", valueName: "file"))
     var fromList: String?
 
+    @Option(name: .customLong("input-root"), help: ArgumentHelp("Key each input file (for --shard and the layout under --output-dir) by its path below this folder (default: the deepest folder holding every input).", valueName: "dir"))
+    var inputRoot: String?
+
     @Option(help: ArgumentHelp("Files rendered at once, each by its own synth (default: the number of cores).", valueName: "n"))
     var jobs: Int?
 
     @Option(help: ArgumentHelp("Synths rendering each file in parallel, one thread each (default: the number of cores for one file, 1 in a batch, where --jobs takes the cores).", valueName: "n"))
     var threads: Int?
 
-    @Option(help: ArgumentHelp("Append one JSON line per input to this file (JSON Lines).", valueName: "file.jsonl"))
+    @Option(help: ArgumentHelp("Write one JSON line per input to this file (JSON Lines; a rerun replaces the lines of what it renders again).", valueName: "file.jsonl"))
     var manifest: String?
 
     @Flag(name: .customLong("skip-existing"), help: "Leave outputs that already exist alone (resume a batch).")
     var skipExisting = false
 
-    @Option(help: ArgumentHelp("Render only shard K of N (0 ≤ K < N), chosen by a hash of each file's path.", valueName: "K/N"))
+    @Option(help: ArgumentHelp("Render only shard K of N (0 ≤ K < N), chosen by a hash of each file's key; 'slurm': K and N from the Slurm array task.", valueName: "K/N|slurm"))
     var shard: String?
 
     // Loudness.
@@ -106,7 +122,7 @@ struct Render: ParsableCommand {
         guard maxGap >= 0 else { throw ValidationError("--max-gap must not be negative (0 turns it off)") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let threads, !(1...64).contains(threads) { throw ValidationError("--threads must be 1...64") }
-        if let shard, Shard(parsing: shard) == nil { throw ValidationError("--shard must be K/N with 0 ≤ K < N, e.g. 0/4") }
+        if shard != nil { _ = try resolvedShard() }
         if let normalize, !(-70...0).contains(normalize) { throw ValidationError("--normalize must be between -70 and 0 LUFS") }
         guard (-20...0).contains(truePeak) else { throw ValidationError("--true-peak must be between -20 and 0 dBTP") }
         if stems != nil && normalize != nil {
@@ -116,11 +132,27 @@ struct Render: ParsableCommand {
         _ = try audio.resolve(for: output)
     }
 
+    /// `--shard` as given: K/N, or `slurm` read from the array task's environment.
+    func resolvedShard() throws -> Shard? {
+        guard let shard else { return nil }
+        if shard == "slurm" {
+            var environment: [String: String] = [:]
+            for name in ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_COUNT"] {
+                if let value = getenv(name) { environment[name] = String(cString: value) }
+            }
+            do { return try Shard.slurm(environment: environment) } catch { throw ValidationError("\(error)") }
+        }
+        guard let part = Shard(parsing: shard) else {
+            throw ValidationError("--shard must be K/N with 0 ≤ K < N (e.g. 0/4), or slurm")
+        }
+        return part
+    }
+
     func run() throws {
         let (format, encoding) = try audio.resolve(for: output)
         let items: [BatchItem]
         do {
-            let found = try BatchInputs.gather(arguments: inputs, list: fromList)
+            let found = try BatchInputs.gather(arguments: inputs, list: fromList, root: inputRoot)
             guard !found.isEmpty else { Diagnostics.fail("no MIDI files found") }
             if let output {
                 guard found.count == 1 else { Diagnostics.fail("-o names one file; \(found.count) MIDI files were found (use --output-dir)") }
@@ -129,7 +161,7 @@ struct Render: ParsableCommand {
                 // Every name is checked, shard or not: each shard must agree the batch is valid.
                 let all = try BatchPlan.items(found, directory: outputDirectory, fileExtension: format.fileExtension,
                                               stems: stems)
-                let part = shard.flatMap(Shard.init(parsing:))
+                let part = try resolvedShard()
                 items = all.filter { part?.contains(key: $0.key) ?? true }
             }
             // -o names a file: its folder must exist, as for any single output.
@@ -157,7 +189,18 @@ struct Render: ParsableCommand {
         else if manifest != nil { settings.loudness = .measure }
 
         let writer: ManifestWriter?
-        do { writer = try manifest.map { path throws(ManifestError) in try ManifestWriter(path: path) } } catch { fail(error) }
+        do {
+            if let manifest, let slash = manifest.lastIndex(of: "/"), slash != manifest.startIndex {
+                try BatchPlan.makeFolders(String(manifest[..<slash]))
+            }
+            let skipExisting = skipExisting
+            writer = try manifest.map { path throws(ManifestError) in
+                try ManifestWriter(path: path, items: items, skipped: { skipExisting && BatchRenderer.outputExists($0) })
+            }
+        } catch { fail(error) }
+        if let writer, writer.unreadableLines > 0 {
+            Diagnostics.warning("\(writer.path): \(writer.unreadableLines) unreadable line(s) dropped from the earlier manifest")
+        }
         let batch: BatchRenderer
         do { batch = try BatchRenderer(soundFont: fontPath, settings: settings, manifest: writer) } catch { fail(error) }
 

@@ -52,19 +52,90 @@ import Testing
         }
     }
 
-    @Test func expand_walksAFolder_forMIDINamesInAnyCase_inSortedOrder() throws {
+    @Test func gather_walksAFolder_forMIDINamesInAnyCase_inSortedOrder() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        for name in ["b.MID", "a.midi", "sub/c.Kar", "sub/deep/d.rmi", "e.txt", "sub/.hidden/f.wav"] {
+        try makeFiles(dir, ["b.MID", "a.midi", "sub/c.Kar", "sub/deep/d.rmi", "e.txt", "sub/.hidden/f.wav"])
+        let found = try BatchPlan.gather([dir + "/"])
+        #expect(found.map(\.key) == ["a.midi", "b.MID", "sub/c.Kar", "sub/deep/d.rmi"])
+        #expect(found.map(\.input).first == "\(dir)/a.midi")
+        #expect(try BatchPlan.gather(["\(dir)/e.txt"]).map(\.key) == ["e.txt"])   // a file named directly is taken as is
+        #expect(throws: BatchPlanError.self) { _ = try BatchPlan.gather(["\(dir)/missing"]) }
+    }
+
+    /// The shard key and the output layout come from one root: a folder walked
+    /// and its files listed (in any order, relative or absolute) key alike.
+    @Test func gather_aFolderWalkedAndItsFilesListed_haveTheSameKeys() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try makeFiles(dir, ["corpus/a.mid", "corpus/x/song.mid", "corpus/y/song.mid", "corpus/y/z/b.kar"])
+        let walked = try BatchPlan.gather(["\(dir)/corpus"])
+        #expect(walked.map(\.key) == ["a.mid", "x/song.mid", "y/song.mid", "y/z/b.kar"])
+        let listed = walked.map(\.input).reversed().map { $0 }
+        // No --input-root: the files' common folder is the corpus (a.mid is in it).
+        #expect(Set(try BatchPlan.gather(listed).map(\.key)) == Set(walked.map(\.key)))
+        #expect(Set(try BatchPlan.gather(listed, root: "\(dir)/corpus/").map(\.key)) == Set(walked.map(\.key)))
+        // The same files named relative to the current folder, through `..` and `.`.
+        let up = String(repeating: "../", count: FileManager.default.currentDirectoryPath.split(separator: "/").count)
+        let relative = listed.map { up + "./" + $0.dropFirst() }
+        let keyed = try BatchPlan.gather(relative, root: "\(dir)//corpus/.")
+        #expect(Set(keyed.map(\.key)) == Set(walked.map(\.key)))
+        #expect(keyed.map(\.input) == relative)   // read from the paths as given
+        // Walking the root from a folder within: the same keys again.
+        #expect(try BatchPlan.gather(["\(dir)/corpus/y"], root: "\(dir)/corpus").map(\.key) == ["y/song.mid", "y/z/b.kar"])
+    }
+
+    /// Without --input-root the root is the deepest folder holding every name:
+    /// a folder name counts as itself, a file name as its folder.
+    @Test func gather_withoutARoot_keysFromTheDeepestFolderHoldingEveryName() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try makeFiles(dir, ["c/a.mid", "c/x/song.mid", "c/y/song.mid", "c/y/z/b.kar"])
+        // Files only: their common parent folder (all in c/y/: keys below it).
+        #expect(try BatchPlan.gather(["\(dir)/c/y/song.mid", "\(dir)/c/y/z/b.kar"]).map(\.key) == ["song.mid", "z/b.kar"])
+        // A folder and a file beside it: their common folder c, as if c were walked.
+        #expect(try BatchPlan.gather(["\(dir)/c/y", "\(dir)/c/a.mid"]).map(\.key) == ["y/song.mid", "y/z/b.kar", "a.mid"])
+        // Two folders: their parent, so equal names in them stay apart.
+        #expect(try BatchPlan.gather(["\(dir)/c/x", "\(dir)/c/y/"]).map(\.key) == ["x/song.mid", "y/song.mid", "y/z/b.kar"])
+        // A file reached twice (walked and named) is taken once.
+        #expect(try BatchPlan.gather(["\(dir)/c/x", "\(dir)/c/x/song.mid"]).map(\.key) == ["song.mid"])
+    }
+
+    @Test func gather_aNameOutsideTheInputRoot_isAnError() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try makeFiles(dir, ["c/a.mid", "d/b.mid"])
+        #expect(throws: BatchPlanError.outsideRoot(path: "\(dir)/d/b.mid", root: "\(dir)/c")) {
+            _ = try BatchPlan.gather(["\(dir)/c/a.mid", "\(dir)/d/b.mid"], root: "\(dir)/c")
+        }
+        #expect(throws: BatchPlanError.outsideRoot(path: "\(dir)/d", root: "\(dir)/c")) {
+            _ = try BatchPlan.gather(["\(dir)/d"], root: "\(dir)/c")
+        }
+        #expect(throws: BatchPlanError.rootIsNotAFolder(path: "\(dir)/c/a.mid")) {
+            _ = try BatchPlan.gather(["\(dir)/c/a.mid"], root: "\(dir)/c/a.mid")
+        }
+    }
+
+    /// Listed files are laid out as walked ones: their folders mirrored, for
+    /// the mixdown and the stems, so equal names in different folders coexist.
+    @Test func items_ofAList_mirrorItsFolders_forOutputsAndStems() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try makeFiles(dir, ["c/x/song.mid", "c/y/song.mid", "c/a.mid"])
+        let found = try BatchPlan.gather(["\(dir)/c/x/song.mid", "\(dir)/c/y/song.mid", "\(dir)/c/a.mid"])
+        let items = try BatchPlan.items(found, directory: "out", fileExtension: "wav", stems: "st")
+        #expect(items.map(\.output) == ["out/x/song.wav", "out/y/song.wav", "out/a.wav"])
+        #expect(items.map(\.stems) == ["st/x/song", "st/y/song", "st/a"])
+        let walked = try BatchPlan.items(try BatchPlan.gather(["\(dir)/c"]), directory: "out", fileExtension: "wav", stems: "st")
+        #expect(Set(walked.map(\.output)) == Set(items.map(\.output)) && Set(walked.map(\.stems)) == Set(items.map(\.stems)))
+    }
+
+    func makeFiles(_ dir: String, _ names: [String]) throws {
+        for name in names {
             let path = "\(dir)/\(name)"
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             FileManager.default.createFile(atPath: path, contents: Data())
         }
-        let found = try BatchPlan.expand(dir + "/")
-        #expect(found.map(\.key) == ["a.midi", "b.MID", "sub/c.Kar", "sub/deep/d.rmi"])
-        #expect(found.map(\.input).first == "\(dir)/a.midi")
-        #expect(try BatchPlan.expand("\(dir)/e.txt").map(\.key) == ["e.txt"])   // a file named directly is taken as is
-        #expect(throws: BatchPlanError.self) { _ = try BatchPlan.expand("\(dir)/missing") }
     }
 
     @Test func listLines_skipBlanksCommentsAndCarriageReturns() {
