@@ -136,12 +136,14 @@ import Foundation
     @Test func severalInputs_oneBad_theOthersAreWritten_andTheExitIsNonZero() throws {
         let dir = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        FileManager.default.createFile(atPath: "\(dir)/bad.mid", contents: Data("MThd".utf8))
-        let r = try Self.carillon(["render", "\(dir)/bad.mid", "\(Self.openmsx)/coconut_run2.mid", "--output-dir", dir,
+        try FileManager.default.createDirectory(atPath: "\(dir)/in", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: "\(dir)/in/bad.mid", contents: Data("MThd".utf8))
+        try FileManager.default.copyItem(atPath: "\(Self.openmsx)/coconut_run2.mid", toPath: "\(dir)/in/coconut_run2.mid")
+        let r = try Self.carillon(["render", "\(dir)/in/bad.mid", "\(dir)/in/coconut_run2.mid", "--output-dir", "\(dir)/out",
                                    "--soundfont", Self.timGM, "-q"])
         #expect(r.status == 1)
-        #expect(r.stderr.hasPrefix("carillon: error: \(dir)/bad.mid: "))
-        #expect(Self.contents(dir) == ["bad.mid", "coconut_run2.wav"])
+        #expect(r.stderr.hasPrefix("carillon: error: \(dir)/in/bad.mid: "))
+        #expect(Self.contents("\(dir)/out") == ["coconut_run2.wav"])
     }
 
     @Test func onATerminal_showsProgressWithSpeed() throws {
