@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.0.0"),
         // Already in the graph through Hummingbird; named to quiet its logger (see WebSurface.logger).
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        // Also through Hummingbird; named for the web surface's gate in front of the WebSocket upgrade (UpgradeGate.swift).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.65.0"),
     ],
     targets: [
         // Pure Swift MIDI core: no Foundation, no C.
@@ -59,8 +61,11 @@ let package = Package(
         .target(name: "WebSurface", dependencies: [
             "Carillon", "Controls",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
 
         // The `carillon` command-line tool, one file per subcommand.

@@ -38,9 +38,21 @@ public enum AudioFileFormat: String, CaseIterable, Sendable {
         }
     }
 
-    /// Sample rates the codec accepts, nil for any: Opus runs at five fixed rates.
+    /// Sample rates the codec accepts, nil for any: Opus runs at five fixed rates,
+    /// MP3 (MPEG-1/2/2.5 layer III, LAME through libsndfile) at nine up to 48 kHz.
     public var sampleRates: [Int]? {
-        self == .opus ? [8_000, 12_000, 16_000, 24_000, 48_000] : nil
+        switch self {
+        case .opus: [8_000, 12_000, 16_000, 24_000, 48_000]
+        case .mp3: [8_000, 11_025, 12_000, 16_000, 22_050, 24_000, 32_000, 44_100, 48_000]
+        default: nil
+        }
+    }
+
+    /// The rate to write at when none is asked for: `preferred` when the codec
+    /// takes it, else the highest it takes (Opus: 48000).
+    public func rate(preferring preferred: Int) -> Int {
+        guard let rates = sampleRates, !rates.contains(preferred) else { return preferred }
+        return rates.max() ?? preferred
     }
 
     /// Whether the libsndfile loaded at run time can write this format

@@ -10,28 +10,53 @@ struct Gate: Sendable {
     let configuration: WebSurfaceConfiguration
     let counters: CounterBox
 
-    enum Refusal: Equatable { case unauthorized, forbidden(String) }
+    enum Refusal: Equatable {
+        case unauthorized, forbidden(String)
+
+        /// The one line a refused WebSocket upgrade's body holds.
+        var reason: String {
+            switch self {
+            case .unauthorized: "unauthorized: missing or wrong token (give ?token=… or Authorization: Bearer …)"
+            case .forbidden(let why): "forbidden: \(why)"
+            }
+        }
+    }
+
+    /// What of a request the checks read.
+    struct Fields {
+        var authority: String
+        /// `?token=` of the query.
+        var queryToken: String?
+        var authorization: String?
+        var origin: String?
+    }
 
     /// Nil: allowed. `count`: record a refusal in the counters (once per request).
     func check(_ request: Request, webSocket: Bool, count: Bool = true) -> Refusal? {
-        let refusal = evaluate(request, webSocket: webSocket)
+        check(Fields(authority: request.head.authority ?? "", queryToken: request.uri.queryParameters["token"].map(String.init),
+                     authorization: request.headers[.authorization], origin: request.headers[.origin]),
+              webSocket: webSocket, count: count)
+    }
+
+    func check(_ fields: Fields, webSocket: Bool, count: Bool = true) -> Refusal? {
+        let refusal = evaluate(fields, webSocket: webSocket)
         if count, let refusal {
             counters.update { if refusal == .unauthorized { $0.unauthorized += 1 } else { $0.forbidden += 1 } }
         }
         return refusal
     }
 
-    private func evaluate(_ request: Request, webSocket: Bool) -> Refusal? {
-        let authority = request.head.authority ?? ""
+    private func evaluate(_ request: Fields, webSocket: Bool) -> Refusal? {
+        let authority = request.authority
         if let token = configuration.token {
-            let given = request.uri.queryParameters["token"].map(String.init)
-                ?? request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+            let given = request.queryToken
+                ?? request.authorization.flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
             guard let given, Self.constantTimeEqual(given, token) else { return .unauthorized }
         } else if !WebSurfaceConfiguration.isLoopback(Self.hostName(authority)) {
             return .forbidden("host '\(authority)' is not a loopback name")
         }
         // Browsers always send Origin on a WebSocket upgrade; scripts need not.
-        if webSocket, let origin = request.headers[.origin] {
+        if webSocket, let origin = request.origin {
             guard origin.lowercased() == "http://" + authority.lowercased() else {
                 return .forbidden("origin '\(origin)' is not this page's")
             }

@@ -2,6 +2,7 @@ import Carillon
 import Controls
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import Synchronization
@@ -136,15 +137,22 @@ public final class WebSurface: @unchecked Sendable {
         router.get("/ws") { _, _ in Response(status: .badRequest) }
         let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
         webSocketRouter.ws("/ws", shouldUpgrade: { request, _ in
-            // Refused (counted): Hummingbird answers a refused upgrade 400 and closes.
-            gate.check(request, webSocket: true) == nil ? .upgrade([:]) : .dontUpgrade
+            // UpgradeGate has answered refusals 401/403 already; this check (not counted twice)
+            // only backs it up (Hummingbird would answer 400).
+            gate.check(request, webSocket: true, count: false) == nil ? .upgrade([:]) : .dontUpgrade
         }, onUpgrade: { [self] inbound, outbound, _ in
             await self.serve(inbound: inbound, outbound: outbound)
         })
         let maxFrame = configuration.maxFrameBytes
+        let webSocketResponder = webSocketRouter.buildResponder()
+        let server = HTTPServerBuilder { responder in
+            GatedUpgradeChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
+                                                                    configuration: .init(ws: .init(maxFrameSize: maxFrame))),
+                                gate: gate)
+        }
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter, configuration: .init(ws: .init(maxFrameSize: maxFrame))),
+            server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) },
             logger: Self.logger)

@@ -374,7 +374,7 @@ controls:
     targets: [transport.tempo]
 YAML
   PLAYLOG=$out/play-transport.log
-  "$LIVE_CARILLON" play "$fastmid" --loop -d hw:Loopback,0 -r "$rate" --period 512 --periods 8 --soundfont "$LIVE_SF2" \
+  "$LIVE_CARILLON" play -v "$fastmid" --loop -d hw:Loopback,0 -r "$rate" --period 512 --periods 8 --soundfont "$LIVE_SF2" \
     --mapping "$out/transport.yaml" --connect 24:0 >"$PLAYLOG" 2>&1 & PLAYPID=$!
   wait_for "$PLAYLOG" '^MIDI in at' 20
   sleep 1.5
@@ -393,7 +393,7 @@ YAML
   # --no-audio with a mapping: a VirMIDI keyboard's CC moves its control and the parameter it targets.
   t=$(ms)
   log=$out/live-noaudio.log
-  "$LIVE_CARILLON" live --no-audio --mapping "$LIVE_MAPPING" --connect 24:0 --duration 4 >"$log" 2>&1 & lp=$!
+  "$LIVE_CARILLON" live -v --no-audio --mapping "$LIVE_MAPPING" --connect 24:0 --duration 4 >"$log" 2>&1 & lp=$!
   wait_for "$log" 'MIDI in at' 10
   amidi -p hw:VirMIDI,0 -S 'B0 01 40 B3 01 7F'
   wait $lp; rc=$?

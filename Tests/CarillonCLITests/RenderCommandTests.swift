@@ -187,6 +187,37 @@ import Foundation
         #expect(!Self.contents("\(dir)/batch/tttheme2").isEmpty)
     }
 
+    /// One MIDI file named, with or without -o or --output-dir: its stems in --stems itself
+    /// (the README's `carillon render song.mid --stems D`); a folder is a batch: D/<name>/.
+    @Test func stems_ofOneNamedFile_goIntoTheFolderItself_withOrWithoutO() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let song = "\(dir)/song.mid"
+        try FileManager.default.copyItem(atPath: "\(Self.openmsx)/coconut_run2.mid", toPath: song)
+        let common = ["--soundfont", Self.timGM, "--max-duration", "2", "-q"]
+        // As the issue ran it: no -o, no --output-dir (song.wav in the current folder).
+        let plain = try RenderFormatTests.shell("cd '\(dir)' && '\(Self.carillon)' render song.mid --stems plain " + common.joined(separator: " "))
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/song.wav"))
+        for (name, flags) in [("plain", [String]()), ("outdir", ["--output-dir", "\(dir)/out"]), ("o", ["-o", "\(dir)/mix.flac"])] {
+            if !flags.isEmpty {
+                let r = try Self.carillon(["render", song, "--stems", "\(dir)/\(name)"] + flags + common)
+                #expect(r.status == 0, "\(name): \(r.stderr)")
+            }
+            let stems = Self.contents("\(dir)/\(name)")
+            #expect(!stems.isEmpty && stems.allSatisfy { $0.hasPrefix("ch") && $0.contains(".") }, "\(name): \(stems)")
+        }
+        #expect(Self.contents("\(dir)/out") == ["song.wav"])
+
+        // A folder, even of one file, is a batch: a folder per input, its path mirrored.
+        try FileManager.default.createDirectory(atPath: "\(dir)/corpus/sub", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: song, toPath: "\(dir)/corpus/sub/one.mid")
+        let folder = try Self.carillon(["render", "\(dir)/corpus", "--output-dir", "\(dir)/fo", "--stems", "\(dir)/fs"] + common)
+        #expect(folder.status == 0, "\(folder.stderr)")
+        #expect(Self.contents("\(dir)/fs") == ["sub"] && Self.contents("\(dir)/fs/sub") == ["one"])
+        #expect(Self.contents("\(dir)/fs/sub/one").allSatisfy { $0.hasPrefix("ch") })
+    }
+
     @Test func stemsWithNormalize_isAUsageError() throws {
         let r = try Self.carillon(["render", "a.mid", "-o", "x.wav", "--stems", "s", "--normalize", "-14"])
         #expect(r.status != 0)

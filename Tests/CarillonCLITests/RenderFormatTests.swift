@@ -38,7 +38,7 @@ import Testing
 
     @Test(arguments: [
         ("mp3", [String](), "mp3", "mp3"),
-        ("opus", ["-r", "48000"], "opus", "ogg"),
+        ("opus", [], "opus", "ogg"),   // 48 kHz without -r
         ("aiff", [], "pcm_s16be", "aiff"),
         ("caf", ["--bits", "24"], "pcm_s24", "caf"),
         ("w64", ["--bits", "32"], "pcm_f32le", "w64"),
@@ -56,6 +56,30 @@ import Testing
         #expect(p["channels"] == "2" && p["sample_rate"] == (ext == "opus" ? "48000" : "44100"), "\(p)")
         let seconds = try #require(p["duration"].flatMap(Double.init))
         #expect(abs(seconds - 69.9) < 0.15, "\(seconds) s")
+    }
+
+    /// Without -r, Opus is written at its own 48 kHz and the summary says so; a
+    /// format that takes any rate stays at 44.1 kHz, with nothing said.
+    @Test func opusWithoutRate_isWrittenAt48kHz_andTheSummarySaysSo() throws {
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let opus = try RenderCommandTests.carillon(["render", Self.piece, "-o", "\(dir)/out.opus", "--soundfont", Self.font,
+                                                    "--max-duration", "2"])
+        #expect(opus.status == 0, "\(opus.stderr)")
+        #expect(opus.stdout.contains("out.opus: ") && opus.stdout.contains(", at 48000 Hz (opus's rate; no -r given)"), "\(opus.stdout)")
+        #expect(try Self.probe("\(dir)/out.opus")["sample_rate"] == "48000")
+
+        let batch = try RenderCommandTests.carillon(["render", Self.piece, "\(RenderCommandTests.openmsx)/coconut_run2.mid",
+                                                     "--output-dir", dir, "--format", "opus", "--soundfont", Self.font,
+                                                     "--max-duration", "1", "--jobs", "2", "-q"])
+        #expect(batch.status == 0, "\(batch.stderr)")
+        #expect(try Self.probe("\(dir)/coconut_run2.opus")["sample_rate"] == "48000")
+
+        let wav = try RenderCommandTests.carillon(["render", Self.piece, "-o", "\(dir)/out.wav", "--soundfont", Self.font,
+                                                   "--max-duration", "1"])
+        #expect(wav.status == 0, "\(wav.stderr)")
+        #expect(!wav.stdout.contains(" Hz ("), "\(wav.stdout)")
+        #expect(try Self.probe("\(dir)/out.wav")["sample_rate"] == "44100")
     }
 
     @Test func formatFlag_overridesTheExtension() throws {
@@ -100,7 +124,9 @@ import Testing
     }
 
     @Test(arguments: [
-        (["-o", "x.opus"], "opus needs --rate 8000, 12000, 16000, 24000, 48000"),
+        (["-o", "x.opus", "-r", "44100"], "opus cannot be written at -r 44100: it takes 8000, 12000, 16000, 24000, 48000 Hz (leave -r out for 48000)"),
+        (["--output-dir", "d", "--format", "opus", "-r", "96000"], "opus cannot be written at -r 96000"),
+        (["-o", "x.mp3", "-r", "96000"], "mp3 cannot be written at -r 96000: it takes 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000 Hz (leave -r out for 44100)"),
         (["-o", "-", "--format", "wav"], "-o - writes raw PCM only"),
         (["-o", "x.xyz"], "use --format wav|flac|ogg|opus|mp3|aiff|caf|w64|rf64|raw"),
         (["-o", "x.mp3", "--bits", "16"], "MP3 has no bit depth"),
@@ -123,6 +149,10 @@ import Testing
 
         let audio = try RenderCommandTests.carillon(["live", "--no-audio", "--record", "\(dir)/x.wav", "--duration", "0.3"])
         #expect(audio.status != 0 && audio.stderr.contains("--record needs audio"))
+        let opus = try RenderCommandTests.carillon(["live", "--record", "\(dir)/x.opus", "-r", "44100", "--soundfont", Self.font])
+        #expect(opus.status != 0 && opus.stderr.contains("x.opus: opus records at 8000, 12000, 16000, 24000, 48000 Hz, not at -r 44100"),
+                "\(opus.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/x.opus"))
         let unknown = try RenderCommandTests.carillon(["play", "a.mid", "--record", "\(dir)/x.xyz"])
         #expect(unknown.status != 0 && unknown.stderr.contains("cannot tell the format of"))
     }

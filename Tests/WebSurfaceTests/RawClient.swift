@@ -68,6 +68,15 @@ final class RawClient: @unchecked Sendable {
         }
     }
 
+    /// The body after a head that `get` returned, by its Content-Length.
+    func body(of head: String) throws -> String {
+        let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+        while buffer.count < length { try fill() }
+        defer { buffer.removeSubrange(..<length) }
+        return String(decoding: buffer[..<length], as: UTF8.self)
+    }
+
     /// Opens `/ws`; throws unless the server switched protocols.
     static func webSocket(port: Int, query: String = "", headers: [String: String] = [:], receiveBuffer: Int32? = nil) throws -> RawClient {
         let c = try RawClient(port: port, receiveBuffer: receiveBuffer)

@@ -65,8 +65,12 @@ struct WebSurfaceServerTests {
         defer { surface.stop() }
         #expect(try RawClient(port: port).get("/").status == 401)
         #expect(try RawClient(port: port).get("/?token=wrong-token-0000000000").status == 401)
-        // A refused upgrade: Hummingbird answers 400 and closes; counted as unauthorized.
-        #expect(try RawClient(port: port).get("/ws", upgrade: true).status == 400)
+        // A refused upgrade: 401 with the reason, counted as unauthorized.
+        let upgrade = try RawClient(port: port)
+        let refused = try upgrade.get("/ws", upgrade: true)
+        #expect(refused.status == 401, "\(refused.head)")
+        #expect(refused.head.lowercased().contains("www-authenticate: bearer"))
+        #expect(try upgrade.body(of: refused.head) == "unauthorized: missing or wrong token (give ?token=… or Authorization: Bearer …)\n")
         #expect(try RawClient(port: port).get("/?token=\(token)").status == 200)
         #expect(try RawClient(port: port).get("/", headers: ["Authorization": "Bearer \(token)"]).status == 200)
         let ws = try RawClient.webSocket(port: port, query: "?token=\(token)")
@@ -78,7 +82,7 @@ struct WebSurfaceServerTests {
         let (surface, port) = try serving(try nanoKontrolHub())
         defer { surface.stop() }
         let foreign = try RawClient(port: port).get("/ws", headers: ["Host": "127.0.0.1:\(port)", "Origin": "http://evil.example"], upgrade: true)
-        #expect(foreign.status == 400)   // not 101: no WebSocket
+        #expect(foreign.status == 403, "\(foreign.head)")   // not 101: no WebSocket
         #expect(surface.counters.forbidden == 1)
         #expect(surface.counters.connections == 0)
         // The page's own origin is let in.
@@ -87,11 +91,41 @@ struct WebSurfaceServerTests {
         #expect(surface.counters.connections == 1)
     }
 
+    /// A refusal is not a malformed request: 401 (token) or 403 (Origin, Host), the reason
+    /// in one line, the connection closed; a wrong token over a foreign Origin is 401.
+    @Test(arguments: [
+        (["Origin": "http://evil.example"], "?token=TOKEN", 403, "forbidden: origin 'http://evil.example' is not this page's"),
+        ([:], "?token=wrong-token-0000000000", 401, "unauthorized: missing or wrong token (give ?token=… or Authorization: Bearer …)"),
+        (["Authorization": "Bearer nope"], "", 401, "unauthorized: missing or wrong token (give ?token=… or Authorization: Bearer …)"),
+    ])
+    func refusedUpgrade_answers401or403_withAOneLineReason(headers: [String: String], query: String, status: Int, reason: String) throws {
+        let token = WebSurfaceConfiguration.generateToken()
+        let (surface, port) = try serving(try nanoKontrolHub()) { $0.token = token }
+        defer { surface.stop() }
+        let client = try RawClient(port: port)
+        var sent = headers
+        sent["Host"] = "127.0.0.1:\(port)"
+        let r = try client.get("/ws" + query.replacingOccurrences(of: "TOKEN", with: token), headers: sent, upgrade: true)
+        #expect(r.status == status, "\(r.head)")
+        #expect(try client.body(of: r.head) == reason + "\n")
+        #expect(r.head.lowercased().contains("connection: close"))
+        #expect(surface.counters.connections == 0)
+        #expect(surface.counters.unauthorized + surface.counters.forbidden == 1)
+        // The same page with its token and Origin is let in.
+        let own = try RawClient.webSocket(port: port, query: "?token=\(token)",
+                                          headers: ["Host": "127.0.0.1:\(port)", "Origin": "http://127.0.0.1:\(port)"])
+        _ = try own.receive(type: "hello")
+    }
+
     @Test func loopbackWithoutToken_foreignHostName_refused() throws {
         // DNS rebinding: a name of the attacker's that resolves to 127.0.0.1.
         let (surface, port) = try serving(ControlHub(mapping: nil))
         defer { surface.stop() }
         #expect(try RawClient(port: port).get("/", headers: ["Host": "rebind.example:\(port)"]).status == 403)
+        let upgrade = try RawClient(port: port)
+        let ws = try upgrade.get("/ws", headers: ["Host": "rebind.example:\(port)"], upgrade: true)
+        #expect(ws.status == 403)
+        #expect(try upgrade.body(of: ws.head) == "forbidden: host 'rebind.example:\(port)' is not a loopback name\n")
         #expect(try RawClient(port: port).get("/", headers: ["Host": "localhost:\(port)"]).status == 200)
     }
 

@@ -4,8 +4,14 @@ import SoundFile
 
 /// Where and how audio files are written.
 struct AudioFileOptions: ParsableArguments {
-    @Option(name: [.customShort("r"), .long], help: ArgumentHelp("Sample rate in Hz, 8000…96000 (FluidSynth's range).", valueName: "hz"))
-    var rate: Int = 44_100
+    @Option(name: [.customShort("r"), .long], help: ArgumentHelp(
+        "Sample rate in Hz, 8000…96000 (FluidSynth's range). Default \(Self.defaultRate), or the format's own "
+            + "where it takes only some rates (Opus: 48000).",
+        valueName: "hz"))
+    var rate: Int?
+
+    /// The rate when `-r` is not given and the format takes any.
+    static let defaultRate = 44_100
 
     @Option(help: ArgumentHelp(
         "File format: \(Self.formatNames) (default: from the output's extension, else wav). "
@@ -22,15 +28,17 @@ struct AudioFileOptions: ParsableArguments {
     static var formatNames: String { AudioFileFormat.allCases.map(\.rawValue).joined(separator: ", ") }
 
     func validate() throws {
-        guard SamplerOptions.sampleRates.contains(rate) else { throw ValidationError("--rate must be between 8000 and 96000 (FluidSynth renders at up to 96 kHz)") }
+        if let rate, !SamplerOptions.sampleRates.contains(rate) { throw ValidationError("--rate must be between 8000 and 96000 (FluidSynth renders at up to 96 kHz)") }
         if let format, AudioFileFormat(rawValue: format.lowercased()) == nil {
             throw ValidationError("unknown --format '\(format)' (use \(Self.formatNames))")
         }
         if let bits, SampleEncoding(bits: bits) == nil { throw ValidationError("--bits must be 16, 24 or 32") }
     }
 
-    /// The format and encoding for an output path; throws when they don't go together.
-    func resolve(for path: String?) throws -> (AudioFileFormat, SampleEncoding?) {
+    /// The format, encoding and sample rate for an output path; throws when they
+    /// don't go together. Without `-r`, a format with fixed rates gets its own
+    /// (`rateChosen`: say so); a rate the user gave that it cannot take is refused.
+    func resolve(for path: String?) throws -> (format: AudioFileFormat, encoding: SampleEncoding?, rate: Int, rateChosen: Bool) {
         let chosen: AudioFileFormat
         if let format {
             chosen = AudioFileFormat(rawValue: format.lowercased())!
@@ -50,10 +58,13 @@ struct AudioFileOptions: ParsableArguments {
         guard chosen.isAvailable else {
             throw ValidationError("this system's libsndfile was built without \(chosen.rawValue.uppercased()) support")
         }
-        if let rates = chosen.sampleRates, !rates.contains(rate) {
-            throw ValidationError("\(chosen.rawValue) needs --rate " + rates.map(String.init).joined(separator: ", ") + " (not \(rate))")
+        let sampleRate = rate ?? chosen.rate(preferring: Self.defaultRate)
+        if let rates = chosen.sampleRates, !rates.contains(sampleRate) {
+            throw ValidationError("\(chosen.rawValue) cannot be written at -r \(sampleRate): it takes "
+                + rates.map(String.init).joined(separator: ", ") + " Hz (leave -r out for \(chosen.rate(preferring: Self.defaultRate)))")
         }
-        guard let bits else { return (chosen, nil) }
+        let rateChosen = rate == nil && sampleRate != Self.defaultRate
+        guard let bits else { return (chosen, nil, sampleRate, rateChosen) }
         let encoding = SampleEncoding(bits: bits)!
         guard chosen.encodings.contains(encoding) else {
             let lossy: String? = switch chosen {
@@ -65,6 +76,6 @@ struct AudioFileOptions: ParsableArguments {
             throw ValidationError("\(chosen.rawValue) cannot be written with --bits \(bits)"
                 + (lossy.map { " (\($0) has no bit depth; leave --bits out)" } ?? " (use 16 or 24)"))
         }
-        return (chosen, encoding)
+        return (chosen, encoding, sampleRate, rateChosen)
     }
 }

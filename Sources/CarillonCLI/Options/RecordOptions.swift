@@ -45,6 +45,12 @@ struct RecordOptions: ParsableArguments {
     func apply(to options: inout LiveHost.Options) throws {
         options.record = try target()
         if options.record != nil && !options.audio { throw ValidationError("--record needs audio (leave out --no-audio); --record-midi works without") }
+        // The recording is at the sound card's rate (JACK's is the server's, known at start).
+        if let target = options.record, options.backend == .alsa, let rates = target.format.sampleRates,
+           !rates.contains(options.sampleRate) {
+            throw ValidationError("--record \(target.path): \(target.format.rawValue) records at "
+                + rates.map(String.init).joined(separator: ", ") + " Hz, not at -r \(options.sampleRate)")
+        }
         options.recordMIDI = recordMIDI
     }
 }

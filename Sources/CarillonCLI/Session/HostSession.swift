@@ -51,16 +51,29 @@ enum HostSession {
 
     enum Ending: String { case interrupted, audioFailed = "audio failed", finished }
 
-    /// The view's loop, ~20 times a second: log lines, then the refreshed view,
-    /// until Ctrl-C, an audio failure, or `isDone(status, seconds, step)`.
-    static func watch(_ host: LiveHost, view: LiveView, header: () -> String? = { nil },
+    /// The view's loop, ~20 times a second: log lines (and a line when web pages
+    /// open or close), then the refreshed view, until Ctrl-C, an audio failure,
+    /// or `isDone(status, seconds, step)`.
+    static func watch(_ host: LiveHost, view: LiveView, web: WebSurface? = nil, header: () -> String? = { nil },
                       isDone: (LiveHost.Status, Double, Double) -> Bool) -> Ending {
         var t = 0.0
         let step = 0.05
+        var pagesOpen = 0, refusals = 0
         while !interrupted.load(ordering: .relaxed) {
             usleep(UInt32(step * 1_000_000))
             t += step
             for line in host.takeLog() { view.line(line) }
+            if let counters = web?.counters {
+                if counters.open != pagesOpen {
+                    pagesOpen = counters.open
+                    view.line("web: \(pagesOpen) page\(pagesOpen == 1 ? "" : "s") open (\(counters.connections) since the start)")
+                }
+                if counters.unauthorized + counters.forbidden != refusals {
+                    refusals = counters.unauthorized + counters.forbidden
+                    view.line("web: \(refusals) request\(refusals == 1 ? "" : "s") refused so far "
+                              + "(\(counters.unauthorized) without the token, \(counters.forbidden) from another site or host name)")
+                }
+            }
             let status = host.status()
             if let failure = status.failure {
                 view.line("audio stopped: \(failure)")

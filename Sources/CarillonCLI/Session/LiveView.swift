@@ -6,11 +6,19 @@ import Glibc
 
 /// The live view: on a terminal a block of lines redrawn ~20 times a second
 /// (controls as bars, MIDI activity per source, DSP load, xruns, meters);
-/// otherwise plain log lines and a status line every 2 seconds.
+/// otherwise plain log lines, a line when xruns happen (at most one a second)
+/// and a status line every `statusInterval` seconds.
 final class LiveView {
+    /// Off a terminal: a status line every 10 s (360 an hour in a journal); `-v`: every 2 s.
+    static let statusInterval = 10.0
+    static let verboseStatusInterval = 2.0
+
     let terminal: Bool
+    let statusInterval: Double
     private var drawnLines = 0
     private var lastPlain = 0.0
+    private var lastXrunLine = -1.0
+    private var xrunsLogged = 0
 
     /// MIDI learn in `live`: the chosen control (marked `>`), and while learn
     /// is armed, the line that says so. Nil: no keys (not a terminal).
@@ -19,7 +27,10 @@ final class LiveView {
     /// The mapping's scene switched to last, if any.
     var scene: String?
 
-    init(terminal: Bool) { self.terminal = terminal }
+    init(terminal: Bool, statusInterval: Double = LiveView.statusInterval) {
+        self.terminal = terminal
+        self.statusInterval = statusInterval
+    }
 
     func line(_ text: String) {
         erase()
@@ -30,7 +41,13 @@ final class LiveView {
     /// `header`: a first line (the player's position), also in the plain status line.
     func refresh(status: LiveHost.Status, controls: [ControlState], seconds: Double, header: String? = nil) {
         if !terminal {
-            if seconds - lastPlain >= 2 {
+            if status.xruns > xrunsLogged && seconds - lastXrunLine >= 1 {
+                print("xruns: \(status.xruns - xrunsLogged) more, \(status.xruns) in all (t=\(fmt(seconds, 1))s)")
+                xrunsLogged = status.xruns
+                lastXrunLine = seconds
+                fflush(nil)
+            }
+            if seconds - lastPlain >= statusInterval {
                 lastPlain = seconds
                 print("status t=\(fmt(seconds, 1))s " + (header.map { $0 + " " } ?? "") + Self.summary(status))
                 fflush(nil)

@@ -39,6 +39,7 @@ struct Live: ParsableCommand {
     @OptionGroup var recording: RecordOptions
 
     @OptionGroup var web: WebOptions
+    @OptionGroup var log: LogOptions
 
     func validate() throws {
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
@@ -56,21 +57,22 @@ struct Live: ParsableCommand {
         options.audio = !noAudio
         try recording.apply(to: &options)
         let terminal = HostSession.isTerminal
-        options.logParameterChanges = !terminal
+        // Each value a control moves: only when asked (-v); a page's fader is hundreds a second.
+        options.logParameterChanges = log.verbose
 
         let host: LiveHost
         do { host = try LiveHost(soundFont: fontPath, mapping: loaded, options: options) } catch { Diagnostics.fail("\(error)") }
         let connected: [PortInfo]
         do { connected = try host.start() } catch { Diagnostics.fail("\(error)") }
 
-        let view = LiveView(terminal: terminal)
+        let view = LiveView(terminal: terminal, statusInterval: log.statusInterval)
         if let line = HostSession.inputLine(host, connected: connected) { view.line("carillon live: " + line) }
         if let device = host.status().device { view.line("audio: \(device)") } else { view.line("audio: none (--no-audio)") }
 
         let surface = HostSession.startWeb(web, host: host, view: view)
         // MIDI learn and scenes from the keyboard (a terminal only): arrows, l, x, s.
         let learnKeys = LiveKeys(hub: host.hub, view: view)
-        _ = HostSession.watch(host, view: view) { _, seconds, _ in
+        _ = HostSession.watch(host, view: view, web: surface) { _, seconds, _ in
             learnKeys?.poll()
             return duration.map { seconds >= $0 } ?? false
         }

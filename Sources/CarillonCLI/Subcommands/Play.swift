@@ -44,6 +44,7 @@ struct Play: ParsableCommand {
     @OptionGroup var audio: AudioDeviceOptions
     @OptionGroup var synth: SynthOptions
     @OptionGroup var web: WebOptions
+    @OptionGroup var log: LogOptions
     @OptionGroup var recording: RecordOptions
 
     func validate() throws {
@@ -67,7 +68,8 @@ struct Play: ParsableCommand {
         options.inputOptional = true
         try recording.apply(to: &options)
         let terminal = HostSession.isTerminal
-        options.logParameterChanges = !terminal
+        // Each value a control moves: only when asked (-v); a page's fader is hundreds a second.
+        options.logParameterChanges = log.verbose
 
         let host: LiveHost
         do { host = try LiveHost(soundFont: fontPath, mapping: mapping, options: options) } catch {
@@ -78,7 +80,7 @@ struct Play: ParsableCommand {
         do { connected = try host.start() } catch { Diagnostics.fail("cannot play: \(error)") }
         guard let transport = host.transport else { Diagnostics.fail("cannot play: no audio output") }
 
-        let view = LiveView(terminal: terminal)
+        let view = LiveView(terminal: terminal, statusInterval: log.statusInterval)
         view.line("carillon play: \(file) (\(Self.clock(piece.duration)), \(fmt(piece.firstTempo, 1)) bpm)"
             + (loop ? " looping" : "") + (tempo != 1 ? " at ×\(fmt(tempo, 3))" : "")
             + (start > 0 ? " from \(Self.clock(start))" : ""))
@@ -92,7 +94,7 @@ struct Play: ParsableCommand {
                               bpm: transport.tempoScale * bpm)
         })
         var quietFor = 0.0, tailFor = 0.0
-        let ending = HostSession.watch(host, view: view, header: { Self.positionLine(transport) }) { status, _, step in
+        let ending = HostSession.watch(host, view: view, web: surface, header: { Self.positionLine(transport) }) { status, _, step in
             // The end: the piece played out (not looping), then its sound died away.
             guard transport.isFinished && !transport.isLooping else { tailFor = 0; quietFor = 0; return false }
             tailFor += step

@@ -46,8 +46,13 @@ struct Render: ParsableCommand {
 
             --stems DIR writes, beside the mixdown, one file per mixer strip that \
             sounds (ch01 … ch16, osc, tone, tracks), each with its own reverb and \
-            chorus; they add up to the mixdown. With -o the stems go to DIR, \
-            otherwise each input's to DIR/<name>/ (the output's name without extension).
+            chorus; they add up to the mixdown. One MIDI file named on the command \
+            line (with -o or not) has its stems written into DIR itself; in a batch \
+            (several files, a folder, --from-list) each input's go to DIR/<name>/ \
+            (its output's path below --output-dir, without extension).
+
+            Without -r, files are written at 44100 Hz, or at the format's own rate \
+            where it takes only some (Opus: 48000), said in the summary line.
             """)
 
     @Argument(help: ArgumentHelp("Standard MIDI files, or folders to search for them.", valueName: "midi-file|folder"))
@@ -149,8 +154,9 @@ struct Render: ParsableCommand {
     }
 
     func run() throws {
-        let (format, encoding) = try audio.resolve(for: output)
-        let items: [BatchItem]
+        let (format, encoding, rate, rateChosen) = try audio.resolve(for: output)
+        let rateNote = rateChosen ? ", at \(rate) Hz (\(format.rawValue)'s rate; no -r given)" : ""
+        var items: [BatchItem]
         do {
             let found = try BatchInputs.gather(arguments: inputs, list: fromList, root: inputRoot)
             guard !found.isEmpty else { Diagnostics.fail("no MIDI files found") }
@@ -163,6 +169,10 @@ struct Render: ParsableCommand {
                                               stems: stems)
                 let part = try resolvedShard()
                 items = all.filter { part?.contains(key: $0.key) ?? true }
+                // One MIDI file named (not found in a folder or a list): its stems go into --stems itself.
+                if Self.namesOneFile(inputs: inputs, list: fromList, found: found) {
+                    for i in items.indices { items[i].stems = stems }
+                }
             }
             // -o names a file: its folder must exist, as for any single output.
             if output == nil { try BatchPlan.createFolders(for: items) }
@@ -172,7 +182,7 @@ struct Render: ParsableCommand {
         do { fontPath = try synth.locateSoundFont() } catch { fail(error) }
 
         var settings = BatchRenderer.Settings()
-        settings.job.sampleRate = audio.rate
+        settings.job.sampleRate = rate
         settings.job.sampler = synth.samplerOptions
         settings.job.tail = TailPolicy(silenceThreshold: silence, maxTail: tail)
         settings.job.maxDuration = maxDuration
@@ -217,7 +227,7 @@ struct Render: ParsableCommand {
                 if !outcomes.isEmpty { fileBar?.clear(); batchBar?.clear() }
                 for o in outcomes {
                     for note in o.notes where warned.insert(note).inserted { Diagnostics.warning(note) }
-                    report(o, single: single, interrupted: &interrupted)
+                    report(o, single: single, rateNote: rateNote, interrupted: &interrupted)
                 }
                 if let p = snapshot.current.first ?? nil { fileBar?.show(p) }
                 if Interruption.flag.isSet { batchBar?.clear() } else { batchBar?.show(snapshot) }
@@ -244,7 +254,13 @@ struct Render: ParsableCommand {
         if final.failed > 0 || batch.manifestError != nil { throw ExitCode.failure }
     }
 
-    private func report(_ o: BatchRenderer.Outcome, single: Bool, interrupted: inout [String]) {
+    /// Whether the command line names one MIDI file, as a file (not a folder or a list):
+    /// its stems go into --stems itself, a batch's into a folder per input.
+    static func namesOneFile(inputs: [String], list: String?, found: [(input: String, key: String)]) -> Bool {
+        list == nil && inputs.count == 1 && found.count == 1 && found[0].input == inputs[0]
+    }
+
+    private func report(_ o: BatchRenderer.Outcome, single: Bool, rateNote: String, interrupted: inout [String]) {
         if o.interrupted { interrupted.append(o.item.output); return }
         switch o.entry.status {
         case .failed:
@@ -266,7 +282,7 @@ struct Render: ParsableCommand {
                                     + "(the piece lasts \(clock(s.pieceDuration)))")
             }
             guard !quiet else { return }
-            let line = Self.line(s) + (o.loudness.map(Self.loudnessText) ?? "")
+            let line = Self.line(s) + rateNote + (o.loudness.map(Self.loudnessText) ?? "")
             if o.item.output == AudioFileWriter.standardOutput {
                 // Standard output carries the audio: the summary goes to stderr.
                 var text = line + "\n"

@@ -2,11 +2,12 @@
 # controllers, MIDI learn, hot reload and scenes, with `carillon live` against
 # VirMIDI (client 24) as the controller and the Loopback card as the sound card.
 #
-# fl_live NAME SECONDS ARGS... : carillon live in the background (FLPID, FLLOG), no terminal.
+# fl_live NAME SECONDS ARGS... : carillon live -v in the background (FLPID, FLLOG), no terminal:
+# each parameter value and a status line every 2 s in the log.
 fl_live() {
   local name=$1 secs=$2; shift 2
   FLLOG=$out/fl-$name.log
-  "$LIVE_CARILLON" live --duration "$secs" "$@" >"$FLLOG" 2>&1 & FLPID=$!
+  "$LIVE_CARILLON" live -v --duration "$secs" "$@" >"$FLLOG" 2>&1 & FLPID=$!
   wait_for "$FLLOG" 'MIDI in at' 20
 }
 # fl_audio NAME SECONDS ARGS... : the same with audio to hw:Loopback,0, captured by arecord (FLWAV).
