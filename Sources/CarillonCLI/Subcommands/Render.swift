@@ -11,7 +11,7 @@ import Glibc
 /// `carillon render`: MIDI files to audio files, as fast as the CPU allows.
 struct Render: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Render MIDI files to audio files (WAV, FLAC, Ogg Vorbis) through the SoundFont sampler.",
+        abstract: "Render MIDI files to audio files (WAV, FLAC, Ogg, Opus, MP3, …) through the SoundFont sampler.",
         discussion: """
             Examples:
               carillon render song.mid -o song.wav
@@ -24,9 +24,10 @@ struct Render: ParsableCommand {
               carillon render song.mid -o song.wav --stems song-stems
 
             After the last note, rendering goes on until the sound has died away \
-            (below --silence for a quarter second), at most --tail seconds. Long \
-            silent gaps (no voice sounding, the next event more than a second off) \
-            are written as silence without running the synth.
+            (below --silence for a quarter second), at most --tail seconds. A \
+            stretch with no event in any track longer than --max-gap (a corrupt \
+            delta time) is cut to that length, with a warning; nothing else is \
+            skipped, so a file sounds as fluidsynth -F plays it.
 
             A folder is searched recursively for .mid, .midi, .kar and .rmi files. \
             Every input file has a key: its path relative to one root, --input-root \
