@@ -62,7 +62,7 @@ import Testing
         for path in ["song.mid", "corpus/a.mid", "corpus/b/c.mid"] {
             fm.createFile(atPath: "\(work)/\(path)", contents: Data(Self.smallMIDI))
         }
-        try "song.mid\ncorpus/a.mid\n".write(toFile: "\(work)/files.txt", atomically: true, encoding: .utf8)
+        try "corpus/a.mid\ncorpus/b/c.mid\n".write(toFile: "\(work)/files.txt", atomically: true, encoding: .utf8)
 
         for command in commands {
             if let reason = command.range(of: "not run:").map({ command[$0.upperBound...] }) {
@@ -78,6 +78,8 @@ import Testing
             environment["CARILLON_SOUNDFONT"] = Self.repository.appendingPathComponent("soundfonts/carillon-test.sf2").path
             environment["SLURM_ARRAY_TASK_ID"] = "0"
             environment["SLURM_ARRAY_TASK_COUNT"] = "1"
+            environment["SLURM_ARRAY_TASK_MIN"] = "0"
+            environment["SLURM_ARRAY_TASK_MAX"] = "0"
             process.environment = environment
             let err = Pipe()
             process.standardOutput = FileHandle.nullDevice
