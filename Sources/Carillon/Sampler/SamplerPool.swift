@@ -15,9 +15,14 @@ import Glibc
 /// go to all of them; a note-on goes to one, chosen by voice load, and the
 /// note's off and key pressure follow it. Notes that interact stay on one
 /// synth: a key still held, or sustained by a pedal, takes its repeats (a
-/// new note-on releases the old voice); a percussion channel (exclusive
-/// classes: hi-hat chokes) and a channel in mono, legato or portamento mode
-/// play whole on one synth. A key whose voice only rings out in its release
+/// new note-on releases the old voice); a percussion channel, a channel
+/// that plays a preset with exclusive classes (hi-hat chokes: FluidSynth's
+/// choke acts within a channel) and a channel in mono, legato or portamento
+/// mode play whole on one synth (those `reset` is given, from the piece's
+/// start, and any the routing sees come to interact: mono modes as
+/// FluidSynth's basic-channel groups set them, see `ChannelModes`). Every
+/// synth has the full polyphony: where one synth would steal a voice, the
+/// pool does not — `voiceBudgetExceeded` says when that could have happened. A key whose voice only rings out in its release
 /// may go elsewhere: FluidSynth's release of it again keeps its course (the
 /// envelope goes on from where it is), and keeping such keys in place tied
 /// most notes of a piece to where their key first went — two synths' CPU
