@@ -19,6 +19,26 @@ extension Synth {
     /// Whichever thread owns the synth at the time.
     @inline(__always) public var activeVoiceCount: Int { Int(fluid_synth_get_active_voice_count(handle)) }
 
+    /// Voices the synth has (`synth.polyphony`, FluidSynth's own setting as
+    /// the synth applied it): a note-on that finds none free steals one.
+    /// Whichever thread owns the synth at the time.
+    public var polyphony: Int { Int(fluid_synth_get_polyphony(handle)) }
+
+    /// The SysEx device ID the synth answers besides 0x7F (`synth.device-id`).
+    public var deviceID: Int { (try? settings.int("synth.device-id")) ?? 0 }
+
+    /// A channel's place in FluidSynth's basic-channel table
+    /// (fluid_synth_get_basic_channel): the basic channel of its group, the
+    /// group's mode bits (0x1: poly off, 0x2: omni off) and size; nil for a
+    /// channel that belongs to no group (disabled: it refuses notes).
+    /// Whichever thread owns the synth at the time.
+    public func mode(ofChannel channel: Int) -> (basic: Int, mode: Int, groupSize: Int)? {
+        var basic: Int32 = -1, mode: Int32 = -1, size: Int32 = -1
+        guard fluid_synth_get_basic_channel(handle, Int32(channel), &basic, &mode, &size) == FLUID_OK,
+              basic >= 0, mode >= 0 else { return nil }
+        return (Int(basic), Int(mode), Int(size))
+    }
+
     /// The preset selected on `channel` (0...15), nil when none is.
     /// Whichever thread owns the synth at the time.
     public func preset(onChannel channel: Int) -> PresetAddress? {

@@ -56,7 +56,12 @@ public final class RenderJob {
         public init() {}
 
         /// The block size the render loop uses.
-        public var effectiveBlockFrames: Int { blockFrames ?? (threads > 1 ? 2048 : 512) }
+        public var effectiveBlockFrames: Int { blockFrames(threads: threads) }
+
+        /// The block size with `threads` synths (a piece re-rendered on one
+        /// synth takes one synth's blocks, so it is the one-synth file: the
+        /// tail's end is found block by block).
+        func blockFrames(threads: Int) -> Int { blockFrames ?? (threads > 1 ? 2048 : 512) }
 
         /// The machine's cores (the CLI's default for `threads`).
         public static var cores: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
@@ -84,6 +89,10 @@ public final class RenderJob {
         public var shortenedGaps: [Score.Gap] = []
         /// Seconds the cuts took out of the piece.
         public var secondsCut: Double = 0
+        /// The piece needed more voices at once than one synth has, so its
+        /// split render would have differed from one synth's (which steals
+        /// voices): it was rendered again on one synth.
+        public var renderedOnOneSynth = false
         /// The stem files written (strips that sounded), with `stemsDirectory`.
         public var stems: [String] = []
 
@@ -157,7 +166,7 @@ public final class RenderJob {
             }
         } catch { throw .sampler(error) }
         do { tracks = try options.sampler.openTracks(sampleRate: options.sampleRate, offline: true) } catch { throw .track(error) }
-        buffer = .allocate(capacity: 2 * options.effectiveBlockFrames)
+        buffer = .allocate(capacity: 2 * max(options.effectiveBlockFrames, options.blockFrames(threads: 1)))
         buffer.initialize(repeating: 0)
     }
 
@@ -182,6 +191,7 @@ public final class RenderJob {
         let samplers: [Sampler]
         let pool: SamplerPool?
         let renderer: Renderer
+        let blockFrames: Int
     }
 
     private func makeRig(_ plan: SampleSelection.Plan, threads: Int) throws(Failure) -> Rig {
@@ -198,7 +208,7 @@ public final class RenderJob {
             do throws(ALSAError) {
                 let p = try SamplerPool(members: samplers.map(\.instrument), keepingAlive: samplers,
                                         blocksInFlight: options.blocksInFlight)
-                p.reset(percussionChannels: plan.selection.percussionChannels)
+                p.reset(wholeChannels: sampleSelection.wholeChannels(plan.selection))
                 pool = p
             } catch { throw .threads("\(error)") }
         }
@@ -208,7 +218,7 @@ public final class RenderJob {
         renderer.oscillator.a4 = options.sampler.a4
         // The same parameters as live: `--reverb-level` is the reverb return's start value.
         for change in options.sampler.startValues { renderer.parameters.set(change.address, Double(change.value)) }
-        return Rig(samplers: samplers, pool: pool, renderer: renderer)
+        return Rig(samplers: samplers, pool: pool, renderer: renderer, blockFrames: options.blockFrames(threads: samplers.count))
     }
 
     /// Renders `input` into `output`. The audio goes to a temporary file beside
@@ -244,10 +254,11 @@ public final class RenderJob {
     /// stems into `stems` (its folder made if missing). On any failure or
     /// cancellation the sink and the stems are discarded.
     ///
-    /// A piece renders on `Options.threads` synths. If they together held
-    /// more voices at once than one synth may (`SamplerPool.voiceBudgetExceeded`),
-    /// one synth would have stolen voices where the pool did not: the piece is
-    /// rendered again on one synth, into a new sink (`makeSink` is called again).
+    /// A piece renders on `Options.threads` synths. As soon as they together
+    /// hold more voices at once than one synth may (`SamplerPool.voiceBudgetExceeded`),
+    /// one synth would have stolen voices where the pool does not: the piece
+    /// is rendered again on one synth from the start, into a new sink
+    /// (`makeSink` is called again; the first is discarded).
     public func render(
         input: String, output: String, stems: StemTarget? = nil, cancel: CancellationFlag? = nil,
         progress: ((Progress) -> Void)? = nil, makeSink: () throws(Failure) -> any RenderSink
@@ -263,23 +274,33 @@ public final class RenderJob {
         }
         // The piece lasts until its longest track ends.
         score.duration = max(score.duration, tracks.map(\.duration).max() ?? 0)
-        let rig = try makeRig(for: score, threads: options.threads)
-        let stemWriter = stems.map {
-            StemWriter(directory: $0.directory, strips: rig.renderer.meters.strips, format: $0.format, encoding: $0.encoding,
-                       sampleRate: options.sampleRate, blockFrames: options.effectiveBlockFrames)
-        }
-        let writer = try makeSink()
-        do throws(Failure) {
-            var summary = try render(score, on: rig, input: input, output: output, into: writer, stems: stemWriter,
-                                     cancel: cancel, progress: progress, clock: clock, start: start)
-            summary.stems = stemWriter?.writtenPaths ?? []
-            summary.shortenedGaps = gaps
-            summary.secondsCut = gaps.reduce(0) { $0 + $1.length - (options.maxGap ?? 0) }
-            return summary
-        } catch {
-            writer.discard()
-            stemWriter?.discard()
-            throw error
+        var threads = options.threads
+        while true {
+            let rig = try makeRig(for: score, threads: threads)
+            let stemWriter = stems.map {
+                StemWriter(directory: $0.directory, strips: rig.renderer.meters.strips, format: $0.format, encoding: $0.encoding,
+                           sampleRate: options.sampleRate, blockFrames: rig.blockFrames)
+            }
+            let writer = try makeSink()
+            do throws(Failure) {
+                guard var summary = try render(score, on: rig, input: input, output: output, into: writer, stems: stemWriter,
+                                               cancel: cancel, progress: progress, clock: clock, start: start) else {
+                    // Over one synth's voice budget: again, on one synth.
+                    writer.discard()
+                    stemWriter?.discard()
+                    threads = 1
+                    continue
+                }
+                summary.stems = stemWriter?.writtenPaths ?? []
+                summary.shortenedGaps = gaps
+                summary.secondsCut = gaps.reduce(0) { $0 + $1.length - (options.maxGap ?? 0) }
+                summary.renderedOnOneSynth = threads < options.threads
+                return summary
+            } catch {
+                writer.discard()
+                stemWriter?.discard()
+                throw error
+            }
         }
     }
 
@@ -302,13 +323,16 @@ public final class RenderJob {
         }
     }
 
+    /// Renders `score` on `rig` into `writer` and `stems`; nil as soon as the
+    /// rig's pool has held more voices than one synth may (the output is then
+    /// incomplete: the caller discards it).
     private func render(
         _ score: Score, on rig: Rig, input: String, output: String, into writer: any RenderSink, stems: StemWriter?,
         cancel: CancellationFlag?, progress: ((Progress) -> Void)?, clock: ContinuousClock, start: ContinuousClock.Instant
-    ) throws(Failure) -> Summary {
+    ) throws(Failure) -> Summary? {
         let rate = Double(options.sampleRate)
         let renderer = rig.renderer
-        renderer.prepare(sampleRate: rate, maxFrames: options.effectiveBlockFrames)
+        renderer.prepare(sampleRate: rate, maxFrames: rig.blockFrames)
         renderer.schedule(score, startingAt: 0)
         // Blocks go out (`dispatch`) up to `blocksInFlight` ahead of the one
         // written (`collect`); with one synth, one at a time. Everything that
@@ -345,12 +369,13 @@ public final class RenderJob {
 
         while dispatching || renderer.pendingBlocks > 0 {
             if cancel?.isSet == true { throw .interrupted(output: output) }
+            if rig.pool?.voiceBudgetExceeded == true { return nil }
             if finished { dispatching = false }
             guard dispatching && renderer.pendingBlocks <= depth else { try collect(); continue }
             let left = limit - min(limit, renderer.sampleTime)
             if left == 0 { truncated = true; dispatching = false; continue }
             let inTail = renderer.isScoreFinished
-            var frames = Int(min(UInt64(options.effectiveBlockFrames), left))
+            var frames = Int(min(UInt64(rig.blockFrames), left))
             if inTail { frames = min(frames, tailLimit - tailDispatched) }
             guard frames > 0 else { dispatching = false; continue }
             renderer.dispatch(frames: frames)

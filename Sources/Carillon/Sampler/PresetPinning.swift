@@ -21,6 +21,12 @@ extension FluidSynthInstrument {
         /// The (key, velocity) pairs FluidSynth will choose zones by on each
         /// preset: every note-on's, on the preset its channel has then.
         public var notes = PlayedNotes()
+        /// Bit c: channel c plays mono (CC 124–127 on a basic channel, as
+        /// `ChannelModes` follows FluidSynth's table: a group of channels at
+        /// once), legato (CC 68) or with portamento (CC 65, CC 84) at some point.
+        public var interactingChannels: UInt16 = 0
+        /// Per preset: the channels (bit c) that play a note-on on it.
+        public var channelsPlaying: [Synth.PresetAddress: UInt16] = [:]
     }
 
     /// Pins every preset `score` selects, unpins those pinned for an earlier
@@ -34,6 +40,7 @@ extension FluidSynthInstrument {
         resetAndFinishVoices()
         var channelPreset = [Synth.PresetAddress?](repeating: nil, count: 16)
         var notes = NoteTracker(score)
+        var modes = ChannelModes(deviceID: synth.deviceID)
         func look(at channel: Int) throws(FluidSynthError) {
             let preset = synth.preset(onChannel: channel)
             channelPreset[channel] = preset
@@ -52,17 +59,36 @@ extension FluidSynthInstrument {
                 if NoteTracker.isTuning(bytes) { continue }
                 let accepted = bytes.withUnsafeBufferPointer { synth.sysEx($0) }
                 if accepted { for c in 0..<16 { try look(at: c) } }
+                if bytes.withUnsafeBufferPointer({ modes.resets($0) }) { modes.reset() }
                 continue
             }
-            guard skipping & 1 << message.channel == 0 else { continue }
+            let channel = message.channel
+            guard skipping & 1 << channel == 0 else { continue }
             switch message.kind {
             case 0xC0:
                 _ = send(message)
-                try look(at: message.channel)
+                try look(at: channel)
             case 0xB0 where message.data1 == 0 || message.data1 == 32:
                 _ = send(message)   // bank select: takes effect at the next program change
+            case 0xB0 where (124...127).contains(message.data1):
+                // Mode changes enable and disable channels: FluidSynth refuses
+                // program changes (and notes) on a disabled one.
+                _ = send(message)
+                let reach = modes.reach(ofControlOn: channel)
+                for c in 0..<16 where reach & 1 << c != 0 {
+                    _ = modes.changeMode(onChannel: c, controller: Int(message.data1), value: Int(message.data2))
+                    selection.interactingChannels |= modes.monoChannels
+                }
+                notes.observe(message, preset: channelPreset[channel], into: &selection.notes)
+            case 0xB0 where message.data1 == 84 || ((message.data1 == 65 || message.data1 == 68) && message.data2 >= 64):
+                let reach = modes.reach(ofControlOn: channel)
+                selection.interactingChannels |= reach
+                if message.data1 == 68 { notes.mayPlayMono(reach) }
             default:
-                notes.observe(message, preset: channelPreset[message.channel], into: &selection.notes)
+                if message.kind == 0x90 && message.data2 > 0, let preset = channelPreset[channel] {
+                    selection.channelsPlaying[preset, default: 0] |= 1 << channel
+                }
+                notes.observe(message, preset: channelPreset[channel], into: &selection.notes)
             }
         }
         for preset in previous where !selection.presets.contains(preset) { synth.unpin(preset) }
@@ -124,6 +150,9 @@ struct NoteTracker {
     static func isTuning(_ bytes: [UInt8]) -> Bool {
         bytes.count > 3 && (bytes[0] == 0x7E || bytes[0] == 0x7F) && bytes[2] == 0x08
     }
+
+    /// Channels (bit c) that may play mono from here on (the legato pedal down, reaching them).
+    mutating func mayPlayMono(_ channels: UInt16) { mono |= channels }
 
     mutating func observe(_ message: ChannelMessage, preset: Synth.PresetAddress?, into notes: inout PlayedNotes) {
         let channel = message.channel

@@ -25,18 +25,44 @@ final class SampleSelection {
     /// The view the synths have loaded now (by note).
     private(set) var view: VirtualSoundFont?
     private let log: HostLog
+    /// The font's presets whose voices may have an exclusive class (nil: the
+    /// font could not be read; see `wholeChannels`).
+    private let exclusivePresets: Set<SoundFontHydra.PresetNumber>?
 
     /// Reads the font at `path` when `byNotes`; if that fails, selects by preset and says why in `log`.
+    /// Reads its presets' exclusive classes in any case.
     init(soundFont path: String, byNotes: Bool, log: HostLog) {
         self.log = log
-        guard byNotes else { return }
+        var file: SoundFontFile?
         do throws(SoundFontFileError) {
-            let file = try SoundFontFile(path: path)
-            self.file = file
-            view = file.view(keeping: file.hydra.zones(playing: PlayedNotes()))
+            file = try SoundFontFile(path: path)
         } catch {
-            log.append("\(path): samples loaded by preset, not by note (\(error))")
+            if byNotes { log.append("\(path): samples loaded by preset, not by note (\(error))") }
         }
+        exclusivePresets = file?.hydra.presetsWithExclusiveClass()
+        guard byNotes, let file else { return }
+        self.file = file
+        view = file.view(keeping: file.hydra.zones(playing: PlayedNotes()))
+    }
+
+    /// The channels a pool plays whole for a piece (bit c: channel c): those
+    /// whose notes interact within the channel in FluidSynth, so splitting
+    /// them over synths would change the sound — percussion (bank 128),
+    /// mono, legato and portamento (`Selection.interactingChannels`), and
+    /// every channel that plays a note on a preset whose voices may have an
+    /// exclusive class (a class kills voices of the same class on the same
+    /// channel, any preset: see `SoundFontHydra.presetsWithExclusiveClass`).
+    /// When the font could not be read, every channel that plays a note plays
+    /// whole: each stays on one synth, the channels still spread over the
+    /// synths. A render's presets all come from this font (`RenderJob`
+    /// builds its samplers with no per-channel fonts), so bank and program name them.
+    func wholeChannels(_ selection: FluidSynthInstrument.Selection) -> UInt16 {
+        var whole = selection.percussionChannels | selection.interactingChannels
+        for (preset, channels) in selection.channelsPlaying {
+            let number = SoundFontHydra.PresetNumber(bank: Int(preset.bank), program: Int(preset.program))
+            if exclusivePresets?.contains(number) ?? true { whole |= channels }
+        }
+        return whole
     }
 
     var byNotes: Bool { file != nil }

@@ -15,9 +15,14 @@ import Glibc
 /// go to all of them; a note-on goes to one, chosen by voice load, and the
 /// note's off and key pressure follow it. Notes that interact stay on one
 /// synth: a key still held, or sustained by a pedal, takes its repeats (a
-/// new note-on releases the old voice); a percussion channel (exclusive
-/// classes: hi-hat chokes) and a channel in mono, legato or portamento mode
-/// play whole on one synth. A key whose voice only rings out in its release
+/// new note-on releases the old voice); a percussion channel, a channel
+/// that plays a preset with exclusive classes (hi-hat chokes: FluidSynth's
+/// choke acts within a channel) and a channel in mono, legato or portamento
+/// mode play whole on one synth (those `reset` is given, from the piece's
+/// start, and any the routing sees come to interact: mono modes as
+/// FluidSynth's basic-channel groups set them, see `ChannelModes`). Every
+/// synth has the full polyphony: where one synth would steal a voice, the
+/// pool does not — `voiceBudgetExceeded` says when that could have happened. A key whose voice only rings out in its release
 /// may go elsewhere: FluidSynth's release of it again keeps its course (the
 /// envelope goes on from where it is), and keeping such keys in place tied
 /// most notes of a piece to where their key first went — two synths' CPU
@@ -100,16 +105,63 @@ public final class SamplerPool: Instrument, @unchecked Sendable {
     /// Messages refused and failed renders, each counted once for the pool.
     public var refusedCount: Int { core.refusedTotal }
 
+    /// Whether one synth rendering this piece could have had to steal a
+    /// voice (sticky until `reset`): then the split render may differ from
+    /// the one-synth render, and the piece should be rendered on one synth.
+    ///
+    /// How it is found: each worker keeps, per block, the most voices its
+    /// synth counted at once (`fluid_synth_get_active_voice_count` at the
+    /// block's start and after every message it plays); `collectBlock` adds
+    /// the synths' maxima, and a sum above `polyphony` sets the flag.
+    ///
+    /// Why that suffices (FluidSynth 2.3.1): a note-on steals only when
+    /// `fluid_synth_alloc_voice_LOCAL` finds none of the `synth.polyphony`
+    /// voice slots `_AVAILABLE` (rvoice unlocked and status clean or off);
+    /// `synth.overflow.*` only choose the victim (`fluid_synth_free_voice_by_kill_LOCAL`),
+    /// or leave the note without a voice — either way a departure that needs
+    /// every slot taken. A slot is taken from `fluid_synth_start_voice`
+    /// (rvoice locked, `fluid_voice_start` counts it: the count includes a
+    /// voice the moment its note-on returns) until `fluid_synth_check_finished_voices`
+    /// hands the finished rvoice back (`fluid_voice_stop` uncounts it), which
+    /// `fluid_synth_api_enter` runs at every public call before anything else
+    /// — voices that are finished but not yet freed are counted, as they
+    /// hold their slots. Without a steal the count equals the slots taken
+    /// (it exceeds them only by overflow rvoices, which exist only after a
+    /// steal), the rvoice mixer's own limit is never the tighter one, and
+    /// every voice lives the same frames in one synth as in the pool (same
+    /// events, same renders). So while no steal has happened, one synth's
+    /// count at any point of the piece is the sum of the pool's counts
+    /// there; each synth's count only rises at a message it plays and only
+    /// falls in a render, so its block maximum is at least its count at any
+    /// point of the block, and a sum of maxima within the polyphony means no
+    /// note-on of the block found every slot taken — in one synth or any of the pool's.
+    /// On the render thread, or after the render.
+    public var voiceBudgetExceeded: Bool { core.voiceBudgetExceeded }
+
+    /// The largest sum of the synths' per-block voice maxima since `reset`
+    /// (compared with `polyphony` for `voiceBudgetExceeded`). On the render thread, or after the render.
+    public var voicePeak: Int { core.voicePeak }
+
+    /// One synth's voices (`synth.polyphony` as the synths have it; the smallest if they differ).
+    public var polyphony: Int { core.polyphony }
+
     /// Finishes anything recorded, resets every synth (as a new piece starts)
-    /// and forgets which synth holds what. `percussionChannels` (bit c:
-    /// channel c) play whole on one synth besides channel 10. Not on the
-    /// render thread, with no block pending.
-    public func reset(percussionChannels: UInt16 = 0) {
+    /// and forgets which synth holds what and the voice budget's flag.
+    /// `wholeChannels` (bit c: channel c) play whole on one synth, besides
+    /// channel 10: every channel whose notes interact (percussion, exclusive
+    /// classes, mono, legato, portamento: see `SampleSelection.wholeChannels`).
+    /// Not on the render thread, with no block pending.
+    public func reset(wholeChannels: UInt16 = 0) {
         core.settle()
         for m in members { _ = m.synth.systemReset() }
-        core.routing.reset(percussion: percussionChannels | 1 << 9)
+        core.routing.reset(whole: wholeChannels | 1 << 9)
         core.refreshLoads()
+        core.resetVoiceBudget()
     }
+
+    /// Channels that play whole now (bit c: channel c): those given to
+    /// `reset` and those whose notes have come to interact since. Render thread.
+    public var wholeChannels: UInt16 { core.routing.whole }
 
     public func prepare(sampleRate: Double, maxFrames: Int) {
         core.settle()
@@ -160,14 +212,17 @@ struct PoolRouting {
     /// Per channel: the synth that plays it whole (−1: not chosen yet).
     private var channelOwner: UnsafeMutablePointer<Int8>
     /// Bit c: channel c plays whole on one synth / has its sustain or sostenuto pedal down.
-    private var whole: UInt16 = 0
+    private(set) var whole: UInt16 = 0
     private var pedalDown: UInt16 = 0
+    /// FluidSynth's basic channels and modes, as the synths have them.
+    private(set) var modes: ChannelModes
     /// Per synth: voices at the end of the last block collected, notes given since.
     let voices: UnsafeMutablePointer<Int>
     let given: UnsafeMutablePointer<Int>
 
-    init(synthCount: Int) {
+    init(synthCount: Int, deviceID: Int) {
         self.synthCount = synthCount
+        modes = ChannelModes(deviceID: deviceID)
         keyOwner = .allocate(capacity: 16 * 128); keyOwner.initialize(repeating: -1, count: 16 * 128)
         keyHeld = .allocate(capacity: 16 * 128); keyHeld.initialize(repeating: false, count: 16 * 128)
         channelOwner = .allocate(capacity: 16); channelOwner.initialize(repeating: -1, count: 16)
@@ -180,12 +235,14 @@ struct PoolRouting {
         voices.deallocate(); given.deallocate()
     }
 
-    mutating func reset(percussion: UInt16) {
+    /// A new piece: the synths just reset; `whole` (bit c: channel c) plays whole from the start.
+    mutating func reset(whole: UInt16) {
         keyOwner.update(repeating: -1, count: 16 * 128)
         keyHeld.update(repeating: false, count: 16 * 128)
         channelOwner.update(repeating: -1, count: 16)
-        whole = percussion
+        self.whole = whole
         pedalDown = 0
+        modes.reset()
     }
 
     /// The synth a message goes to, −1 for all of them.
@@ -197,11 +254,12 @@ struct PoolRouting {
         case 0x90 where message.data2 > 0:
             let owner = Int(keyOwner[slot])
             let target: Int
-            if owner >= 0 && (keyHeld[slot] || pedalDown & bit != 0) {
-                target = owner          // the same key is held or sustained there
-            } else if whole & bit != 0 {
-                if channelOwner[channel] < 0 { channelOwner[channel] = Int8(leastLoaded()) }
+            if whole & bit != 0 {
+                // Every note of the channel on one synth, repeats of a held key included.
+                if channelOwner[channel] < 0 { channelOwner[channel] = Int8(owner >= 0 ? owner : leastLoaded()) }
                 target = Int(channelOwner[channel])
+            } else if owner >= 0 && (keyHeld[slot] || pedalDown & bit != 0) {
+                target = owner          // the same key is held or sustained there
             } else {
                 target = leastLoaded()
             }
@@ -215,34 +273,56 @@ struct PoolRouting {
         case 0xA0:
             return Int(keyOwner[slot])
         case 0xB0:
-            let value = message.data2
-            switch message.data1 {
-            case 64, 66:
-                // Either pedal down keeps released keys sounding: their repeats stay put.
-                if value >= 64 { pedalDown |= bit } else { pedalDown &= ~bit }
-            case 65, 68:
-                if value >= 64 { makeWhole(channel) }      // portamento, legato footswitch
-            case 84, 126:
-                makeWhole(channel)                         // portamento control, mono mode
-            case 121:
-                pedalDown &= ~bit                          // reset all controllers
-            case 120, 123, 124, 125, 127:
-                releaseKeys(of: channel)                   // all sound / notes off, mode changes
-            default: break
-            }
+            control(message.data1, value: message.data2, reaching: modes.reach(ofControlOn: channel))
             return -1
         default:
             return -1
         }
     }
 
-    /// A channel whose notes interact stays whole from now on (until `reset`).
+    /// A control change as FluidSynth applies it (fluid_synth_cc): on the
+    /// channels `reach` holds (its own, or a global controller's group), in order.
     @inline(__always)
-    private mutating func makeWhole(_ channel: Int) { whole |= UInt16(1) << channel }
+    private mutating func control(_ controller: UInt8, value: UInt8, reaching reach: UInt16) {
+        guard reach != 0 else { return }
+        switch controller {
+        case 64, 66:
+            // Either pedal down keeps released keys sounding: their repeats stay put.
+            if value >= 64 { pedalDown |= reach } else { pedalDown &= ~reach }
+        case 65, 68:
+            if value >= 64 { whole |= reach }              // portamento, legato footswitch
+        case 84:
+            whole |= reach                                 // portamento control
+        case 121:
+            pedalDown &= ~reach                            // reset all controllers
+        case 120, 123:
+            releaseKeys(reach)                             // all sound / notes off
+        case 124...127:
+            for c in 0..<16 where reach & 1 << c != 0 {
+                // Only a basic channel changes mode; its new group gets all notes off.
+                let changed = modes.changeMode(onChannel: c, controller: Int(controller), value: Int(value))
+                releaseKeys(changed)
+                whole |= modes.monoChannels
+            }
+        default: break
+        }
+    }
+
+    /// A SysEx message every synth is given: a GM, GS or XG reset resets the
+    /// channels as a system reset does (every voice off, basic channels back).
+    mutating func sysEx(_ data: UnsafeBufferPointer<UInt8>) {
+        guard modes.resets(data) else { return }
+        modes.reset()
+        releaseAllKeys()
+        pedalDown = 0
+    }
 
     @inline(__always)
-    private func releaseKeys(of channel: Int) {
-        (keyHeld + channel << 7).update(repeating: false, count: 128)
+    private func releaseKeys(_ channels: UInt16) {
+        guard channels != 0 else { return }
+        for c in 0..<16 where channels & 1 << c != 0 {
+            (keyHeld + c << 7).update(repeating: false, count: 128)
+        }
     }
 
     mutating func releaseAllKeys() {
@@ -259,6 +339,145 @@ struct PoolRouting {
             if load < bestLoad { best = s; bestLoad = load }
         }
         return best
+    }
+}
+
+/// FluidSynth 2.3.1's basic-channel table, changed as its MIDI handling
+/// changes it, so the pool knows which channels play mono without asking a
+/// synth. What FluidSynth does (fluid_synth.c):
+///
+/// - A system reset (`fluid_synth_system_reset_LOCAL`, also run by a GM or
+///   GM2 System On, a GS mode set to 0x40007F and an XG reset to 0x00007E or
+///   0x00007F) clears every channel's mode (`fluid_channel_init`) and makes
+///   channel 0 the one basic channel, omni on poly, its group all 16 channels.
+/// - CC 124/125/126/127 (omni off/on, mono, poly: `fluid_synth_cc_LOCAL`) act
+///   only on a basic channel (`FLUID_CHANNEL_BASIC`); elsewhere they do
+///   nothing. The new mode is the basic channel's with one bit changed, and
+///   the CC's value is the group's size, as `fluid_synth_check_next_basic_channel`
+///   reads it: omni-off poly is always one channel; 0 is up to the next basic
+///   channel or the last channel; otherwise that many channels, refused if
+///   they pass channel 16 or reach the next basic channel. Then the old group
+///   is cleared (`fluid_synth_reset_basic_channel_LOCAL`: its channels
+///   disabled) and the new one set (`fluid_synth_set_basic_channel_LOCAL`:
+///   all notes off on each, the mode on each, enabled). So CC 126 value 0 on
+///   channel 1 puts all 16 channels in mono, and CC 126 value 4 puts channels
+///   1–4 in mono and disables 5–16, which then refuse notes.
+/// - A CC on a disabled channel (`fluid_synth_cc`) reaches every channel of
+///   the next channel's group (channel 16 wraps to 1) when that channel is a
+///   basic channel in omni-off mono: MIDI's global controller.
+///
+/// No allocation: a value with its tables inline.
+struct ChannelModes {
+    static let polyOff: UInt8 = 0x01, omniOff: UInt8 = 0x02, basic: UInt8 = 0x04, enabled: UInt8 = 0x08
+    /// FLUID_CHANNEL_MODE_MASK | BASIC | ENABLED: the bits a basic-channel change sets.
+    private static let basicInfo: UInt8 = 0x0F
+    /// Per channel: FluidSynth's mode bits and, on a basic channel, its group's size (`mode_val`).
+    private var bits = InlineArray<16, UInt8>(repeating: 0)
+    private var groupSize = InlineArray<16, UInt8>(repeating: 0)
+    /// The SysEx device ID the synths answer besides 0x7F (`synth.device-id`).
+    let deviceID: Int
+
+    init(deviceID: Int) {
+        self.deviceID = deviceID
+        reset()
+    }
+
+    /// As `fluid_synth_system_reset_LOCAL` leaves the table.
+    mutating func reset() {
+        for c in 0..<16 { bits[c] = Self.enabled; groupSize[c] = 0 }
+        bits[0] |= Self.basic
+        groupSize[0] = 16
+    }
+
+    func bits(ofChannel c: Int) -> UInt8 { bits[c] }
+    func groupSize(ofChannel c: Int) -> Int { Int(groupSize[c]) }
+
+    /// Bit c: channel c is in a mono mode (poly off) now.
+    var monoChannels: UInt16 {
+        var mask: UInt16 = 0
+        for c in 0..<16 where bits[c] & Self.polyOff != 0 { mask |= 1 << c }
+        return mask
+    }
+
+    /// The channels a control change on `channel` reaches (bit c: channel c):
+    /// the channel itself if enabled; if not, the group of the next channel
+    /// when that is a basic channel in omni-off mono; otherwise none.
+    func reach(ofControlOn channel: Int) -> UInt16 {
+        if bits[channel] & Self.enabled != 0 { return 1 << channel }
+        let next = channel < 15 ? channel + 1 : 0
+        guard bits[next] & Self.basic != 0, bits[next] & 0x03 == Self.polyOff | Self.omniOff else { return 0 }
+        var mask: UInt16 = 0
+        for c in next..<min(16, next + Int(groupSize[next])) { mask |= 1 << c }
+        return mask
+    }
+
+    /// CC `controller` (124...127) with `value`, reaching `channel`. Returns
+    /// the channels that got all notes off (the new group; none if the channel
+    /// is not basic or FluidSynth refuses the group).
+    mutating func changeMode(onChannel channel: Int, controller: Int, value: Int) -> UInt16 {
+        guard bits[channel] & Self.basic != 0 else { return 0 }
+        var mode = bits[channel] & 0x03
+        switch controller {
+        case 124: mode |= Self.omniOff
+        case 125: mode &= ~Self.omniOff
+        case 126: mode |= Self.polyOff
+        case 127: mode &= ~Self.polyOff
+        default: return 0
+        }
+        // fluid_synth_check_next_basic_channel
+        var size: Int
+        if mode == Self.omniOff {
+            size = 1
+        } else if value == 0 {
+            size = 16 - channel
+        } else if channel + value > 16 {
+            return 0
+        } else {
+            size = value
+        }
+        for c in (channel + 1)..<(channel + size) where bits[c] & Self.basic != 0 {
+            guard value == 0 else { return 0 }
+            size = c - channel
+            break
+        }
+        // fluid_synth_reset_basic_channel_LOCAL, then fluid_synth_set_basic_channel_LOCAL
+        for c in channel..<min(16, channel + Int(groupSize[channel])) {
+            bits[c] &= ~Self.basicInfo
+            groupSize[c] = 0
+        }
+        var changed: UInt16 = 0
+        for c in channel..<(channel + size) {
+            bits[c] = bits[c] & ~Self.basicInfo | mode | Self.enabled | (c == channel ? Self.basic : 0)
+            groupSize[c] = c == channel ? UInt8(size) : 0
+            changed |= 1 << c
+        }
+        return changed
+    }
+
+    /// Whether FluidSynth runs a system reset for this SysEx message (the
+    /// bytes between F0 and F7), as `fluid_synth_sysex` and its GS and XG
+    /// handlers test it (bytes read as C `char`s).
+    func resets(_ data: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = data.count
+        guard n >= 4 else { return false }
+        @inline(__always) func at(_ i: Int) -> Int { Int(Int8(bitPattern: data[i])) }
+        guard at(1) == deviceID || at(1) == 0x7F else { return false }
+        switch (at(0), at(2)) {
+        case (0x7E, 0x09):                                     // GM / GM2 System On
+            return at(3) == 0x01 || at(3) == 0x03
+        case (0x41, 0x42):                                     // GS DT1 mode set
+            guard at(3) == 0x12, n == 9, at(4) << 16 | at(5) << 8 | at(6) == 0x40007F,
+                  at(7) == 0 || at(7) == 0x7F else { return false }
+            var sum = 0
+            for i in 4..<(n - 1) { sum += at(i) }
+            return 0x80 - (sum & 0x7F) == at(n - 1)
+        case (0x43, 0x4C):                                     // XG system reset
+            guard n == 7 else { return false }
+            let address = at(3) << 16 | at(4) << 8 | at(5)
+            return (address == 0x7E || address == 0x7F) && at(6) == 0
+        default:
+            return false
+        }
     }
 }
 
@@ -320,6 +539,15 @@ final class PoolCore: @unchecked Sendable {
     private let refused: UnsafeMutablePointer<Int>
     /// Per synth and slot: voices at the end of the slot's block.
     private let snapshotVoices: UnsafeMutablePointer<Int>
+    /// One synth's voices (the voice budget).
+    let polyphony: Int
+    /// Per worker: the most voices its synth counted in the block it is in (−1: none begun).
+    private let runningPeak: UnsafeMutablePointer<Int>
+    /// Per synth and slot: the most voices the synth counted in the slot's block.
+    private let blockPeaks: UnsafeMutablePointer<Int>
+    /// Sticky until `resetVoiceBudget`: a sum of block maxima above `polyphony`. Render thread.
+    private(set) var voiceBudgetExceeded = false
+    private(set) var voicePeak = 0
     /// Per worker: hand-overs it has replayed and blocks it has finished.
     private let replayed: [SharedCount]
     private let finishedBlocks: [SharedCount]
@@ -337,7 +565,11 @@ final class PoolCore: @unchecked Sendable {
         dryCount = 2 * members[0].stripCount
         effectCount = members[0].effectBufferCount
         pieceStride = dryCount + effectCount
-        routing = PoolRouting(synthCount: members.count)
+        routing = PoolRouting(synthCount: members.count, deviceID: members[0].synth.deviceID)
+        polyphony = members.map(\.synth.polyphony).min() ?? 0
+        runningPeak = .allocate(capacity: members.count); runningPeak.initialize(repeating: -1, count: members.count)
+        blockPeaks = .allocate(capacity: slotCount * members.count)
+        blockPeaks.initialize(repeating: 0, count: slotCount * members.count)
         commands = .allocate(capacity: slotCount * commandCapacity)
         sysExBytes = .allocate(capacity: slotCount * sysExCapacity)
         piecePointers = .allocate(capacity: slotCount * pieceCapacity * pieceStride)
@@ -366,7 +598,7 @@ final class PoolCore: @unchecked Sendable {
         replayed = (0..<members.count).map { _ in SharedCount() }
         finishedBlocks = (0..<members.count).map { _ in SharedCount() }
         start = (0..<members.count).map { _ in WakeSignal() }
-        routing.reset(percussion: 1 << 9)
+        routing.reset(whole: 1 << 9)
     }
 
     deinit {
@@ -377,6 +609,7 @@ final class PoolCore: @unchecked Sendable {
         for p in storage { p.deallocate() }
         for p in scratch { p.deallocate() }
         refused.deallocate(); snapshotVoices.deallocate()
+        runningPeak.deallocate(); blockPeaks.deallocate()
         routing.release()
     }
 
@@ -441,6 +674,7 @@ final class PoolCore: @unchecked Sendable {
 
     func recordSysEx(_ data: UnsafeBufferPointer<UInt8>) {
         guard let base = data.baseAddress, !data.isEmpty else { return }
+        routing.sysEx(data)
         if data.count > sysExCapacity {
             // Too long to keep: apply it now, every worker idle.
             submitPart()
@@ -522,6 +756,17 @@ final class PoolCore: @unchecked Sendable {
         addWorkers(slot: slot)
         collectedBlocks += 1
         adoptSnapshot(slot: slot)
+        var voices = 0
+        for w in 0..<count { voices += blockPeaks[slot * count + w] }
+        if voices > voicePeak { voicePeak = voices }
+        if voices > polyphony { voiceBudgetExceeded = true }
+    }
+
+    /// Clears the voice budget's flag and the workers' running maxima. With every worker idle.
+    func resetVoiceBudget() {
+        voiceBudgetExceeded = false
+        voicePeak = 0
+        runningPeak.update(repeating: -1, count: count)
     }
 
     /// Waits until every worker has replayed everything handed over.
@@ -598,8 +843,11 @@ final class PoolCore: @unchecked Sendable {
             while seen < g {
                 let i = seen % submissionCapacity
                 let slot = submissionSlots[i]
+                if runningPeak[w] < 0 { runningPeak[w] = members[w].synth.activeVoiceCount }
                 replay(w, slot: slot)
                 if submissionEndsBlock[i] {
+                    blockPeaks[slot * count + w] = runningPeak[w]
+                    runningPeak[w] = -1
                     snapshot(w, slot: slot)
                     finishedBlocks[w].value.add(1, ordering: .releasing)
                 }
@@ -622,16 +870,21 @@ final class PoolCore: @unchecked Sendable {
         var refusals = 0
         let record = commands + slot * commandCapacity
         let bytes = sysExBytes + slot * sysExCapacity
+        // The voice budget: a synth's count rises only at a message it plays (a
+        // note-on, or a mono note-off returning to a held note), so it is read after each.
+        var peak = runningPeak[s]
         for c in 0..<commandCounts[slot] {
             switch record[c] {
             case .message(let message, let target):
                 if target < 0 || target == s {
                     if !member.send(message) && (target >= 0 || s == 0) { refusals += 1 }
+                    peak = max(peak, member.synth.activeVoiceCount)
                 }
             case .sysEx(let start, let n):
                 if !member.synth.sysEx(UnsafeBufferPointer(start: bytes + start, count: n)) && s == 0 {
                     refusals += 1
                 }
+                peak = max(peak, member.synth.activeVoiceCount)
             case .effect(let effect, let value):
                 if !member.apply(effect, value) && s == 0 { refusals += 1 }
             case .silence:
@@ -654,6 +907,7 @@ final class PoolCore: @unchecked Sendable {
             }
         }
         refused[s] += refusals
+        runningPeak[s] = peak
     }
 }
 

@@ -241,6 +241,56 @@ public struct SoundFontHydra: Sendable {
         return selection
     }
 
+    /// A preset's bank and program, as its header gives them (FluidSynth's bank numbers: 128 is percussion).
+    public struct PresetNumber: Hashable, Sendable {
+        public var bank: Int
+        public var program: Int
+        public init(bank: Int, program: Int) { self.bank = bank; self.program = program }
+    }
+
+    /// The presets a voice of which may have an exclusive class: FluidSynth
+    /// (fluid_synth_kill_by_exclusive_class_LOCAL) then ends the voices of
+    /// the same class on the same channel, whatever preset started them.
+    ///
+    /// A voice's class is its exclusiveClass generator (57): set in an
+    /// instrument zone (its own or the instrument's global zone), plus what
+    /// modulators add to it. FluidSynth discards the generator in preset
+    /// zones (fluid_sffile.c, `invalid_preset_gen`) and NRPN cannot move it
+    /// (its NRPN scale is 0), but a font's modulator, at either level, may
+    /// name it as destination. So a preset counts when any instrument its
+    /// zones name has a zone with a nonzero generator 57, or when any of its
+    /// zones or those instruments' zones has a modulator aimed at 57 — more
+    /// than FluidSynth may sound (every zone, whatever it plays), never less.
+    public func presetsWithExclusiveClass() -> Set<PresetNumber> {
+        let exclusiveClass = 57
+        func aims(_ level: Level, _ zone: Int) -> Bool {
+            for m in level.modulatorIndex(zone)..<level.modulatorIndex(zone + 1)
+            where word(level.modulators, 10 * m + 2) == exclusiveClass { return true }
+            return false
+        }
+        var instrumentHasClass = [Bool](repeating: false, count: instruments.count)
+        for i in 0..<instruments.count {
+            for z in instruments.zones(of: i) {
+                for g in instruments.generatorIndex(z)..<instruments.generatorIndex(z + 1)
+                where word(instruments.generators, 4 * g) == exclusiveClass && word(instruments.generators, 4 * g + 2) != 0 {
+                    instrumentHasClass[i] = true
+                }
+                if aims(instruments, z) { instrumentHasClass[i] = true }
+            }
+        }
+        var found = Set<PresetNumber>()
+        for p in 0..<presets.count {
+            let number = PresetNumber(bank: word(presets.headers, 38 * p + 22), program: word(presets.headers, 38 * p + 20))
+            for z in presets.zones(of: p) {
+                let instrument = presets.zone(z).target
+                if aims(presets, z) || instrument.map({ $0 < instruments.count && instrumentHasClass[$0] }) == true {
+                    found.insert(number)
+                }
+            }
+        }
+        return found
+    }
+
     private static func holds(_ notes: PlayedNotes, _ bank: Int, _ program: Int,
                               _ keys: (lo: Int, hi: Int), _ velocities: (lo: Int, hi: Int)) -> Bool {
         keys.lo <= keys.hi && velocities.lo <= velocities.hi
