@@ -344,7 +344,9 @@ struct SMFReader<Sink: SMFVisitor> {
                 if (d1 | d2) >= 0x80 {
                     // A data byte with its top bit set. FluidSynth's player and symusic read a
                     // channel message's fixed number of data bytes whatever they hold, and so do
-                    // we (masked to 7 bits, as DryWetMIDI's ReadValid does) — unless that reading
+                    // we, clamped to 127 as mido (clip=True), symusic (sanitize_data) and DryWetMIDI
+                    // (SnapToLimits) can: masking to 7 bits would make velocity 0x80 (an 8-bit
+                    // scale's 128, as real files write it) a note-off and CC 0x80 a 0 — unless that reading
                     // derails and the byte reads as the status of a well-formed event: then the
                     // message lost a data byte, is dropped, and the event starts at that byte.
                     let k = d1 >= 0x80 ? i : i + 1
@@ -358,8 +360,8 @@ struct SMFReader<Sink: SMFVisitor> {
                     }
                     if highData.count == 0 { highData = (0, k, p[k], warnings.count) }
                     highData.count += 1
-                    d1 &= 0x7F
-                    d2 &= 0x7F
+                    d1 = min(d1, 0x7F)
+                    d2 = min(d2, 0x7F)
                 }
                 i += needed
                 sink.visit(tick: tick, .midi(.channelMessage(status: b, data1: d1, data2: d2)))
@@ -419,9 +421,8 @@ struct SMFReader<Sink: SMFVisitor> {
         let counted = [
             highData.count == 0 ? nil : (highData.warningIndex, SMFWarning(offset: highData.offset, track: index, message:
                 highData.count == 1
-                    ? "data byte 0x\(hex(highData.byte)) over 127 read as 0x\(hex(highData.byte & 0x7F))"
-                    : "\(highData.count) data bytes over 127 read as their low 7 bits "
-                      + "(the first: 0x\(hex(highData.byte)) as 0x\(hex(highData.byte & 0x7F)))")),
+                    ? "data byte 0x\(hex(highData.byte)) over 127 read as 127"
+                    : "\(highData.count) data bytes over 127 read as 127 (the first: 0x\(hex(highData.byte)))")),
             cutShort.count == 0 ? nil : (cutShort.warningIndex, SMFWarning(offset: cutShort.offset, track: index, message:
                 (cutShort.count == 1 ? "channel message 0x\(hex(cutShort.status))" : "\(cutShort.count) channel messages")
                 + " cut short by a status byte dropped"

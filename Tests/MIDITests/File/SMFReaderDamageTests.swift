@@ -47,8 +47,8 @@ import Testing
     }
 }
 
-/// A data byte with its top bit set inside a channel message: read as data (masked to
-/// 7 bits) as FluidSynth's player and symusic read it, unless it clearly starts the next event.
+/// A data byte with its top bit set inside a channel message: read as data (clamped to
+/// 127) as FluidSynth's player and symusic read it, unless it clearly starts the next event.
 @Suite struct SMFReaderHighDataByteTests {
     typealias B = SMFBytes
 
@@ -61,37 +61,38 @@ import Testing
         let track: [UInt8] = [0x00, 0x90, 60, 0xC0, 0x10, 0x80, 60, 0, 0x00, 0x90, 62, 90, 0x10, 0x80, 62, 0] + B.endOfTrack
         let file = try StandardMIDIFile(bytes: B.file(tracks: [track]))
         #expect(file.allEvents == [
-            .midi(.noteOn(60, velocity: 0x40, channel: 0)), .midi(.noteOff(60, channel: 0)),
+            .midi(.noteOn(60, velocity: 127, channel: 0)), .midi(.noteOff(60, channel: 0)),
             .midi(.noteOn(62, velocity: 90, channel: 0)), .midi(.noteOff(62, channel: 0)), .meta(.endOfTrack),
         ])
         #expect(file.tracks[0].events.map(\.tick) == [0, 0x10, 0x10, 0x20, 0x20])
-        #expect(file.warnings == [SMFWarning(offset: Self.body + 3, track: 0, message: "data byte 0xC0 over 127 read as 0x40")])
+        #expect(file.warnings == [SMFWarning(offset: Self.body + 3, track: 0, message: "data byte 0xC0 over 127 read as 127")])
     }
 
-    @Test func highKeyAndController_maskedEachKind() throws {
-        // Note number 0xBC (→ 60), then a controller value 0xFF (→ 127) under running status.
+    @Test func highKeyAndController_clampedEachKind() throws {
+        // Note number 0xBC (→ 127), then a controller value 0xFF (→ 127) under running status.
         let track: [UInt8] = [0x00, 0x90, 0xBC, 100, 0x10, 0x80, 60, 0, 0x00, 0xB0, 7, 0xFF, 0x00, 10, 64] + B.endOfTrack
         let file = try StandardMIDIFile(bytes: B.file(tracks: [track]))
         #expect(file.allEvents == [
-            .midi(.noteOn(60, velocity: 100, channel: 0)), .midi(.noteOff(60, channel: 0)),
+            .midi(.noteOn(127, velocity: 100, channel: 0)), .midi(.noteOff(60, channel: 0)),
             .midi(.cc(7, value: 127, channel: 0)), .midi(.cc(10, value: 64, channel: 0)), .meta(.endOfTrack),
         ])
         #expect(file.warnings == [SMFWarning(offset: Self.body + 2, track: 0,
-                                             message: "2 data bytes over 127 read as their low 7 bits (the first: 0xBC as 0x3C)")])
+                                             message: "2 data bytes over 127 read as 127 (the first: 0xBC)")])
     }
 
     @Test func manyHighBytes_oneWarningPerTrack() throws {
         // 500 note pairs, every velocity 0xE4: 500 notes, one warning in each of two tracks.
+        // (Velocity 0x80, masked, would have been a note-off: clamped, it stays a note.)
         var track: [UInt8] = []
-        for k in 0..<500 { track += [0x00, 0x90, UInt8(30 + k % 60), 0xE4, 0x08, 0x80, UInt8(30 + k % 60), 0x40] }
+        for k in 0..<500 { track += [0x00, 0x90, UInt8(30 + k % 60), k == 0 ? 0x80 : 0xE4, 0x08, 0x80, UInt8(30 + k % 60), 0x40] }
         track += B.endOfTrack
         let file = try StandardMIDIFile(bytes: B.file(tracks: [track, track]))
         let velocities = file.allEvents.compactMap { e -> Int? in
             if case .midi(.noteOn(let n)) = e { return n.velocity.intValue } else { return nil }
         }
         #expect(velocities.count == 1000)
-        #expect(velocities.allSatisfy { $0 == 0x64 })
-        #expect(file.warnings.map(\.message) == Array(repeating: "500 data bytes over 127 read as their low 7 bits (the first: 0xE4 as 0x64)", count: 2))
+        #expect(velocities.allSatisfy { $0 == 127 })
+        #expect(file.warnings.map(\.message) == Array(repeating: "500 data bytes over 127 read as 127 (the first: 0x80)", count: 2))
         #expect(file.warnings.map(\.track) == [0, 1])
     }
 
@@ -124,8 +125,8 @@ import Testing
         // later where it stops making sense, as before.
         let track: [UInt8] = [0x00, 0x90, 60, 0xF4, 0x10, 0x80, 0x81]
         let file = try StandardMIDIFile(bytes: B.file(tracks: [track]))
-        #expect(file.allEvents.first == .midi(.noteOn(60, velocity: 0x74, channel: 0)))
-        #expect(file.warnings.first?.message == "data byte 0xF4 over 127 read as 0x74")
+        #expect(file.allEvents.first == .midi(.noteOn(60, velocity: 127, channel: 0)))
+        #expect(file.warnings.first?.message == "data byte 0xF4 over 127 read as 127")
     }
 
     @Test func damagedBytesEverywhere_neverTrap() throws {
