@@ -7,6 +7,9 @@ extension StandardMIDIFile {
     /// a missing end-of-track, a bad variable-length number, a truncated event,
     /// a wrong track count) end the affected track where it stops making sense
     /// and are listed in `warnings`. A file whose header cannot be read throws.
+    /// As FluidSynth's player, mido and symusic read them: only the header's count
+    /// of track chunks is read, and a channel message's data byte over 127 is read
+    /// as data (clamped to 127) unless it clearly starts the next event.
     public init(bytes: [UInt8]) throws(SMFError) {
         let result: Result<StandardMIDIFile, SMFError> = bytes.withUnsafeBytes { raw in
             do throws(SMFError) { return .success(try StandardMIDIFile(bytes: raw)) } catch { return .failure(error) }
