@@ -283,6 +283,16 @@ import Testing
                 + "by this event's delta time (a corrupt delta time?) at byte 29\n")
     }
 
+    @Test func inspect_noChannelMessage_allEndingNoWarning() throws {
+        // A tempo track alone, ten minutes long: nothing sounds, nothing to warn of.
+        let path = try Self.temporaryFile(Self.smf([Self.vlq(600 * 192) + [0xFF, 0x2F, 0x00]]), name: "tempo-only.mid")
+        let r = try Self.run(["inspect", path, "--json"])
+        #expect(r.status == 0)
+        #expect(r.stderr.isEmpty)
+        let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        #expect(abs((object?["trailingSilence"] as? Double ?? 0) - 600) < 1e-6)
+    }
+
     @Test func inspect_lateFinalEndOfTrack_reportedAsEnd() throws {
         // Every note is over at 0.5 s; track 1's end of track comes 12 hours later.
         let early: [UInt8] = [0x00, 0x90, 60, 100, 0x60, 0x80, 60, 0] + Self.endOfTrack

@@ -127,9 +127,11 @@ struct InspectReport: Encodable {
         // The ending, from the last music to the end of the file, is reported in its own words:
         // it is not a rest inside music, yet a file that goes on minutes after its last note
         // renders minutes of silence. Its place: the latest long delta past the music, if any.
+        // (A file without a channel message is all ending: its trailingSilence is its duration,
+        // and nothing in it is a sign of a corrupt delta.)
         trailingSilence = duration - map.seconds(atTick: lastMusic ?? 0)
         var trailingWarning: [String] = []
-        if trailingSilence > Self.longGapSeconds {
+        if trailingSilence > Self.longGapSeconds, lastMusic != nil {
             let jump = summary.longDeltas.filter { starts[$0.track] &+ $0.tick > (lastMusic ?? 0) }
                 .max { starts[$0.track] &+ $0.tick < starts[$1.track] &+ $1.tick }
             let message = "the file ends \(Self.span(trailingSilence)) after its last channel message"
