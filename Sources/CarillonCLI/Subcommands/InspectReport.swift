@@ -30,9 +30,12 @@ struct InspectReport: Encodable {
         var tick: UInt64
         var key: String
     }
-    /// A silence of more than `longGapSeconds` between two events of a track
-    /// (or before its first): usually a corrupt delta time.
+    /// A silence of more than `longGapSeconds` in the whole score — no track has an
+    /// event in it (ends of track do not count) — with music (a channel message or
+    /// SysEx) at or after the event that ends it: usually a corrupt delta time. After
+    /// the last music the file only ends: that stretch is `trailingSilence`.
     struct GapInfo: Encodable {
+        /// The track of the event after the gap.
         var track: Int
         /// Where the event after the gap starts (its delta time), in the file.
         var byte: Int
@@ -57,6 +60,8 @@ struct InspectReport: Encodable {
     var eventCount: Int
     var noteCount: Int
     var longGaps: [GapInfo]
+    /// Seconds from the last music (channel message or SysEx) to the end of the file.
+    var trailingSilence: Double
     var warnings: [String]
 
     init(bytes: UnsafeRawBufferPointer, path: String) throws(SMFError) {
@@ -96,14 +101,89 @@ struct InspectReport: Encodable {
         duration = map.seconds(atTick: StandardMIDIFile.lastTick(format: header.format, trackEndTicks: summary.endTicks))
         eventCount = tracks.reduce(0) { $0 + $1.events }
         noteCount = tracks.reduce(0) { $0 + $1.notes }
-        longGaps = summary.longDeltas.compactMap { d in
+        // Gaps are judged on the whole score: a track that rests while others play has no gap.
+        // Every silence of the score ends at an event that some track reached by a delta at
+        // least as long, so the long deltas are the only candidates; a second pass over the
+        // bytes (only for files that have one) finds the last event before each.
+        let lastMusic = zip(starts, summary.lastMusicTicks).compactMap { start, last in last.map { start &+ $0 } }.max()
+        let candidates = summary.longDeltas.filter { d in
             let end = starts[d.track] &+ d.tick
-            let seconds = map.seconds(atTick: end) - map.seconds(atTick: end - d.ticks)
-            return seconds > Self.longGapSeconds ? GapInfo(track: d.track, byte: d.offset, tick: end, seconds: seconds) : nil
+            guard !d.endOfTrack, let lastMusic, end <= lastMusic else { return false }
+            return map.seconds(atTick: end) - map.seconds(atTick: end - d.ticks) > Self.longGapSeconds
+        }
+        var gaps: [GapInfo] = []
+        if !candidates.isEmpty {
+            var probe = LastEventProbe(ends: candidates.map { starts[$0.track] &+ $0.tick }, trackStarts: starts)
+            _ = try StandardMIDIFile.visit(bytes: bytes, &probe)
+            let before = probe.lastEvents()
+            for d in candidates {
+                let end = starts[d.track] &+ d.tick
+                guard !gaps.contains(where: { $0.tick == end }) else { continue }
+                let seconds = map.seconds(atTick: end) - map.seconds(atTick: before[end] ?? 0)
+                if seconds > Self.longGapSeconds { gaps.append(GapInfo(track: d.track, byte: d.offset, tick: end, seconds: seconds)) }
+            }
+        }
+        longGaps = gaps
+        // The ending, from the last music to the end of the file, is reported in its own words:
+        // it is not a rest inside music, yet a file that goes on minutes after its last note
+        // renders minutes of silence. Its place: the latest long delta past the music, if any.
+        // (A file without a channel message is all ending: its trailingSilence is its duration,
+        // and nothing in it is a sign of a corrupt delta.)
+        trailingSilence = duration - map.seconds(atTick: lastMusic ?? 0)
+        var trailingWarning: [String] = []
+        if trailingSilence > Self.longGapSeconds, lastMusic != nil {
+            let jump = summary.longDeltas.filter { starts[$0.track] &+ $0.tick > (lastMusic ?? 0) }
+                .max { starts[$0.track] &+ $0.tick < starts[$1.track] &+ $1.tick }
+            let message = "the file ends \(Self.span(trailingSilence)) after its last channel message"
+            trailingWarning = [jump.map { SMFWarning(offset: $0.offset, track: $0.track, message: message + ", by this event's delta time (a corrupt delta time?)").description }
+                               ?? message]
         }
         warnings = header.warnings.map(\.description) + longGaps.map {
             SMFWarning(offset: $0.byte, track: $0.track,
-                       message: "\(Self.span($0.seconds)) without an event before this one (a corrupt delta time?)").description
+                       message: "\(Self.span($0.seconds)) without an event on any track before this one (a corrupt delta time?)").description
+        } + trailingWarning
+    }
+
+    /// The second pass for gaps: for each tick in `ends`, the last event (not an end of
+    /// track) before it, on the file's tick axis. Keeps one tick per end, not the events.
+    struct LastEventProbe: SMFVisitor {
+        /// The ends, sorted and unique; `latest[k]`: the last event in `ends[k-1] ..< ends[k]`.
+        let ends: [UInt64]
+        let trackStarts: [UInt64]
+        var latest: [UInt64?]
+        var start: UInt64 = 0
+
+        init(ends: [UInt64], trackStarts: [UInt64]) {
+            self.ends = Array(Set(ends)).sorted()
+            self.trackStarts = trackStarts
+            latest = Array(repeating: nil, count: self.ends.count)
+        }
+
+        mutating func beginTrack(_ index: Int, byteCount: Int) { start = index < trackStarts.count ? trackStarts[index] : 0 }
+        mutating func endTrack(_ index: Int) {}
+
+        mutating func visit(tick: UInt64, _ event: FileEvent) {
+            if case .meta(.endOfTrack) = event { return }
+            let t = start &+ tick
+            // The first end after t (binary search).
+            var lo = 0, hi = ends.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if ends[mid] <= t { lo = mid + 1 } else { hi = mid }
+            }
+            guard lo < ends.count else { return }
+            if latest[lo].map({ t > $0 }) ?? true { latest[lo] = t }
+        }
+
+        /// The last event before each end (nil where none comes before it).
+        func lastEvents() -> [UInt64: UInt64] {
+            var result: [UInt64: UInt64] = [:]
+            var running: UInt64?
+            for (k, end) in ends.enumerated() {
+                if let l = latest[k] { running = max(running ?? l, l) }
+                result[end] = running
+            }
+            return result
         }
     }
 
@@ -117,8 +197,14 @@ struct InspectReport: Encodable {
         // The current track.
         var index = 0, events = 0, notes = 0, channelMask: UInt16 = 0, lastTick: UInt64 = 0
         var programs: [Int] = [], name: String?, trackTempos: [(tick: UInt64, microsecondsPerQuarterNote: UInt32)] = []
-        /// Deltas that may last over `longGapSeconds` (decided once the tempo map is known).
-        var longDeltas: [(track: Int, ticks: UInt64, tick: UInt64, offset: Int)] = []
+        /// Per track, the tick of its last channel message or SysEx (nil: none).
+        var lastMusicTicks: [UInt64?] = []
+        var lastMusicTick: UInt64?
+        /// Deltas that may last over `longGapSeconds` (decided once the tempo map is known),
+        /// and whether the event after them is an end of track.
+        var longDeltas: [(track: Int, ticks: UInt64, tick: UInt64, offset: Int, endOfTrack: Bool)] = []
+        /// A long delta whose event has not come yet.
+        var pendingDelta: (ticks: UInt64, tick: UInt64, offset: Int)?
 
         /// The fewest ticks that can last `longGapSeconds`: a quarter note lasts at
         /// most 0xFFFFFF µs (16.8 s), so a shorter delta never does.
@@ -132,12 +218,12 @@ struct InspectReport: Encodable {
         }
 
         mutating func longDelta(_ ticks: UInt64, toTick tick: UInt64, eventOffset offset: Int) {
-            longDeltas.append((index, ticks, tick, offset))
+            pendingDelta = (ticks, tick, offset)
         }
 
         mutating func beginTrack(_ index: Int, byteCount: Int) {
             self.index = index
-            events = 0; notes = 0; channelMask = 0; lastTick = 0
+            events = 0; notes = 0; channelMask = 0; lastTick = 0; lastMusicTick = nil; pendingDelta = nil
             programs = []; name = nil; trackTempos = []
         }
 
@@ -145,8 +231,14 @@ struct InspectReport: Encodable {
         mutating func visit(tick: UInt64, _ event: FileEvent) {
             events += 1
             lastTick = tick
+            let endOfTrack = if case .meta(.endOfTrack) = event { true } else { false }
+            if let d = pendingDelta {
+                longDeltas.append((index, d.ticks, d.tick, d.offset, endOfTrack))
+                pendingDelta = nil
+            }
             switch event {
             case .midi(let m):
+                lastMusicTick = tick
                 switch m {
                 case .noteOn(let n):
                     channelMask |= 1 << n.channel.value
@@ -166,7 +258,7 @@ struct InspectReport: Encodable {
                 default: break
                 }
             case .sysExStart, .sysExEscape:
-                break
+                lastMusicTick = tick
             }
         }
 
@@ -174,7 +266,9 @@ struct InspectReport: Encodable {
             let channels = (0..<16).filter { channelMask & (1 << $0) != 0 }.map { $0 + 1 }
             tracks.append(TrackInfo(index: index, name: name, channels: channels, programs: programs, events: events, notes: notes))
             endTicks.append(lastTick)
+            lastMusicTicks.append(lastMusicTick)
             tempos.append(trackTempos)
+            pendingDelta = nil
         }
     }
 
@@ -217,7 +311,10 @@ struct InspectReport: Encodable {
             line("Key:       \(first.key)\(keySignatures.count > 1 ? " (\(keySignatures.count) changes)" : "")")
         }
         for gap in longGaps {
-            line("Gap:       track \(gap.track): \(Self.span(gap.seconds)) without an event before the event at byte \(gap.byte)")
+            line("Gap:       \(Self.span(gap.seconds)) without an event on any track, before track \(gap.track)'s event at byte \(gap.byte)")
+        }
+        if trailingSilence > Self.longGapSeconds {
+            line("End:       \(Self.span(trailingSilence)) after the last channel message")
         }
         if !warnings.isEmpty { line("Warnings:  \(warnings.count) (see stderr)") }
         line("")

@@ -7,6 +7,9 @@ extension StandardMIDIFile {
     /// a missing end-of-track, a bad variable-length number, a truncated event,
     /// a wrong track count) end the affected track where it stops making sense
     /// and are listed in `warnings`. A file whose header cannot be read throws.
+    /// As FluidSynth's player, mido and symusic read them: only the header's count
+    /// of track chunks is read, and a channel message's data byte over 127 is read
+    /// as data (clamped to 127) unless it clearly starts the next event.
     public init(bytes: [UInt8]) throws(SMFError) {
         let result: Result<StandardMIDIFile, SMFError> = bytes.withUnsafeBytes { raw in
             do throws(SMFError) { return .success(try StandardMIDIFile(bytes: raw)) } catch { return .failure(error) }
@@ -168,18 +171,19 @@ struct SMFReader<Sink: SMFVisitor> {
         }
 
         longDelta = sink.longDeltaTicks(for: division)
+        // The header's track count is taken at its word, as FluidSynth's player, mido and
+        // symusic take it: track chunks past that count are not read (in damaged files they
+        // usually repeat the song, which would sound two or three times), and a count of 0
+        // reads no track. Chunks that are not `MTrk` are skipped and not counted (FluidSynth
+        // and symusic; mido refuses the file).
         var trackCount = 0
         var i = start + 8 + Int(headerLength)
         if i > end {
             warn(start + 4, "header chunk length \(headerLength) runs past the end of the file")
             i = end
         }
-        while i < end {
-            guard i + 8 <= end else {
-                warn(i, "\(end - i) trailing bytes ignored")
-                break
-            }
-            let length = Int(u32(i + 4))
+        while i < end && trackCount < declaredTracks {
+            guard let length = chunkLength(at: i, end: end) else { break }
             if tag(i, "MTrk") {
                 var chunkEnd = i + 8 + length
                 if chunkEnd > end {
@@ -192,25 +196,59 @@ struct SMFReader<Sink: SMFVisitor> {
                 sink.endTrack(trackCount)
                 trackCount += 1
                 i = chunkEnd
-            } else if isChunkName(i) {
+            } else {
                 // Unknown chunks are skipped, as the SMF specification asks.
                 if i + 8 + length > end {
                     warn(i + 4, "chunk length \(length) runs past the end of the file")
                     break
                 }
                 i += 8 + length
-            } else {
-                warn(i, "\(end - i) bytes that are not a chunk ignored")
-                break
             }
         }
-        if trackCount != declaredTracks {
-            warn(start + 10, "header declares \(declaredTracks) tracks, found \(trackCount)")
+        if trackCount < declaredTracks {
+            warn(start + 10, "header declares \(declaredTracks) track\(declaredTracks == 1 ? "" : "s"), found \(trackCount)")
+        } else if i < end {
+            // What follows the declared tracks is not read; say how many track chunks that
+            // leaves out, unless none holds a channel message: Seq24 and Seq66 append such a
+            // chunk, uncounted, for their own settings (meta events only) to every file.
+            var extra = 0, firstExtra = i, music = false
+            while i < end, let length = chunkLength(at: i, end: end, quiet: true) {
+                if tag(i, "MTrk") {
+                    if extra == 0 { firstExtra = i }
+                    extra += 1
+                    music = music || holdsChannelMessage(from: i + 8, to: min(end, i + 8 + length))
+                }
+                i += 8 + length
+            }
+            if extra > 0 && music {
+                let chunks = "\(extra) track chunk\(extra == 1 ? "" : "s")"
+                warn(firstExtra, declaredTracks == 0
+                     ? "header declares 0 tracks: \(chunks) not read"
+                     : "header declares \(declaredTracks) track\(declaredTracks == 1 ? "" : "s"): \(chunks) after "
+                       + (declaredTracks == 1 ? "it" : "them") + " not read")
+            } else if extra == 0 && i < end {
+                _ = chunkLength(at: i, end: end)
+            }
         }
         if format == .singleTrack && trackCount > 1 {
             warn(start + 8, "format 0 file with \(trackCount) tracks")
         }
         return SMFHeader(format: format, division: division, warnings: warnings)
+    }
+
+    /// The length of the chunk at `i`, or nil (with a warning unless `quiet`) where
+    /// no chunk starts: fewer than 8 bytes left, or a name that is not four printable
+    /// characters. A length that runs past `end` is returned as it is.
+    mutating func chunkLength(at i: Int, end: Int, quiet: Bool = false) -> Int? {
+        guard i + 8 <= end else {
+            if !quiet { warn(i, "\(end - i) trailing bytes ignored") }
+            return nil
+        }
+        guard isChunkName(i) else {
+            if !quiet { warn(i, "\(end - i) bytes that are not a chunk ignored") }
+            return nil
+        }
+        return Int(u32(i + 4))
     }
 
     func isChunkName(_ i: Int) -> Bool {
@@ -225,6 +263,11 @@ struct SMFReader<Sink: SMFVisitor> {
         var tick: UInt64 = 0
         var status: UInt8 = 0
         var sawEnd = false
+        // The next event follows a channel message cut short, at its tick: it has no delta time.
+        var noDelta = false
+        // Damage counted per track and warned once each (at the place of the first case).
+        var highData = (count: 0, offset: 0, byte: UInt8(0), warningIndex: 0)
+        var cutShort = (count: 0, offset: 0, status: UInt8(0), next: UInt8(0), warningIndex: 0)
 
         // A variable-length quantity at `i` (at most 4 bytes), advancing `i`; nil with a warning if bad.
         func vlq(_ i: inout Int, _ what: String, _ reader: inout SMFReader) -> Int? {
@@ -263,7 +306,10 @@ struct SMFReader<Sink: SMFVisitor> {
             let deltaOffset = i
             var b = p[i]
             let delta: UInt64
-            if b < 0x80 {
+            if noDelta {
+                noDelta = false
+                delta = 0
+            } else if b < 0x80 {
                 delta = UInt64(b)
                 i += 1
             } else {
@@ -296,11 +342,29 @@ struct SMFReader<Sink: SMFVisitor> {
                     warn(eventOffset, track: index, "track ends inside a channel message")
                     break parsing
                 }
-                let d1 = p[i]
-                let d2 = two ? p[i + 1] : 0
-                guard d1 < 0x80, d2 < 0x80 else {
-                    warn(d1 >= 0x80 ? i : i + 1, track: index, "status byte where a data byte was expected")
-                    break parsing
+                var d1 = p[i]
+                var d2 = two ? p[i + 1] : 0
+                if (d1 | d2) >= 0x80 {
+                    // A data byte with its top bit set. FluidSynth's player and symusic read a
+                    // channel message's fixed number of data bytes whatever they hold, and so do
+                    // we, clamped to 127 as mido (clip=True), symusic (sanitize_data) and DryWetMIDI
+                    // (SnapToLimits) can: masking to 7 bits would make velocity 0x80 (an 8-bit
+                    // scale's 128, as real files write it) a note-off and CC 0x80 a 0 — unless that reading
+                    // derails and the byte reads as the status of a well-formed event: then the
+                    // message lost a data byte, is dropped, and the event starts at that byte.
+                    let k = d1 >= 0x80 ? i : i + 1
+                    if !parsesCleanly(from: i + needed, to: end, status: b, atEvent: false, strict: false)
+                        && parsesCleanly(from: k, to: end, status: b, atEvent: true, strict: true) {
+                        if cutShort.count == 0 { cutShort = (0, eventOffset, b, p[k], warnings.count) }
+                        cutShort.count += 1
+                        i = k
+                        noDelta = true
+                        continue
+                    }
+                    if highData.count == 0 { highData = (0, k, p[k], warnings.count) }
+                    highData.count += 1
+                    d1 = min(d1, 0x7F)
+                    d2 = min(d2, 0x7F)
                 }
                 i += needed
                 sink.visit(tick: tick, .midi(.channelMessage(status: b, data1: d1, data2: d2)))
@@ -356,13 +420,137 @@ struct SMFReader<Sink: SMFVisitor> {
                      + (skipped > 0 ? " and \(skipped) data byte\(skipped == 1 ? "" : "s")" : "") + " skipped")
             }
         }
+        // The counted warnings go where their first case was, in file order with the others.
+        let counted = [
+            highData.count == 0 ? nil : (highData.warningIndex, SMFWarning(offset: highData.offset, track: index, message:
+                highData.count == 1
+                    ? "data byte 0x\(hex(highData.byte)) over 127 read as 127"
+                    : "\(highData.count) data bytes over 127 read as 127 (the first: 0x\(hex(highData.byte)))")),
+            cutShort.count == 0 ? nil : (cutShort.warningIndex, SMFWarning(offset: cutShort.offset, track: index, message:
+                (cutShort.count == 1 ? "channel message 0x\(hex(cutShort.status))" : "\(cutShort.count) channel messages")
+                + " cut short by a status byte dropped"
+                + (cutShort.count == 1 ? " (0x\(hex(cutShort.next)) starts the next event)" : " (the first: 0x\(hex(cutShort.status)))"))),
+        ].compactMap { $0 }
+        for (at, warning) in counted.sorted(by: { $0.0 > $1.0 }) {
+            warnings.insert(warning, at: at)
+        }
         if !sawEnd {
             warn(end, track: index, "track has no end-of-track event")
         }
     }
+
+    /// Whether a track body holds a channel message before anything that does not read
+    /// as an event (Seq66's settings chunk is longer than its length says).
+    func holdsChannelMessage(from start: Int, to end: Int) -> Bool {
+        var j = start
+        func vlq() -> Int? {
+            var value = 0
+            for _ in 0..<4 {
+                guard j < end else { return nil }
+                let c = p[j]
+                j += 1
+                value = value << 7 | Int(c & 0x7F)
+                if c < 0x80 { return value }
+            }
+            return nil
+        }
+        while j < end {
+            guard vlq() != nil, j < end else { return false }
+            let b = p[j]
+            j += 1
+            switch b {
+            case 0x80..<0xF0:
+                return true
+            case 0xFF:
+                guard j < end else { return false }
+                let type = p[j]
+                j += 1
+                guard let length = vlq(), length <= end - j, type != 0x2F else { return false }
+                j += length
+            case 0xF0, 0xF7:
+                guard let length = vlq(), length <= end - j else { return false }
+                j += length
+            default:
+                return false
+            }
+        }
+        return false
+    }
+
+    /// Whether the track's bytes from `start` read cleanly as events — up to the track's
+    /// end, its end-of-track, or for `limit` events — with `status` as the running status
+    /// and the first event without its delta time when `atEvent`. Chooses between two
+    /// readings of a damaged byte; `strict` also fails on a data byte over 127 (which the
+    /// reader itself takes as data).
+    func parsesCleanly(from start: Int, to end: Int, status runningStatus: UInt8, atEvent: Bool,
+                       strict: Bool, limit: Int = 8) -> Bool {
+        var j = start, status = runningStatus, skipDelta = atEvent
+        func vlq() -> Int? {
+            var value = 0
+            for _ in 0..<4 {
+                guard j < end else { return nil }
+                let c = p[j]
+                j += 1
+                value = value << 7 | Int(c & 0x7F)
+                if c < 0x80 { return value }
+            }
+            return nil
+        }
+        for _ in 0..<limit {
+            if j == end { return !skipDelta }
+            if skipDelta {
+                skipDelta = false
+            } else {
+                guard vlq() != nil, j < end else { return false }
+            }
+            var b = p[j]
+            if b < 0x80 {
+                guard status >= 0x80 else { return false }
+                b = status
+            } else {
+                j += 1
+            }
+            switch b {
+            case 0x80..<0xF0:
+                status = b
+                let needed = b < 0xC0 || b >= 0xE0 ? 2 : 1
+                guard end - j >= needed else { return false }
+                if strict && (p[j] >= 0x80 || (needed == 2 && p[j + 1] >= 0x80)) { return false }
+                j += needed
+            case 0xFF:
+                guard j < end, p[j] < 0x80 else { return false }
+                let type = p[j]
+                j += 1
+                guard let length = vlq(), length <= end - j, Self.metaLengthFits(type: type, length: length) else { return false }
+                j += length
+                if type == 0x2F { return true }
+            case 0xF0, 0xF7:
+                guard let length = vlq(), length <= end - j else { return false }
+                j += length
+            default:
+                return false
+            }
+        }
+        return true
+    }
 }
 
 extension SMFReader {
+    /// Whether a meta event of `type` may have `length` data bytes (the SMF 1.0 lengths of
+    /// the fixed-size ones; any for the others).
+    static func metaLengthFits(type: UInt8, length: Int) -> Bool {
+        switch type {
+        case 0x00: length == 0 || length == 2
+        case 0x20, 0x21: length == 1
+        case 0x2F: length == 0
+        case 0x51: length == 3
+        case 0x54: length == 5
+        case 0x58: length == 4
+        case 0x59: length == 2
+        default: true
+        }
+    }
+
     /// Data bytes after a status byte F1–FE that has no place in a file (MIDI 1.0 lengths).
     static func strayDataLength(_ status: UInt8) -> Int {
         switch status {
