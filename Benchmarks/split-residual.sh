@@ -13,9 +13,6 @@
 #   DIR=/path/midi FONT=/path/font.sf2 Benchmarks/split-residual.sh
 #   FILES="a.mid b.mid" Benchmarks/split-residual.sh   # only these files of DIR
 #   CONFIG=debug Benchmarks/split-residual.sh          # the debug build (same sound, slower)
-#   SKIP_SILENCE=0 Benchmarks/split-residual.sh        # silent gaps rendered, not skipped (CarillonBench
-#                                                      # render-no-skip): the pool alone, without the
-#                                                      # gap skipping's block-size dependence
 #
 # numpy and soundfile come from a venv under bench-out/ (gitignored), made on first use.
 set -euo pipefail
@@ -25,7 +22,6 @@ SCRATCH=${SCRATCH:-.build}
 FONT=${FONT:-/usr/share/sounds/sf2/FluidR3_GM.sf2}
 DIR=${DIR:-/usr/share/games/openttd/baseset/openmsx}
 CONFIG=${CONFIG:-release}
-SKIP_SILENCE=${SKIP_SILENCE:-1}
 VENV=bench-out/venv
 
 if [ ! -x "$VENV/bin/python" ]; then
@@ -49,13 +45,8 @@ echo "font: $FONT   files: ${#files[@]} in $DIR   cores: $(nproc)"
 printf '%-32s %9s %9s %8s %9s %6s\n' file overall_dB worst1s_dB at_s flagged peak
 for f in "${files[@]}"; do
     name=$(basename "$f")
-    if [ "$SKIP_SILENCE" = 1 ]; then
-        "$CARILLON" render "$f" -o "$WORK/one.wav" --soundfont "$FONT" --bits 32 -q --threads 1 >/dev/null
-        "$CARILLON" render "$f" -o "$WORK/two.wav" --soundfont "$FONT" --bits 32 -q --threads 2 >/dev/null
-    else
-        "$BENCH" render-no-skip "$FONT" "$f" "$WORK/one.wav" 1
-        "$BENCH" render-no-skip "$FONT" "$f" "$WORK/two.wav" 2
-    fi
+    "$CARILLON" render "$f" -o "$WORK/one.wav" --soundfont "$FONT" --bits 32 -q --threads 1 >/dev/null
+    "$CARILLON" render "$f" -o "$WORK/two.wav" --soundfont "$FONT" --bits 32 -q --threads 2 >/dev/null
     read -r overall worst at < <("$VENV/bin/python" Benchmarks/split_residual.py "$WORK/one.wav" "$WORK/two.wav")
     read -r _ flag peak _ < <(awk -v n="$name" '$1 == n' "$WORK/budget")
     printf '%-32s %9s %9s %8s %9s %6s\n' "$name" "$overall" "$worst" "$at" "$flag" "$peak"

@@ -3,7 +3,6 @@
 //   CarillonBench parse FILE.mid [RUNS]            SMF parse throughput
 //   CarillonBench blocks FILE.mid SF2 [SCALE] [BLOCK...]   time per render block vs its budget
 //   CarillonBench voice-budget SF2 FILE.mid...      a two-synth split render's voice budget flag
-//   CarillonBench render-no-skip SF2 FILE.mid OUT.wav THREADS   render, silent gaps not skipped
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -16,9 +15,7 @@ case "blocks":
     try BlockTimingBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "voice-budget":
     try VoiceBudgetBenchmark.run(arguments: Array(arguments.dropFirst()))
-case "render-no-skip":
-    try RenderNoSkipBenchmark.run(arguments: Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: CarillonBench generate-smf OUT.mid [NOTES] | parse FILE.mid [RUNS] | blocks FILE.mid SF2 [SCALE] [BLOCK...] | voice-budget SF2 FILE.mid... | render-no-skip SF2 FILE.mid OUT.wav THREADS\n".utf8))
+    FileHandle.standardError.write(Data("usage: CarillonBench generate-smf OUT.mid [NOTES] | parse FILE.mid [RUNS] | blocks FILE.mid SF2 [SCALE] [BLOCK...] | voice-budget SF2 FILE.mid...\n".utf8))
     exit(2)
 }
