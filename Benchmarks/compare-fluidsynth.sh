@@ -35,6 +35,10 @@
 #   FLUID_CACHE  fluidsynth renders kept here and reused while newer than the MIDI
 #                file and the font (default bench-out/compare-fluidsynth/fluid-<font>);
 #                a second run (other THREADS, other binary) renders only Carillon
+#   FLAT=1       fluidsynth renders a tempo-flattened copy of each file (one tempo,
+#                every event at its exact time by mido; compare_fluidsynth.py flatten):
+#                FluidSynth 2.3's player drifts on files with many tempo changes, and
+#                this takes that out of the comparison (cache: fluid-flat-<font>)
 #   KEEP=1       keep Carillon's renders in $OUT/carillon
 #   PYTHON       a Python with numpy, soundfile and mido (default bench-out/venv,
 #                made and filled from PyPI if missing)
@@ -55,8 +59,10 @@ THREADS=${THREADS:-1}
 JOBS=${JOBS:-1}
 COUNT=${COUNT:-0}
 MAX_SECONDS=${MAX_SECONDS:-0}
-OUT=$(realpath -m "${OUT:-bench-out/compare-fluidsynth/threads$THREADS}")
-FLUID_CACHE=$(realpath -m "${FLUID_CACHE:-bench-out/compare-fluidsynth/fluid-$(basename "$FONT" .sf2)}")
+FLAT=${FLAT:-0}
+flat=""; [ "$FLAT" = 1 ] && flat="-flat"
+OUT=$(realpath -m "${OUT:-bench-out/compare-fluidsynth/threads$THREADS$flat}")
+FLUID_CACHE=$(realpath -m "${FLUID_CACHE:-bench-out/compare-fluidsynth/fluid$flat-$(basename "$FONT" .sf2)}")
 KEEP=${KEEP:-0}
 RATE=44100
 HELPER="$HERE/Benchmarks/compare_fluidsynth.py"
@@ -72,7 +78,7 @@ if [ -z "${PYTHON:-}" ]; then
         || "$HERE/bench-out/venv/bin/pip" install -q numpy soundfile mido >&2
 fi
 
-mkdir -p "$OUT/rows" "$OUT/carillon" "$FLUID_CACHE"
+mkdir -p "$OUT/rows" "$OUT/carillon" "$OUT/flat" "$FLUID_CACHE"
 rm -f "$OUT"/rows/*.tsv "$OUT/failures"
 
 # Inputs: files as given, folders searched like `carillon render` does.
@@ -88,8 +94,14 @@ compare_one() {
     name="$(basename "$(dirname "$f")")__$(basename "${f%.*}")"
     local c="$OUT/carillon/$name.wav" fl="$FLUID_CACHE/$name.wav"
     if [ ! -s "$fl" ] || [ "$fl" -ot "$f" ] || [ "$fl" -ot "$FONT" ]; then
-        fluidsynth -ni -F "$fl.tmp.wav" -r $RATE "$FONT" "$f" >/dev/null 2>&1 \
-            && mv "$fl.tmp.wav" "$fl" || { echo "$name fluidsynth failed" >> "$OUT/failures"; return 0; }
+        local src=$f
+        if [ "$FLAT" = 1 ]; then
+            src="$OUT/flat/$name.mid"
+            "$PYTHON" "$HELPER" flatten "$f" "$src" || { echo "$name flatten failed" >> "$OUT/failures"; return 0; }
+        fi
+        # A name of its own: two runs sharing the cache may render the same file.
+        fluidsynth -ni -F "$fl.$$.tmp.wav" -r $RATE "$FONT" "$src" >/dev/null 2>&1 \
+            && mv "$fl.$$.tmp.wav" "$fl" || { echo "$name fluidsynth failed" >> "$OUT/failures"; return 0; }
     fi
     if ! "$CARILLON" render "$f" -o "$c" --soundfont "$FONT" -r $RATE --threads "$THREADS" -q 2> "$OUT/rows/$name.err"; then
         echo "$name carillon failed: $(tail -n1 "$OUT/rows/$name.err")" >> "$OUT/failures"; return 0
@@ -100,11 +112,11 @@ compare_one() {
     [ -s "$OUT/rows/$name.err" ] || rm -f "$OUT/rows/$name.err"
 }
 export -f compare_one
-export OUT FLUID_CACHE FONT RATE CARILLON THREADS PYTHON HELPER KEEP
+export OUT FLUID_CACHE FONT RATE CARILLON THREADS PYTHON HELPER KEEP FLAT
 
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $(fluidsynth --version 2>/dev/null | head -n1)"
 echo "carillon: $CARILLON ($(stat -c %y "$CARILLON" | cut -d. -f1)); --threads $THREADS; font: $FONT"
-echo "files: $n (COUNT=$COUNT MAX_SECONDS=$MAX_SECONDS) from ${paths[*]}; JOBS=$JOBS"
+echo "files: $n (COUNT=$COUNT MAX_SECONDS=$MAX_SECONDS) from ${#paths[@]} path(s), first ${paths[0]}; JOBS=$JOBS; FLAT=$FLAT"
 start=$(date +%s)
 tr '\n' '\0' < "$OUT/inputs" | xargs -0 -P "$JOBS" -I{} bash -c 'compare_one "$1"' _ {}
 echo "wall: $(( $(date +%s) - start )) s"

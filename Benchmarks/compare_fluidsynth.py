@@ -4,6 +4,10 @@
   compare_fluidsynth.py pair NAME CARILLON.wav FLUID.wav   # one tab-separated result line
   compare_fluidsynth.py header                             # the column names of that line
   compare_fluidsynth.py summary RESULTS.tsv                # table per file and the distribution
+  compare_fluidsynth.py segments CARILLON.wav FLUID.wav [SECONDS]  # per window (default 10 s): where
+                                                           # and how the two renders differ
+  compare_fluidsynth.py flatten IN.mid OUT.mid             # one track, one tempo, every event at
+                                                           # its exact time by mido (FLAT=1 in the script)
   compare_fluidsynth.py select N MAX_SECONDS < PATHS       # N of the paths, evenly spaced in the
                                                            # sorted list, of those at most MAX_SECONDS
                                                            # long by mido (0: every path / no limit)
@@ -136,6 +140,46 @@ def pair(name, c_path, f_path):
     print("\t".join(v if isinstance(v, str) else f"{v:.4f}" for v in values))
 
 
+def segments(c_path, f_path, seconds=10.0):
+    """Per window: envelope r from sample 0 and at the file's best lag, the waveform's
+    own best lag (±6 ms, to the sample) and its correlation there, both levels.
+
+    FluidSynth's player starts events on its 64-sample block boundaries, so its
+    render runs 1-2 blocks behind a sample-accurate one, by an amount that changes
+    from event to event: a window whose waveform r is ~1.000 at 64 or 128 samples
+    is the same sound, only shifted; a low waveform r at every lag is a real
+    difference (other notes, other voices, other effects state)."""
+    c, rate = mono(c_path)
+    f, _ = mono(f_path)
+    frame = int(round(FRAME_S * rate))
+    win = int(seconds * rate)
+    span = int(0.006 * rate)
+    print(f"{'start_s':>7} {'c_dBFS':>7} {'f_dBFS':>7} {'env_r0':>7} {'wave_lag':>8} {'wave_r':>7} {'env_r@lag':>9}")
+    for s0 in range(0, min(len(c), len(f)) - frame, win):
+        n = min(win, len(c) - s0, len(f) - s0 - span)
+        if n < rate:   # last scrap under a second
+            break
+        a = c[s0:s0 + n]
+        ea = float(a @ a)
+        best = (-2.0, 0)
+        if ea > 0:
+            for lag in range(-min(span, s0), span + 1):
+                b = f[s0 + lag:s0 + lag + n]
+                eb = float(b @ b)
+                if eb > 0:
+                    r = float(a @ b) / math.sqrt(ea * eb)
+                    if r > best[0]:
+                        best = (r, lag)
+        k = n // frame
+        ca = np.sqrt((c[s0:s0 + k * frame].reshape(k, frame) ** 2).mean(axis=1))
+        fa = np.sqrt((f[s0:s0 + k * frame].reshape(k, frame) ** 2).mean(axis=1))
+        lag = best[1]
+        fl = np.sqrt((f[s0 + lag:s0 + lag + k * frame].reshape(k, frame) ** 2).mean(axis=1))
+        db = lambda x: 10 * math.log10(max(float((x * x).mean()), 1e-20))
+        print(f"{s0 / rate:7.0f} {db(a):7.1f} {db(f[s0:s0 + n]):7.1f} {pearson(ca, fa):7.3f} "
+              f"{lag:8d} {best[0]:7.3f} {pearson(ca, fl):9.3f}")
+
+
 def quantile(sorted_values, q):
     if not sorted_values:
         return float("nan")
@@ -152,8 +196,13 @@ def summary(path):
             if not parts or parts[0] == "file" or len(parts) != len(COLUMNS):
                 continue
             rows.append([parts[0]] + [float(p) for p in parts[1:]])
-    rows.sort(key=lambda r: (r[5] if not math.isnan(r[5]) else -9))
-    blank = [r[0] for r in rows if math.isnan(r[5])]
+    # Not compared: a render empty (r_lag nan) or both below -60 dBFS in every
+    # 10 ms frame (worst_s nan): a correlation of two silences means nothing.
+    blank = [r[0] for r in rows if math.isnan(r[5]) or math.isnan(r[8])]
+    rows = [r for r in rows if r[0] not in blank] + [r for r in rows if r[0] in blank]
+    compared = [r for r in rows if r[0] not in blank]
+    compared.sort(key=lambda r: r[5])
+    rows = compared + [r for r in rows if r[0] in blank]
     width = max([len("file")] + [len(r[0]) for r in rows])
     print(f"{'file':<{width}} {'c_s':>7} {'f_s':>7} {'r0':>6} {'lag_ms':>6} {'r_lag':>6} {'resid_dB':>8} {'level_dB':>8} {'worst_s':>7} {'worst_dB':>8}")
     for r in rows:
@@ -161,13 +210,39 @@ def summary(path):
     print()
     print(f"files: {len(rows)}" + (f" ({len(blank)} not compared, a render empty or silent: {', '.join(blank)})" if blank else ""))
     for label, col in (("r0 (from sample 0)", 3), ("r_lag (best lag ±50 ms)", 5)):
-        v = sorted(r[col] for r in rows if not math.isnan(r[col]))
+        v = sorted(r[col] for r in compared if not math.isnan(r[col]))
         print(f"{label:<24} min {quantile(v, 0):.3f}  p5 {quantile(v, .05):.3f}  p25 {quantile(v, .25):.3f}  "
               f"median {quantile(v, .5):.3f}  <0.95: {sum(x < .95 for x in v)}  <0.90: {sum(x < .90 for x in v)}")
-    v = sorted(r[6] for r in rows if not math.isnan(r[6]))
+    v = sorted(r[6] for r in compared if not math.isnan(r[6]))
     print(f"{'resid_dB':<24} median {quantile(v, .5):.1f}  p75 {quantile(v, .75):.1f}  max {quantile(v, 1):.1f}")
-    lags = [r[4] for r in rows]
+    lags = [r[4] for r in compared]
     print(f"{'lag_ms':<24} median {quantile(sorted(lags), .5):.0f}  nonzero: {sum(abs(x) > 0.5 for x in lags)}")
+
+
+def flatten(src, dst):
+    """IN.mid with its tempo map applied: one track at 120 bpm, 960 PPQN (a tick is
+    0.52 ms), every channel and SysEx message at its exact time by mido's reading,
+    rounded once (no error accumulates); meta events dropped.
+
+    FluidSynth 2.3's player drifts on files with many tempo changes (hundreds of
+    ms over a few minutes on piano-midi.de files); rendered from this copy it
+    plays each event where the tempo map puts it, so what remains against
+    Carillon is the synthesis, not the reading of the tempo map."""
+    import mido
+    midi = mido.MidiFile(src, clip=True)
+    out = mido.MidiFile(type=0, ticks_per_beat=960)
+    track = mido.MidiTrack()
+    out.tracks.append(track)
+    track.append(mido.MetaMessage("set_tempo", tempo=500000, time=0))
+    seconds, last = 0.0, 0
+    for msg in midi:   # all tracks merged, times in seconds through the tempo map
+        seconds += msg.time
+        if msg.is_meta:
+            continue
+        tick = round(seconds * 1920)
+        track.append(msg.copy(time=tick - last))
+        last = tick
+    out.save(dst)
 
 
 def select(count, max_seconds, paths):
@@ -194,6 +269,10 @@ def main(argv):
         print("\t".join(COLUMNS))
     elif len(argv) == 5 and argv[1] == "pair":
         pair(argv[2], argv[3], argv[4])
+    elif len(argv) in (4, 5) and argv[1] == "segments":
+        segments(argv[2], argv[3], float(argv[4]) if len(argv) == 5 else 10.0)
+    elif len(argv) == 4 and argv[1] == "flatten":
+        flatten(argv[2], argv[3])
     elif len(argv) == 4 and argv[1] == "select":
         select(int(argv[2]), float(argv[3]), sys.stdin.read().split("\n"))
     elif len(argv) == 3 and argv[1] == "summary":
