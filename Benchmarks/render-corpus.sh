@@ -92,6 +92,9 @@ a_fluid=$(audio_s "$WORK/f1"); rm -rf "$WORK/f1"
 t_c=$(wall "$CARILLON" render "$WORK/sample" --output-dir "$WORK/c" --jobs "$JOBS" --soundfont "$FONT" -r $RATE -q \
       --manifest "$WORK/manifest.jsonl")
 a_c=$(audio_s "$WORK/c"); ok=$(grep -c '"status":"ok"' "$WORK/manifest.jsonl" || true); rm -rf "$WORK/c"
+cp "$WORK/manifest.jsonl" bench-out/render-corpus-manifest.jsonl
+# Seconds Carillon spent per file (its own clock, summed over the workers).
+r_c=$(grep -o '"render_seconds":[0-9.e+-]*' "$WORK/manifest.jsonl" | cut -d: -f2 | awk '{ s += $1 } END { printf "%.1f", s }')
 t_fluidp=$(wall xargs -a "$WORK/list" -d '\n' -P "$JOBS" -I{} bash -c 'fluid_loop "$0" "$1"' "$WORK/f2" {})
 a_fluidp=$(audio_s "$WORK/f2"); rm -rf "$WORK/f2"
 
@@ -104,6 +107,7 @@ printf '%-44s %8.2f %8s %9s %9s %11s\n' "fluidsynth -F loop, xargs -P $JOBS" "$t
     "$(rate "$n" "$t_fluidp")" "$a_fluidp" "$(rate "$a_fluidp" "$t_fluidp")"
 printf '%-44s %8.2f %8s %9s %9s %11s\n' "carillon render DIR --jobs $JOBS --output-dir" "$t_c" "$(ratio "$t_c" "$t_fluid")" \
     "$(rate "$n" "$t_c")" "$a_c" "$(rate "$a_c" "$t_c")"
+echo "carillon's manifest: render_seconds summed over the files $r_c s (manifest kept in bench-out/render-corpus-manifest.jsonl)"
 echo "carillon files/s over the fluidsynth loop: $(ratio "$(rate "$n" "$t_c")" "$(rate "$n" "$t_fluid")")×;" \
      "over the xargs -P $JOBS loops: $(ratio "$(rate "$n" "$t_c")" "$(rate "$n" "$t_fluidp")")×"
 echo "(audio_s: seconds of audio written; Carillon stops each file once its tail is below -80 dBFS, fluidsynth's -F goes on a few seconds past the last event)"
