@@ -36,7 +36,7 @@ enum VoiceBudgetBenchmark {
                 return instrument
             }
             let pool = try SamplerPool(members: members, keepingAlive: fonts, blocksInFlight: 4)
-            pool.reset(percussionChannels: whole)
+            pool.reset(wholeChannels: whole)
             let renderer = Renderer(instrument: pool)
             renderer.prepare(sampleRate: 44_100, maxFrames: 2048)
             renderer.schedule(score)
