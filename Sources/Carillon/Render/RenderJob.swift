@@ -159,10 +159,11 @@ public final class RenderJob {
         do throws(Sampler.Failure) {
             do {
                 scout = try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: samplerOptions,
-                                    view: selection.view)
+                                    view: selection.view, planning: true)
             } catch where selection.byNotes {
                 selection.fallBack("\(error)")
-                scout = try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: samplerOptions)
+                scout = try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: samplerOptions,
+                                    planning: true)
             }
         } catch { throw .sampler(error) }
         do { tracks = try options.sampler.openTracks(sampleRate: options.sampleRate, offline: true) } catch { throw .track(error) }
@@ -275,8 +276,10 @@ public final class RenderJob {
         // The piece lasts until its longest track ends.
         score.duration = max(score.duration, tracks.map(\.duration).max() ?? 0)
         var threads = options.threads
+        /// What the piece needs of the font, found once (a re-render on one synth reuses it).
+        var plan: SampleSelection.Plan? = nil
         while true {
-            let rig = try makeRig(for: score, threads: threads)
+            let rig = try makeRig(for: score, threads: threads, plan: &plan)
             let stemWriter = stems.map {
                 StemWriter(directory: $0.directory, strips: rig.renderer.meters.strips, format: $0.format, encoding: $0.encoding,
                            sampleRate: options.sampleRate, blockFrames: rig.blockFrames)
@@ -307,19 +310,23 @@ public final class RenderJob {
     /// The synths, pool and renderer for `score`, by note unless FluidSynth
     /// refuses the piece's view of the font (then by preset from now on, with
     /// a note in `log`).
-    private func makeRig(for score: Score, threads: Int) throws(Failure) -> Rig {
+    private func makeRig(for score: Score, threads: Int, plan: inout SampleSelection.Plan?) throws(Failure) -> Rig {
         let oscillators = options.sampler.oscillatorChannels.reduce(UInt16(0)) { $0 | 1 << $1 }
-        func plan() throws(Failure) -> SampleSelection.Plan {
+        func replan() throws(Failure) -> SampleSelection.Plan {
             do throws(Sampler.Failure) {
                 return try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: oscillators)
             } catch { throw .sampler(error) }
         }
-        let byNotes = try plan()
-        do { return try makeRig(byNotes, threads: threads) } catch where byNotes.view != nil {
+        let planned: SampleSelection.Plan
+        if let plan { planned = plan } else { planned = try replan() }
+        plan = planned
+        do { return try makeRig(planned, threads: threads) } catch where planned.view != nil {
             do throws(Sampler.Failure) {
                 try sampleSelection.fallBack("\(error)", scout: scout, pinned: &scoutPinned)
             } catch { throw .sampler(error) }
-            return try makeRig(try plan(), threads: threads)
+            let byPreset = try replan()
+            plan = byPreset
+            return try makeRig(byPreset, threads: threads)
         }
     }
 

@@ -81,12 +81,17 @@ public final class Sampler {
     /// then the main font (last, so it answers every program change that
     /// names no font): `view` of it when given, else the file at `path`. The
     /// slow part: do it once.
+    /// `planning`: a synth that only replays a score's selections and never
+    /// sounds (`RenderJob`'s scout): one output, one effects group, 16 voices,
+    /// so it costs little memory.
     public init(soundFont path: String, sampleRate: Double, options: SamplerOptions,
-                channels: [ChannelSetup] = [], view: VirtualSoundFont? = nil) throws(Failure) {
+                channels: [ChannelSetup] = [], view: VirtualSoundFont? = nil, planning: Bool = false) throws(Failure) {
         soundFontPath = path
         do throws(FluidSynthError) {
-            let settings = try Settings.forRendering(sampleRate: sampleRate, gain: options.gain,
-                                                     effectsGroups: options.effectsPerChannel ? 16 : 1)
+            let settings = planning
+                ? try Settings.forRendering(sampleRate: sampleRate, gain: options.gain, audioGroups: 1, polyphony: 16)
+                : try Settings.forRendering(sampleRate: sampleRate, gain: options.gain,
+                                            effectsGroups: options.effectsPerChannel ? 16 : 1)
             if options.loadsSamplesOnDemand { try settings.set("synth.dynamic-sample-loading", true) }
             let synth = try Synth(settings: settings)
             try synth.setReverb(on: options.reverb)
