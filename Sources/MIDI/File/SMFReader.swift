@@ -439,21 +439,25 @@ struct SMFReader<Sink: SMFVisitor> {
         }
     }
 
+    /// A variable-length quantity at `j` (at most 4 bytes, before `end`), advancing `j`;
+    /// nil, silently, where it is cut or too long (for looking ahead, not reading).
+    func variableLength(at j: inout Int, end: Int) -> Int? {
+        var value = 0
+        for _ in 0..<4 {
+            guard j < end else { return nil }
+            let c = p[j]
+            j += 1
+            value = value << 7 | Int(c & 0x7F)
+            if c < 0x80 { return value }
+        }
+        return nil
+    }
+
     /// Whether a track body holds a channel message before anything that does not read
     /// as an event (Seq66's settings chunk is longer than its length says).
     func holdsChannelMessage(from start: Int, to end: Int) -> Bool {
         var j = start
-        func vlq() -> Int? {
-            var value = 0
-            for _ in 0..<4 {
-                guard j < end else { return nil }
-                let c = p[j]
-                j += 1
-                value = value << 7 | Int(c & 0x7F)
-                if c < 0x80 { return value }
-            }
-            return nil
-        }
+        func vlq() -> Int? { variableLength(at: &j, end: end) }
         while j < end {
             guard vlq() != nil, j < end else { return false }
             let b = p[j]
@@ -485,17 +489,7 @@ struct SMFReader<Sink: SMFVisitor> {
     func parsesCleanly(from start: Int, to end: Int, status runningStatus: UInt8, atEvent: Bool,
                        strict: Bool, limit: Int = 8) -> Bool {
         var j = start, status = runningStatus, skipDelta = atEvent
-        func vlq() -> Int? {
-            var value = 0
-            for _ in 0..<4 {
-                guard j < end else { return nil }
-                let c = p[j]
-                j += 1
-                value = value << 7 | Int(c & 0x7F)
-                if c < 0x80 { return value }
-            }
-            return nil
-        }
+        func vlq() -> Int? { variableLength(at: &j, end: end) }
         for _ in 0..<limit {
             if j == end { return !skipDelta }
             if skipDelta {
