@@ -159,7 +159,7 @@ public final class RenderJob {
         do throws(Sampler.Failure) {
             do {
                 scout = try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: samplerOptions,
-                                    view: selection.view, planning: true)
+                                    view: selection.scoutView, planning: true)
             } catch where selection.byNotes {
                 selection.fallBack("\(error)")
                 scout = try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: samplerOptions,
@@ -207,10 +207,10 @@ public final class RenderJob {
         var pool: SamplerPool? = nil
         if samplers.count > 1 {
             do throws(ALSAError) {
-                let p = try SamplerPool(members: samplers.map(\.instrument), keepingAlive: samplers,
-                                        blocksInFlight: options.blocksInFlight)
-                p.reset(wholeChannels: sampleSelection.wholeChannels(plan.selection))
-                pool = p
+                // New synths: nothing to reset, only the channels that play whole to set.
+                pool = try SamplerPool(members: samplers.map(\.instrument), keepingAlive: samplers,
+                                       blocksInFlight: options.blocksInFlight,
+                                       wholeChannels: sampleSelection.wholeChannels(plan.selection))
             } catch { throw .threads("\(error)") }
         }
         let renderer = Renderer(instrument: pool ?? samplers[0].instrument, tracks: tracks)

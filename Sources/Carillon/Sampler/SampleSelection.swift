@@ -22,8 +22,8 @@ import FluidSynth
 final class SampleSelection {
     /// The font, read, while selecting by note.
     private var file: SoundFontFile?
-    /// The view the synths have loaded now (by note).
-    private(set) var view: VirtualSoundFont?
+    /// By note: the view keeping no zone, which the scout loads (every preset, no samples).
+    private(set) var scoutView: VirtualSoundFont?
     private let log: HostLog
     /// The font's presets whose voices may have an exclusive class (nil: the
     /// font could not be read; see `wholeChannels`).
@@ -42,7 +42,7 @@ final class SampleSelection {
         exclusivePresets = file?.hydra.presetsWithExclusiveClass()
         guard byNotes, let file else { return }
         self.file = file
-        view = file.view(keeping: file.hydra.zones(playing: PlayedNotes()))
+        scoutView = file.view(keeping: file.hydra.zones(playing: PlayedNotes()))
     }
 
     /// The channels a pool plays whole for a piece (bit c: channel c): those
@@ -71,7 +71,7 @@ final class SampleSelection {
     func fallBack(_ reason: String) {
         if let file { log.append("\(file.path): samples loaded by preset, not by note (\(reason))") }
         file = nil
-        view = nil
+        scoutView = nil
     }
 
     /// What a piece needs of the font: the view its synths load (nil: the
@@ -96,9 +96,7 @@ final class SampleSelection {
         } catch { throw .soundFont(error) }
         pinned = selection.presets
         guard let file else { return Plan(view: nil, selection: selection) }
-        let next = file.view(keeping: file.hydra.zones(playing: selection.notes))
-        view = next
-        return Plan(view: next, selection: selection)
+        return Plan(view: file.view(keeping: file.hydra.zones(playing: selection.notes)), selection: selection)
     }
 
     /// Selects by preset from now on (`reason` in the log): the scout loads the file.

@@ -57,7 +57,7 @@ public struct SamplerOptions: Sendable {
 public final class Sampler {
     public let instrument: FluidSynthInstrument
     /// The main SoundFont: the file at `soundFontPath` or a view of it (see
-    /// `SampleSelection`); nil only while `render` changes views between pieces.
+    /// `SampleSelection`); nil only after a reload (`loadSoundFont`) failed.
     public private(set) var soundFont: SoundFont?
     public let soundFontPath: String
     /// The mapping's per-channel SoundFonts, by channel (0...15).
@@ -123,9 +123,6 @@ public final class Sampler {
         } catch { throw .soundFont(error) }
     }
 
-    /// Unloads the main font (frees what samples of it no other synth holds).
-    /// No voice may sound. Not on the render thread.
-    func unloadSoundFont() { soundFont = nil }
 
     /// Selects each channel's preset as a mapping's `channels:` asks (FluidSynth's
     /// bank numbers: 128 is percussion). Before the render thread owns the synth.

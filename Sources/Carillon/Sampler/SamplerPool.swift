@@ -70,8 +70,9 @@ public final class SamplerPool: Instrument, @unchecked Sendable {
     /// letting the renderer dispatch `blocksInFlight` blocks ahead. With
     /// `startsWorkers`, one thread per member serves it; otherwise the caller
     /// runs `serveWorker(_:)` for each member on threads of its own.
+    /// `wholeChannels` as for `reset`: a pool built for one piece needs no reset.
     public init(members: [FluidSynthInstrument], keepingAlive owners: [AnyObject] = [],
-                blocksInFlight: Int = 0, startsWorkers: Bool = true) throws(ALSAError) {
+                blocksInFlight: Int = 0, wholeChannels: UInt16 = 0, startsWorkers: Bool = true) throws(ALSAError) {
         precondition(!members.isEmpty && blocksInFlight >= 0)
         self.members = members
         self.owners = owners
@@ -79,6 +80,7 @@ public final class SamplerPool: Instrument, @unchecked Sendable {
         stripCount = members[0].stripCount
         effectsGroupCount = members[0].effectsGroupCount
         core = PoolCore(members: members, blocksInFlight: blocksInFlight)
+        core.routing.reset(whole: wholeChannels | 1 << 9)
         guard startsWorkers else { return }
         for w in 0..<members.count {
             let core = self.core
