@@ -133,6 +133,28 @@ import Foundation
         #expect(Self.contents(dir) == ["bad.mid"])
     }
 
+    /// The two ways a render could destroy its own input: `-o` naming it (with
+    /// `--format`, or through a link), and `--manifest` taking the first input as
+    /// its value (`--manifest a.mid b.mid`). Both refused; the file unchanged.
+    @Test func anOutputOrManifestThatIsAnInput_isRefused_andTheInputIsUnchanged() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let song = "\(dir)/song.mid", other = "\(dir)/other.mid"
+        try FileManager.default.copyItem(atPath: "\(Self.openmsx)/coconut_run2.mid", toPath: song)
+        try FileManager.default.copyItem(atPath: "\(Self.openmsx)/5432gone_redfarn.mid", toPath: other)
+        try FileManager.default.createSymbolicLink(atPath: "\(dir)/link.wav", withDestinationPath: song)
+        let original = try Data(contentsOf: URL(fileURLWithPath: song))
+        for output in [song, "\(dir)/link.wav"] {
+            let r = try Self.carillon(["render", song, "-o", output, "--format", "wav", "--soundfont", Self.timGM])
+            #expect(r.status != 0)
+            #expect(r.stderr.contains("is the input \(song) itself"), "\(r.stderr)")
+        }
+        let m = try Self.carillon(["render", "--output-dir", "\(dir)/out", "--manifest", song, other, "--soundfont", Self.timGM, "-q"])
+        #expect(m.status != 0)
+        #expect(m.stderr.contains("\(song): it exists and is not a manifest"), "\(m.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: song)) == original)
+    }
+
     @Test func severalInputs_oneBad_theOthersAreWritten_andTheExitIsNonZero() throws {
         let dir = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -22,6 +22,7 @@ public enum BatchPlanError: Error, Equatable, CustomStringConvertible {
     case cannotCreateFolder(path: String, reason: String)
     case outsideRoot(path: String, root: String)
     case rootIsNotAFolder(path: String)
+    case outputIsAnInput(output: String, input: String)
 
     public var description: String {
         switch self {
@@ -30,6 +31,8 @@ public enum BatchPlanError: Error, Equatable, CustomStringConvertible {
         case .cannotCreateFolder(let path, let reason): "cannot create folder \(path): \(reason)"
         case .outsideRoot(let path, let root): "\(path) is not under the input root \(root) (--input-root)"
         case .rootIsNotAFolder(let path): "--input-root \(path) is not a folder"
+        case .outputIsAnInput(let output, let input):
+            "the output \(output) is the input \(input) itself; name another output (rendering would overwrite the MIDI file)"
         }
     }
 }
@@ -176,6 +179,22 @@ public enum BatchPlan {
             items.append(BatchItem(input: input, key: key, output: output, stems: stemsFolder))
         }
         return items
+    }
+
+    /// Refuses a batch where an output is one of the inputs (`-o song.mid --format
+    /// wav`): the same file by device and inode, so other spellings and links count.
+    public static func refuseOverwritingInputs(_ items: [BatchItem]) throws(BatchPlanError) {
+        struct FileID: Hashable { var device: UInt64, inode: UInt64 }
+        func id(_ path: String) -> FileID? {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            return FileID(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        }
+        var inputs: [FileID: String] = [:]
+        for item in items { if let i = id(item.input) { inputs[i] = item.input } }
+        for item in items {
+            if let o = id(item.output), let input = inputs[o] { throw .outputIsAnInput(output: item.output, input: input) }
+        }
     }
 
     /// Creates every output's folder that is missing (like `mkdir -p`).

@@ -114,6 +114,12 @@ public final class ManifestWriter: Sendable {
         var kept = Reconciled(lines: [], recorded: [], unreadable: 0, changed: false)
         if let text = try Self.contents(path) {
             kept = Self.reconcile(text, items: items, skipped: skipped)
+            // A file with text but not one manifest line is someone else's (a MIDI
+            // file named by mistake, e.g. `--manifest` taking the first input as its
+            // value): rewriting it would destroy it.
+            if kept.lines.isEmpty && kept.unreadable > 0 {
+                throw ManifestError(path: path, reason: "it exists and is not a manifest (none of its lines is a JSON object with an \"input\"); name a new file, or remove this one")
+            }
             if kept.changed { try Self.replace(path, with: kept.lines) }
         }
         recorded = kept.recorded

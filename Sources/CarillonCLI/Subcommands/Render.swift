@@ -175,6 +175,7 @@ struct Render: ParsableCommand {
                     for i in items.indices { items[i].stems = stems }
                 }
             }
+            try BatchPlan.refuseOverwritingInputs(items)
             // -o names a file: its folder must exist, as for any single output.
             if output == nil { try BatchPlan.createFolders(for: items) }
         } catch { fail(error) }

@@ -77,4 +77,20 @@ import Testing
         #expect(lines == [Self.line("a", .ok), Self.line("x", .ok), Self.line("b", .ok)])
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["m.jsonl"])   // no temporary left
     }
+
+    /// `--manifest song.mid other.mid …` takes the first input as the manifest's
+    /// path: a file with text but no manifest line is refused and left as it was.
+    @Test func writer_refusesAFileThatIsNotAManifest_andLeavesItAlone() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = "\(dir)/song.mid"
+        let midi = Data(try Data(contentsOf: URL(fileURLWithPath: "/usr/share/games/openttd/baseset/openmsx/5432gone_redfarn.mid")))
+        try midi.write(to: URL(fileURLWithPath: path))
+        #expect(throws: ManifestError.self) { try ManifestWriter(path: path, items: [Self.item("a")]) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == midi)
+        // A manifest whose last line was cut short is still a manifest.
+        let cut = "\(dir)/cut.jsonl"
+        try (Self.line("a", .ok) + "\n{\"inp").write(toFile: cut, atomically: false, encoding: .utf8)
+        #expect(try ManifestWriter(path: cut).unreadableLines == 1)
+    }
 }
