@@ -107,7 +107,10 @@ let package = Package(
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI"]),
         .testTarget(name: "CarillonTests", dependencies: ["Carillon", "Analysis", "ALSA", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "CAllocationCounter"]),
-        .testTarget(name: "CarillonCLITests", dependencies: ["CarillonCLI"]),
+        .testTarget(name: "CarillonCLITests", dependencies: [
+            // The help-defaults test parses the commands and reads the values they hand the library.
+            "CarillonCLI", "Carillon", "Controls", "SoundFile", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         .testTarget(name: "WebSurfaceTests", dependencies: ["WebSurface", "Carillon", "Controls", "MIDI"]),
     ]
 )

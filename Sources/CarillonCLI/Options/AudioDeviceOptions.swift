@@ -20,8 +20,10 @@ struct AudioDeviceOptions: ParsableArguments {
     @Option(name: [.customShort("d"), .long], help: ArgumentHelp("ALSA PCM playback device.", valueName: "device"))
     var device = "default"
 
-    @Option(name: [.customShort("r"), .customLong("rate")], help: ArgumentHelp("Sample rate in Hz, 8000…96000 (FluidSynth's range).", valueName: "hz"))
-    var sampleRate = 48_000
+    @OptionGroup var rate: SampleRateOption
+
+    /// `-r`, or a sound card's usual rate.
+    var sampleRate: Int { rate.rate ?? SampleRateOption.deviceDefault }
 
     @Option(help: ArgumentHelp("Frames per period (the block size).", valueName: "frames"))
     var period = 256
@@ -34,7 +36,7 @@ struct AudioDeviceOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp(
         "How MIDI input is timed: stamped or asap.",
-        discussion: "stamped (the default): each event is stamped on arrival and sounds one period later, so its timing is kept to a FluidSynth block (64 frames) at any period size. asap: at the start of the next block, the lowest latency, but the timing jitters by up to a period.",
+        discussion: "stamped: each event is stamped on arrival and sounds one period later, so its timing is kept to a FluidSynth block (64 frames) at any period size. asap: at the start of the next block, the lowest latency, but the timing jitters by up to a period.",
         valueName: "mode"))
     var timing: EventTiming = .stamped
 
@@ -45,7 +47,6 @@ struct AudioDeviceOptions: ParsableArguments {
         if backend != .jack && (jackConnect || !jackMIDIConnect.isEmpty) {
             throw ValidationError("--jack-connect and --jack-midi-connect need -a jack")
         }
-        guard SamplerOptions.sampleRates.contains(sampleRate) else { throw ValidationError("--rate must be 8000…96000 Hz (FluidSynth renders at up to 96 kHz)") }
         guard (16...8192).contains(period) else { throw ValidationError("--period must be 16…8192 frames") }
         guard (2...32).contains(periods) else { throw ValidationError("--periods must be 2…32") }
     }

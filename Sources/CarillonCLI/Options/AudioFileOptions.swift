@@ -4,17 +4,16 @@ import SoundFile
 
 /// Where and how audio files are written.
 struct AudioFileOptions: ParsableArguments {
-    @Option(name: [.customShort("r"), .long], help: ArgumentHelp(
-        "Sample rate in Hz, 8000…96000 (FluidSynth's range). Default \(Self.defaultRate), or the format's own "
-            + "where it takes only some rates (Opus: 48000).",
-        valueName: "hz"))
-    var rate: Int?
+    @OptionGroup var sampleRate: SampleRateOption
+
+    /// `-r` as given, nil without it.
+    var rate: Int? { sampleRate.rate }
 
     /// The rate when `-r` is not given and the format takes any.
-    static let defaultRate = 44_100
+    static let defaultRate = SampleRateOption.fileDefault
 
     @Option(help: ArgumentHelp(
-        "File format: \(Self.formatNames) (default: from the output's extension, else wav). "
+        "File format: \(Self.formatNames) (default: by the output's extension, wav for --output-dir). "
             + "wav turns into RF64 by itself past 4 GB; rf64 and w64 always are 64-bit. "
             + "'-o -' writes raw PCM to standard output: 16-bit signed little-endian "
             + "interleaved stereo at --rate (24-bit with --bits 24, 32-bit float with --bits 32), "
@@ -22,13 +21,12 @@ struct AudioFileOptions: ParsableArguments {
         valueName: "format"))
     var format: String?
 
-    @Option(help: ArgumentHelp("Bits per sample: 16, 24 or 32 (float) for wav, aiff, caf, w64, rf64 and raw; 16 or 24 for flac. Default 16.", valueName: "bits"))
+    @Option(help: ArgumentHelp("Bits per sample: 16, 24 or 32 (float) for wav, aiff, caf, w64, rf64 and raw; 16 or 24 for flac; lossy formats have none. Default: 16.", valueName: "bits"))
     var bits: Int?
 
     static var formatNames: String { AudioFileFormat.allCases.map(\.rawValue).joined(separator: ", ") }
 
     func validate() throws {
-        if let rate, !SamplerOptions.sampleRates.contains(rate) { throw ValidationError("--rate must be between 8000 and 96000 (FluidSynth renders at up to 96 kHz)") }
         if let format, AudioFileFormat(rawValue: format.lowercased()) == nil {
             throw ValidationError("unknown --format '\(format)' (use \(Self.formatNames))")
         }

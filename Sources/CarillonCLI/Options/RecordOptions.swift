@@ -10,7 +10,7 @@ struct RecordOptions: ParsableArguments {
         valueName: "file"))
     var record: String?
 
-    @Option(name: .customLong("record-bits"), help: ArgumentHelp("Bits per sample of --record: 16, 24 or 32 (float). Default 16.", valueName: "bits"))
+    @Option(name: .customLong("record-bits"), help: ArgumentHelp("Bits per sample of --record: 16, 24 or 32 (float); lossy formats have none. Default: 16.", valueName: "bits"))
     var recordBits: Int?
 
     @Option(name: .customLong("record-midi"), help: ArgumentHelp(

@@ -26,7 +26,7 @@ struct SynthOptions: ParsableArguments {
 
     @Flag(name: .customLong("channel-effects"), inversion: .prefixedNo, help: ArgumentHelp(
         "A reverb and chorus per MIDI channel (FluidSynth's synth.effects-groups 16): muting or soloing a channel takes its effects along.",
-        discussion: "Default: on for live and play, off for render (on with --stems); the mix sounds the same either way."))
+        discussion: "Default: off (render turns it on for --stems: each stem carries its own effects); the mix sounds the same either way."))
     var channelEffects: Bool?
 
     @Option(name: .customLong("oscillator-channel"), help: ArgumentHelp(

@@ -37,8 +37,8 @@ struct Play: ParsableCommand {
     @Option(help: ArgumentHelp("Start this many seconds into the piece.", valueName: "seconds"))
     var start = 0.0
 
-    @Option(help: ArgumentHelp("Longest tail after the piece's end, in seconds, while the sound dies away.", valueName: "seconds"))
-    var tail = 3.0
+    @OptionGroup var tailOption: TailOption
+    var tail: Double { tailOption.tail ?? TailOption.playDefault }
 
     @OptionGroup var input: MIDIInputOptions
     @OptionGroup var audio: AudioDeviceOptions
@@ -50,7 +50,6 @@ struct Play: ParsableCommand {
     func validate() throws {
         guard (0.1...10).contains(tempo) else { throw ValidationError("--tempo must be 0.1…10 (a factor of the file's tempo)") }
         guard start >= 0 else { throw ValidationError("--start must not be negative") }
-        guard tail >= 0 else { throw ValidationError("--tail must not be negative") }
     }
 
     func run() throws {

@@ -71,8 +71,8 @@ struct Render: ParsableCommand {
     @OptionGroup var audio: AudioFileOptions
     @OptionGroup var synth: SynthOptions
 
-    @Option(help: ArgumentHelp("Longest tail after the last event, in seconds.", valueName: "seconds"))
-    var tail: Double = TailPolicy.default.maxTail
+    @OptionGroup var tailOption: TailOption
+    var tail: Double { tailOption.tail ?? TailOption.renderDefault }
 
     @Option(help: ArgumentHelp("Level under which the tail counts as silent, in dBFS.", valueName: "dB"))
     var silence: Double = TailPolicy.default.silenceThreshold
@@ -93,7 +93,7 @@ struct Render: ParsableCommand {
     @Option(help: ArgumentHelp("Files rendered at once, each by its own synth (default: the number of cores).", valueName: "n"))
     var jobs: Int?
 
-    @Option(help: ArgumentHelp("Synths rendering each file in parallel, one thread each (default: the number of cores for one file, 1 in a batch, where --jobs takes the cores).", valueName: "n"))
+    @Option(help: ArgumentHelp("Synths rendering each file in parallel, one thread each (default: the number of cores for one file, 1 for a batch; there --jobs takes the cores).", valueName: "n"))
     var threads: Int?
 
     @Option(help: ArgumentHelp("Write one JSON line per input to this file (JSON Lines; a rerun replaces the lines of what it renders again).", valueName: "file.jsonl"))
@@ -122,7 +122,6 @@ struct Render: ParsableCommand {
         if output != nil && (inputs.count > 1 || fromList != nil) {
             throw ValidationError("-o names one file; with several inputs use --output-dir")
         }
-        guard tail >= 0 else { throw ValidationError("--tail must not be negative") }
         guard silence < 0 else { throw ValidationError("--silence must be below 0 dBFS") }
         if let maxDuration, !(maxDuration > 0) { throw ValidationError("--max-duration must be above 0 seconds") }
         guard maxGap >= 0 else { throw ValidationError("--max-gap must not be negative (0 turns it off)") }
@@ -137,6 +136,12 @@ struct Render: ParsableCommand {
         if let stems, stems.isEmpty { throw ValidationError("--stems needs a folder name") }
         _ = try audio.resolve(for: output)
     }
+
+    /// `--jobs`, or a file per core.
+    var jobCount: Int { jobs ?? RenderJob.Options.cores }
+
+    /// `--threads`, or for one file every core on it; for many a file per core (jobs beat threads).
+    func threadCount(files: Int) -> Int { threads ?? (files == 1 ? RenderJob.Options.cores : 1) }
 
     /// `--shard` as given: K/N, or `slurm` read from the array task's environment.
     func resolvedShard() throws -> Shard? {
@@ -192,9 +197,8 @@ struct Render: ParsableCommand {
         settings.job.stems = stems != nil
         settings.format = format
         settings.encoding = encoding
-        settings.jobs = jobs ?? RenderJob.Options.cores
-        // One file: every core on it. Many: a file per core (jobs beat threads).
-        settings.job.threads = threads ?? (items.count == 1 ? RenderJob.Options.cores : 1)
+        settings.jobs = jobCount
+        settings.job.threads = threadCount(files: items.count)
         settings.skipExisting = skipExisting
         settings.version = CarillonCommand.configuration.version
         if let normalize { settings.loudness = .normalize(LoudnessTarget(integrated: normalize, truePeakCeiling: truePeak)) }
