@@ -350,9 +350,9 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
   t=$(ms)
   script -qec "$LIVE_CARILLON play $fastmid --start 4 -d hw:Loopback,0 -r $rate --period 512 --periods 8 --soundfont $LIVE_SF2" \
     /dev/null >"$out/play-tty.log" 2>&1; rc=$?
-  if [[ $rc == 0 ]] && grep -qE '▶ 00:0[4-6]\.[0-9] / 00:06\.9  tempo ×1\.0  loop off' "$out/play-tty.log" && grep -q $'\e\[K' "$out/play-tty.log" &&
+  if [[ $rc == 0 ]] && grep -qE '▶ 0:0[4-7]\.[0-9] / 0:07\.0  tempo ×1\.0  loop off' "$out/play-tty.log" && grep -q $'\e\[K' "$out/play-tty.log" &&
     grep -q 'finished at end' "$out/play-tty.log"
-  then ok "play on a terminal: position line $(grep -oE '▶ 00:0[4-6]\.[0-9] / 00:06\.9[^─]*loop off' "$out/play-tty.log" | tail -1 | tr -d '\r\033')"
+  then ok "play on a terminal: position line $(grep -oE '▶ 0:0[4-7]\.[0-9] / 0:07\.0[^─]*loop off' "$out/play-tty.log" | tail -1 | tr -d '\r\033')"
   else bad "play on a terminal" "rc=$rc $(tr -d '\033' <"$out/play-tty.log" | tail -c 400)"; fi
   echo "    ($(($(ms) - t)) ms)"
 

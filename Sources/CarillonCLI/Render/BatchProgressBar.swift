@@ -10,11 +10,9 @@ final class BatchProgressBar {
 
     func show(_ s: BatchRenderer.Snapshot) {
         let fraction = s.total > 0 ? min(1, s.filesProgress / Double(s.total)) : 1
-        let width = 30, filled = Int(fraction * Double(width))
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
         let failed = s.failed > 0 ? ", \(s.failed) failed" : ""
         let eta = s.eta.map { "ETA \(clock($0))" } ?? "ETA --"
-        write("\r\u{1B}[2K[\(bar)] \(s.done)/\(s.total) files\(failed) \(formatted(s.speed, 1))× real time \(eta)")
+        write("\r\u{1B}[2K\(progressBar(fraction)) \(s.done)/\(s.total) files\(failed) \(realTime(s.speed)) \(eta)")
         drawn = true
     }
 

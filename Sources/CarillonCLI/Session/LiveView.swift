@@ -42,14 +42,14 @@ final class LiveView {
     func refresh(status: LiveHost.Status, controls: [ControlState], seconds: Double, header: String? = nil) {
         if !terminal {
             if status.xruns > xrunsLogged && seconds - lastXrunLine >= 1 {
-                print("xruns: \(status.xruns - xrunsLogged) more, \(status.xruns) in all (t=\(fmt(seconds, 1))s)")
+                print("xruns: \(status.xruns - xrunsLogged) more, \(status.xruns) in all (t=\(formatted(seconds, 1))s)")
                 xrunsLogged = status.xruns
                 lastXrunLine = seconds
                 fflush(nil)
             }
             if seconds - lastPlain >= statusInterval {
                 lastPlain = seconds
-                print("status t=\(fmt(seconds, 1))s " + (header.map { $0 + " " } ?? "") + Self.summary(status))
+                print("status t=\(formatted(seconds, 1))s " + (header.map { $0 + " " } ?? "") + Self.summary(status))
                 fflush(nil)
             }
             return
@@ -100,8 +100,8 @@ final class LiveView {
     static func summary(_ s: LiveHost.Status) -> String {
         var parts: [String] = []
         if s.budget > 0 {
-            parts.append("blocks=\(s.blocks) xruns=\(s.xruns) voices=\(s.voices) load=\(fmt(s.load * 100, 1))%"
-                + " render mean=\(fmt(s.renderMean * 1000, 3))ms worst=\(fmt(s.renderWorst * 1000, 3))ms budget=\(fmt(s.budget * 1000, 3))ms")
+            parts.append("blocks=\(s.blocks) xruns=\(s.xruns) voices=\(s.voices) load=\(formatted(s.load * 100, 1))%"
+                + " render mean=\(formatted(s.renderMean * 1000, 3, trimmed: true))ms worst=\(formatted(s.renderWorst * 1000, 3, trimmed: true))ms budget=\(formatted(s.budget * 1000, 3, trimmed: true))ms")
             parts.append("realtime: \(s.realtime)")
             if let timing = s.timing { parts.append("timing: \(timing.rawValue)") }
         }

@@ -134,13 +134,13 @@ struct InspectReport: Encodable {
         if trailingSilence > Self.longGapSeconds, lastMusic != nil {
             let jump = summary.longDeltas.filter { starts[$0.track] &+ $0.tick > (lastMusic ?? 0) }
                 .max { starts[$0.track] &+ $0.tick < starts[$1.track] &+ $1.tick }
-            let message = "the file ends \(Self.span(trailingSilence)) after its last channel message"
+            let message = "the file ends \(span(trailingSilence)) after its last channel message"
             trailingWarning = [jump.map { SMFWarning(offset: $0.offset, track: $0.track, message: message + ", by this event's delta time (a corrupt delta time?)").description }
                                ?? message]
         }
         warnings = header.warnings.map(\.description) + longGaps.map {
             SMFWarning(offset: $0.byte, track: $0.track,
-                       message: "\(Self.span($0.seconds)) without an event on any track before this one (a corrupt delta time?)").description
+                       message: "\(span($0.seconds)) without an event on any track before this one (a corrupt delta time?)").description
         } + trailingWarning
     }
 
@@ -298,10 +298,10 @@ struct InspectReport: Encodable {
         line("File:      \(file)")
         line("Format:    \(format) (\(formatName))")
         line("Division:  \(division)")
-        line("Duration:  \(Self.seconds(duration)) s (\(Self.clock(duration)))")
+        line("Duration:  \(formatted(duration, 3)) s (\(clock(duration, decimals: 3)))")
         line("Events:    \(eventCount), notes: \(noteCount)")
         if ticksPerQuarterNote != nil {
-            let list = tempoChanges.prefix(8).map { "\(Self.bpm($0.bpm)) BPM at \(Self.clock($0.seconds))" }.joined(separator: ", ")
+            let list = tempoChanges.prefix(8).map { "\(formatted($0.bpm, 2)) BPM at \(clock($0.seconds, decimals: 3))" }.joined(separator: ", ")
             line("Tempo:     \(list)\(tempoChanges.count > 8 ? ", … (\(tempoChanges.count) changes)" : "")")
         }
         if let first = timeSignatures.first {
@@ -311,10 +311,10 @@ struct InspectReport: Encodable {
             line("Key:       \(first.key)\(keySignatures.count > 1 ? " (\(keySignatures.count) changes)" : "")")
         }
         for gap in longGaps {
-            line("Gap:       \(Self.span(gap.seconds)) without an event on any track, before track \(gap.track)'s event at byte \(gap.byte)")
+            line("Gap:       \(span(gap.seconds)) without an event on any track, before track \(gap.track)'s event at byte \(gap.byte)")
         }
         if trailingSilence > Self.longGapSeconds {
-            line("End:       \(Self.span(trailingSilence)) after the last channel message")
+            line("End:       \(span(trailingSilence)) after the last channel message")
         }
         if !warnings.isEmpty { line("Warnings:  \(warnings.count) (see stderr)") }
         line("")
@@ -358,17 +358,6 @@ struct InspectReport: Encodable {
     static func pad(_ s: String, _ width: Int, right: Bool = false) -> String {
         let fill = String(repeating: " ", count: max(0, width - s.count))
         return right ? fill + s : s + fill
-    }
-    static func seconds(_ s: Double) -> String { String(format: "%.3f", s) }
-    static func bpm(_ b: Double) -> String { String(format: "%.2f", b) }
-    /// A long stretch of time: "2 h 13 min 20 s".
-    static func span(_ s: Double) -> String {
-        let t = Int(s.rounded()), h = t / 3600, m = (t / 60) % 60, sec = t % 60
-        return (h > 0 ? "\(h) h " : "") + "\(m) min \(sec) s"
-    }
-    static func clock(_ s: Double) -> String {
-        let ms = Int((s * 1000).rounded())
-        return String(format: "%d:%02d.%03d", ms / 60_000, (ms / 1000) % 60, ms % 1000)
     }
 }
 
@@ -448,7 +437,7 @@ struct EventFields {
         if let v = bend { out.append(" bend="); out.append(v) }
         if let v = tempo {
             out.append(" tempo="); out.append(Int(v)); out.append("us (")
-            out.append(InspectReport.bpm(60_000_000 / Double(max(1, v)))); out.append(" BPM)")
+            out.append(formatted(60_000_000 / Double(max(1, v)), 2)); out.append(" BPM)")
         }
         if let v = text { out.append(" \""); out.append(InspectReport.escaped(v)); out.append("\"") }
         if let v = data { out.append(" ["); out.appendHex(v, separator: " "); out.append("]") }

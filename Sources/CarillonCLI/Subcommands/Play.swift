@@ -58,7 +58,7 @@ struct Play: ParsableCommand {
         let piece: Piece
         do { piece = try Piece(contentsOf: file) } catch { Diagnostics.fail("\(error)") }
         if start > 0 && start >= piece.duration {
-            Diagnostics.fail("--start \(fmt(start, 3)) s is past the end of \(file) (\(Self.clock(piece.duration)))")
+            Diagnostics.fail("--start \(formatted(start, 3, trimmed: true)) s is past the end of \(file) (\(clock(piece.duration)))")
         }
         let fontPath: String
         do { fontPath = try synth.locateSoundFont() } catch { Diagnostics.fail("\(error)") }
@@ -80,9 +80,9 @@ struct Play: ParsableCommand {
         guard let transport = host.transport else { Diagnostics.fail("cannot play: no audio output") }
 
         let view = LiveView(terminal: terminal, statusInterval: log.statusInterval)
-        view.line("carillon play: \(file) (\(Self.clock(piece.duration)), \(fmt(piece.firstTempo, 1)) bpm)"
-            + (loop ? " looping" : "") + (tempo != 1 ? " at ×\(fmt(tempo, 3))" : "")
-            + (start > 0 ? " from \(Self.clock(start))" : ""))
+        view.line("carillon play: \(file) (\(clock(piece.duration)), \(formatted(piece.firstTempo, 1)) bpm)"
+            + (loop ? " looping" : "") + (tempo != 1 ? " at ×\(formatted(tempo, 3, trimmed: true))" : "")
+            + (start > 0 ? " from \(clock(start))" : ""))
         if let device = host.status().device { view.line("audio: \(device)") }
         if let line = HostSession.inputLine(host, connected: connected) { view.line(line) }
 
@@ -109,7 +109,7 @@ struct Play: ParsableCommand {
         if ending == .audioFailed { throw ExitCode.failure }
     }
 
-    /// `▶ 01:23.4 / 03:45.0  tempo ×1.0  loop off` (■ when stopped).
+    /// `▶ 1:23.4 / 3:45.0  tempo ×1.0  loop off` (■ when stopped).
     static func positionLine(_ transport: Transport) -> String {
         let state = transport.isFinished ? "end" : (transport.isPlaying ? "▶" : "■")
         let region = transport.loopRegion
@@ -117,13 +117,6 @@ struct Play: ParsableCommand {
             ? "loop on" + (region.start > 0 || region.end != nil
                 ? " \(clock(region.start))–\(clock(region.end ?? transport.duration))" : "") + " (\(transport.loopWraps)×)"
             : "loop off"
-        return "\(state) \(clock(transport.position)) / \(clock(transport.duration))  tempo ×\(fmt(transport.tempoScale, 2))  \(loop)"
-    }
-
-    /// mm:ss.d
-    static func clock(_ seconds: Double) -> String {
-        let tenths = Int((max(0, seconds) * 10).rounded(.down))
-        let m = tenths / 600, s = (tenths / 10) % 60, d = tenths % 10
-        return (m < 10 ? "0" : "") + "\(m):" + (s < 10 ? "0" : "") + "\(s).\(d)"
+        return "\(state) \(clock(transport.position)) / \(clock(transport.duration))  tempo ×\(formatted(transport.tempoScale, 2, trimmed: true))  \(loop)"
     }
 }

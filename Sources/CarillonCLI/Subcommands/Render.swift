@@ -255,7 +255,7 @@ struct Render: ParsableCommand {
         }
         if !single && !quiet {
             print("\(final.done - final.failed - final.skipped) rendered, \(final.skipped) skipped, \(final.failed) failed "
-                  + "in \(formatted(final.elapsed, 1)) s (\(formatted(final.speed, 1))× real time)")
+                  + "in \(formatted(final.elapsed, 1)) s (\(realTime(final.speed)))")
         }
         if final.failed > 0 || batch.manifestError != nil { throw ExitCode.failure }
     }
@@ -300,18 +300,18 @@ struct Render: ParsableCommand {
     }
 
     static func loudnessText(_ r: LoudnessReport) -> String {
-        var text = ", \(formatted(r.loudness, 1)) LUFS"
+        var text = ", " + level(r.loudness, "LUFS")
         if let gain = r.gain, let after = r.normalizedLoudness {
-            text += " → \(formatted(after, 1)) LUFS (gain \(formatted(gain, 1)) dB)"
+            text += " → \(level(after, "LUFS")) (gain \(level(gain, "dB")))"
         }
         return text
     }
 
     static func line(_ s: RenderJob.Summary) -> String {
-        let peak = s.peak > 0 ? formatted(s.peakDBFS, 1) + " dBFS" : "silent"
+        let peak = s.peak > 0 ? level(s.peakDBFS, "dBFS") : "silent"
         return "\(s.output): \(clock(s.duration)) (piece \(clock(s.pieceDuration))), peak \(peak), "
             + "\(s.clippedSamples) clipped samples, rendered in \(formatted(s.elapsed, 2)) s "
-            + "(\(formatted(s.speed, 1))× real time)"
+            + "(\(realTime(s.speed)))"
             + (s.refusedSynthCalls > 0 ? ", \(s.refusedSynthCalls) synth calls refused" : "")
             + (s.droppedMessages > 0 ? ", \(s.droppedMessages) events dropped" : "")
             + (s.shortenedGaps.isEmpty ? "" : ", \(s.shortenedGaps.count) gap\(s.shortenedGaps.count == 1 ? "" : "s") cut (--max-gap)")

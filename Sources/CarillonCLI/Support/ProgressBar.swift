@@ -14,13 +14,10 @@ final class ProgressBar {
         guard p.elapsed - lastDraw >= 0.1 else { return }
         lastDraw = p.elapsed
         let fraction = p.pieceDuration > 0 ? min(1, p.rendered / p.pieceDuration) : 1
-        let width = 30
-        let filled = Int(fraction * Double(width))
         let speed = p.elapsed > 0 ? p.rendered / p.elapsed : 0
         let eta = speed > 0 ? max(0, p.pieceDuration - p.rendered) / speed : 0
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
         let status = p.inTail ? "tail" : "ETA \(clock(eta))"
-        write("\r\u{1B}[2K\(label) [\(bar)] \(Int(fraction * 100))% \(formatted(speed, 1))× real time \(status)")
+        write("\r\u{1B}[2K\(label) \(progressBar(fraction)) \(Int(fraction * 100))% \(realTime(speed)) \(status)")
     }
 
     func clear() { write("\r\u{1B}[2K") }
