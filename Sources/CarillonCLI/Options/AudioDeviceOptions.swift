@@ -9,11 +9,11 @@ struct AudioDeviceOptions: ParsableArguments {
     var driver = "alsa"
 
     @Flag(name: [.customShort("j"), .customLong("jack-connect"), .customLong("connect-jack-outputs")],
-          help: "With -a jack: connect the outputs to the first two playback ports (system:playback_1, _2).")
+          help: "With -a jack: connect the outputs to the first two physical playback ports (system:playback_1, _2; a mono device gets both).")
     var jackConnect = false
 
     @Option(name: .customLong("jack-midi-connect"), help: ArgumentHelp(
-        "With -a jack: a JACK MIDI source to connect to carillon:midi_in, by full name or part of one, any case (repeatable).",
+        "With -a jack: connect to carillon:midi_in the JACK MIDI source of this full name, or every one whose name contains it, any case (repeatable).",
         valueName: "port"))
     var jackMIDIConnect: [String] = []
 

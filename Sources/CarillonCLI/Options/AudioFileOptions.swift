@@ -14,7 +14,8 @@ struct AudioFileOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp(
         "File format: \(Self.formatNames) (default: by the output's extension, wav for --output-dir). "
-            + "wav turns into RF64 by itself past 4 GB; rf64 and w64 always are 64-bit. "
+            + "wav at 16 or 24 bits turns into RF64 by itself past 4 GB (32-bit float wav stays plain WAV, "
+            + "up to 4 GB); rf64 and w64 always are 64-bit. "
             + "'-o -' writes raw PCM to standard output: 16-bit signed little-endian "
             + "interleaved stereo at --rate (24-bit with --bits 24, 32-bit float with --bits 32), "
             + "e.g. | ffmpeg -f s16le -ar 44100 -ac 2 -i - out.m4a.",
