@@ -35,7 +35,7 @@ struct SynthOptions: ParsableArguments {
     var oscillatorChannel: [Int] = []
 
     @Option(name: .customLong("a4"), help: ArgumentHelp(
-        "The pitch of A4 for the oscillator and the tone's tone.note, in Hz (400...480).", valueName: "Hz"))
+        "The pitch of A4 for the oscillator and the tone's tone.note, in Hz (400...480).", valueName: "hz"))
     var a4: Double = 440
 
     @Option(name: .customLong("track"), help: ArgumentHelp(

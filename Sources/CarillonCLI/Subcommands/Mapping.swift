@@ -21,7 +21,7 @@ extension Mapping {
         @Flag(name: .long, help: "Print a table of each file's controls, sources and targets.")
         var explain = false
 
-        @Argument(help: "Mapping files (YAML).")
+        @Argument(help: ArgumentHelp("Mapping files (YAML).", valueName: "mapping-file"))
         var files: [String]
 
         func validate() throws {
