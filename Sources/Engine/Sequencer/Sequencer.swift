@@ -150,10 +150,13 @@ struct Sequencer {
         (score(at: frame) / sampleRate, loaded && playing && !finished)
     }
 
-    /// The sample-clock frame at which score frame `s` plays.
+    /// The sample-clock frame at which score frame `s` plays. Saturates like
+    /// `frames`: a score frame of 2^62 (a time of +inf) at the slowest tempo
+    /// scale is past UInt64, and NaN gives the anchor.
     @inline(__always) func absoluteFrame(ofScore s: UInt64) -> UInt64 {
         let d = ((Double(s) - anchorScore) / scale).rounded()
-        return anchorFrame &+ (d > 0 ? UInt64(d) : 0)
+        guard d > 0 else { return anchorFrame }
+        return anchorFrame &+ (d < 0x1p62 ? UInt64(d) : 1 << 62)
     }
 
     /// Block start: applies the transport's commands.

@@ -122,4 +122,21 @@ import Engine
         _ = renderAll(r, frames: 48_000, block: 240)  // 0.05 × 1 s of piece
         #expect(abs(r.transport.position - 0.05) < 1e-6)
     }
+
+    /// A score time of +inf (or past 2^62 frames) is 2^62 score frames; at the
+    /// slowest tempo scale that is 20 × 2^62 sample frames, past UInt64: the
+    /// conversion saturates instead of trapping.
+    @Test(arguments: [Double.infinity, 1e300, 1e14])
+    func scoreTimeAtInfinity_atTheSlowestTempoScale_rendersWithoutATrap(seconds: Double) {
+        let renderer = Renderer(instrument: FakeInstrument())
+        renderer.prepare(sampleRate: Self.rate, maxFrames: 240)
+        renderer.schedule(Score(events: [
+            .init(seconds: 0.01, message: .noteOn(60, velocity: 127, channel: 0)),
+            .init(seconds: seconds, message: .noteOff(60, channel: 0)),
+        ], duration: seconds))
+        renderer.transport.setTempoScale(0.05)
+        let out = renderAll(renderer, frames: 48_000, block: 240)
+        #expect(onset(out) == 9_600)   // 0.01 s of piece at 0.05: 0.2 s
+        #expect(!renderer.isScoreFinished)
+    }
 }
