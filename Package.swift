@@ -34,8 +34,12 @@ let package = Package(
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CJACK", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
 
+        // Joinable POSIX threads and real-time scheduling, with their own error: for the
+        // ALSA input, the outputs and the render pool alike.
+        .target(name: "Threads"),
+
         // Swift wrappers over the C libraries: typed errors, handles released in deinit.
-        .target(name: "ALSA", dependencies: ["CALSA", "MIDI"]),
+        .target(name: "ALSA", dependencies: ["CALSA", "MIDI", "Threads"]),
         .target(name: "FluidSynth", dependencies: ["CFluidSynth"]),
         .target(name: "SoundFile", dependencies: ["CSndFile"]),
         .target(name: "JACK", dependencies: ["CJACK"]),
@@ -54,7 +58,7 @@ let package = Package(
 
         // Wiring of engine, sampler, ALSA and files.
         .target(name: "Carillon", dependencies: [
-            "MIDI", "Controls", "Engine", "ALSA", "JACK", "FluidSynth", "SoundFile", "Analysis",
+            "MIDI", "Controls", "Engine", "ALSA", "JACK", "FluidSynth", "SoundFile", "Analysis", "Threads",
         ]),
 
         // Every control and meter in a browser: HTTP + WebSocket server, the page embedded.
@@ -88,7 +92,7 @@ let package = Package(
         .executableTarget(name: "CarillonBench", dependencies: ["Carillon", "Engine", "FluidSynth", "MIDI"], path: "Benchmarks/CarillonBench"),
 
         // Driver of the ALSA integration tests run in the VM (scripts/test-alsa-vm); not shipped.
-        .executableTarget(name: "carillon-alsa-probe", dependencies: ["ALSA", "CALSA", "MIDI"], path: "Tests/ALSAIntegration/Probe"),
+        .executableTarget(name: "carillon-alsa-probe", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"], path: "Tests/ALSAIntegration/Probe"),
 
         // Driver of the JACK test (scripts/test-jack): plays a MIDI file into a JACK MIDI port, records two audio ports; not shipped.
         .executableTarget(name: "carillon-jack-probe", dependencies: ["JACK", "MIDI", "SoundFile"], path: "Tests/JACKIntegration/Probe"),
@@ -105,8 +109,8 @@ let package = Package(
         .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
-        .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI"]),
-        .testTarget(name: "CarillonTests", dependencies: ["Carillon", "Analysis", "ALSA", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "CAllocationCounter"]),
+        .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"]),
+        .testTarget(name: "CarillonTests", dependencies: ["Carillon", "Analysis", "ALSA", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "Threads", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: [
             // The help-defaults test parses the commands and reads the values they hand the library.
             "CarillonCLI", "Carillon", "Controls", "SoundFile", .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,6 +1,7 @@
 import ALSA
 import Glibc
 import Testing
+import Threads
 
 private let hostHasNoSequencer = access("/dev/snd/seq", F_OK) != 0
 private let hostHasNoSoundCard = access("/dev/snd", F_OK) != 0

@@ -2,6 +2,7 @@ import CALSA
 import Glibc
 import MIDI
 import Synchronization
+import Threads
 
 /// An ALSA sequencer client with one writable input port (others may
 /// subscribe to it), following the system announce port so it can see
@@ -149,7 +150,8 @@ public final class SequencerClient: @unchecked Sendable {
         guard loop == nil else { return }
         let loop = InputLoop(handle: handle, inputPort: inputPort, clientID: clientID, arrivals: arrivals,
             autoconnect: { [autoconnect] in autoconnect.value.withLock { $0 } }, handler: handler)
-        self.thread = try JoinableThread(name: "carillon-midi-in") { loop.run() }
+        do { self.thread = try JoinableThread(name: "carillon-midi-in") { loop.run() } }
+        catch { throw ALSAError(function: "pthread_create", code: -error.code, context: error.name) }
         self.loop = loop
     }
 

@@ -1,5 +1,6 @@
 import ALSA
 import Engine
+import Threads
 
 /// Live audio to an ALSA PCM device: an output thread asks for SCHED_FIFO,
 /// then loops — render one period, write it — until the host stops.
@@ -26,7 +27,7 @@ final class ALSAOutput: AudioOutput, @unchecked Sendable {
     func start(_ cycle: OutputCycle) throws(LiveHost.Failure) {
         guard thread == nil else { return }
         let body = OutputLoop(cycle: cycle, pcm: pcm, realtime: realtime)
-        do { thread = try JoinableThread(name: "output") { body.run() } } catch { throw .alsa(error) }
+        do { thread = try JoinableThread(name: "output") { body.run() } } catch { throw .thread(error) }
     }
 
     func finish() {

@@ -3,6 +3,7 @@ import Controls
 import Engine
 import MIDI
 import Synchronization
+import Threads
 
 /// Lines for the host's log (connections, releases, failures), taken by the view. Thread-safe.
 public final class HostLog: Sendable {

@@ -9,6 +9,7 @@ import SoundFile
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import Threads
 #endif
 
 /// Live playing: ALSA sequencer sources (keyboards, controllers, `aplaymidi`)
@@ -136,6 +137,7 @@ public final class LiveHost: @unchecked Sendable {
 
     public enum Failure: Error, CustomStringConvertible {
         case alsa(ALSAError)
+        case thread(ThreadError)
         case jack(JACKError)
         case sampler(Sampler.Failure)
         case watch(MappingWatcher.Failure)
@@ -149,6 +151,7 @@ public final class LiveHost: @unchecked Sendable {
             case .spectrum(let e): "\(e)"
             case .recording(let e): "cannot record: \(e)"
             case .alsa(let e): "\(e)"
+            case .thread(let e): "\(e)"
             case .jack(let e): "\(e)"
             case .sampler(let e): "\(e)"
             case .watch(let e): "\(e)"
@@ -318,7 +321,7 @@ public final class LiveHost: @unchecked Sendable {
         if let renderer, let audioOutput, !outputStarted {
             // Live with tracks and no piece: an empty piece as long as the longest track carries them (the transport moves it).
             if !hasPiece, !tracks.isEmpty { load(Score(events: [])) }
-            do { try recorder?.start(); try spectrum?.start() } catch { throw .alsa(error) }
+            do { try recorder?.start(); try spectrum?.start() } catch { throw .thread(error) }
             try audioOutput.start(OutputCycle(renderer: renderer, shared: shared, recorder: recorder, clock: clock, spectrum: spectrum))
             outputStarted = true
         }
@@ -369,7 +372,7 @@ public final class LiveHost: @unchecked Sendable {
                     usleep(interval)
                 }
             }
-        } catch { throw .alsa(error) }
+        } catch { throw .thread(error) }
     }
 
     /// Loads the mapping file again: swapped in when it has no mistakes; else

@@ -1,8 +1,8 @@
-import ALSA
 import SoundFile
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import Threads
 #endif
 
 /// Records what the output thread plays: `push` copies each rendered block
@@ -84,7 +84,7 @@ public final class Recorder: @unchecked Sendable {
     }
 
     /// Starts the writer thread.
-    public func start() throws(ALSAError) {
+    public func start() throws(ThreadError) {
         guard thread == nil, !closed else { return }
         // Poll at a quarter of the ring's span at most: the ring never fills while the disk keeps up.
         let pause = UInt32(max(500, min(5_000, Double(capacity * blockFrames) / Double(writer.sampleRate) * 250_000)))

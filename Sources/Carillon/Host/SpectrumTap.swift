@@ -1,9 +1,9 @@
-import ALSA
 import Analysis
 import Engine
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import Threads
 #endif
 
 /// The master output's spectrum for the view and the web surface: the
@@ -55,7 +55,7 @@ public final class SpectrumTap: @unchecked Sendable {
     }
 
     /// Starts the analyser thread.
-    public func start() throws(ALSAError) {
+    public func start() throws(ThreadError) {
         guard thread == nil else { return }
         stopping.store(false, ordering: .releasing)
         thread = try JoinableThread(name: "spectrum") { [self] in run() }

@@ -1,9 +1,9 @@
-import ALSA
 import Analysis
 import SoundFile
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import Threads
 #endif
 
 /// Renders a batch of files on a pool of worker threads, each with its own
@@ -100,7 +100,7 @@ public final class BatchRenderer: Sendable {
     /// calling thread about ten times a second and at the end, with the
     /// outcomes finished since the last call.
     public func run(_ items: [BatchItem], cancel: CancellationFlag,
-                    report: (Snapshot, [Outcome]) -> Void) throws(ALSAError) -> Snapshot {
+                    report: (Snapshot, [Outcome]) -> Void) throws(ThreadError) -> Snapshot {
         let workers = max(1, min(settings.jobs, items.count))
         let clock = ContinuousClock(), start = clock.now
         state.withLock {

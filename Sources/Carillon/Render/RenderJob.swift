@@ -1,4 +1,3 @@
-import ALSA
 import Analysis
 import Controls
 import Engine
@@ -6,6 +5,7 @@ import FluidSynth
 import MIDI
 import SoundFile
 import Synchronization
+import Threads
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -206,7 +206,7 @@ public final class RenderJob {
         } catch { throw .sampler(error) }
         var pool: SamplerPool? = nil
         if samplers.count > 1 {
-            do throws(ALSAError) {
+            do throws(ThreadError) {
                 // New synths: nothing to reset, only the channels that play whole to set.
                 pool = try SamplerPool(members: samplers.map(\.instrument), keepingAlive: samplers,
                                        blocksInFlight: options.blocksInFlight,

@@ -1,10 +1,10 @@
-import ALSA
 import Controls
 import Engine
 import FluidSynth
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import Threads
 #endif
 
 /// N FluidSynth synths played as one instrument, each rendered on its own
@@ -72,7 +72,7 @@ public final class SamplerPool: Instrument, @unchecked Sendable {
     /// runs `serveWorker(_:)` for each member on threads of its own.
     /// `wholeChannels` as for `reset`: a pool built for one piece needs no reset.
     public init(members: [FluidSynthInstrument], keepingAlive owners: [AnyObject] = [],
-                blocksInFlight: Int = 0, wholeChannels: UInt16 = 0, startsWorkers: Bool = true) throws(ALSAError) {
+                blocksInFlight: Int = 0, wholeChannels: UInt16 = 0, startsWorkers: Bool = true) throws(ThreadError) {
         precondition(!members.isEmpty && blocksInFlight >= 0)
         self.members = members
         self.owners = owners

@@ -1,17 +1,17 @@
-import ALSA
 import Analysis
 import Engine
 import SoundFile
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import Threads
 #endif
 
 /// Why an audio-file track could not be opened or decoded; names the file.
 public enum FileTrackError: Error, Equatable, Sendable, CustomStringConvertible {
     case file(SoundFileError)
     case resampling(path: String, ResamplerError)
-    case thread(path: String, ALSAError)
+    case thread(path: String, ThreadError)
 
     public var description: String {
         switch self {

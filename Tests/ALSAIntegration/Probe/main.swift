@@ -19,6 +19,7 @@ import CALSA
 import Glibc
 import MIDI
 import Synchronization
+import Threads
 
 /// One output line, flushed at once (the test script watches the output while we run).
 func say(_ line: String) {

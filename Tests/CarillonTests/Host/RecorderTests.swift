@@ -6,6 +6,7 @@ import MIDI
 import SoundFile
 import Synchronization
 import Testing
+import Threads
 
 /// Block `n`'s sample `k` (left; right is its negative): exact in 32-bit float, distinct for 65536 frames.
 private func rampValue(block n: Int, frame k: Int, blockFrames: Int) -> Float {

@@ -5,6 +5,7 @@ import Carillon
 import Foundation
 import Synchronization
 import Testing
+import Threads
 
 @Suite(.serialized) struct SpectrumTapTests {
     /// Pushes `seconds` of a sine at `hz` in 256-frame blocks from a thread of its own (the output thread's role).

@@ -1,7 +1,19 @@
 import Glibc
 
+/// A thread could not be started (pthread_create failed: EAGAIN when the
+/// process is at its thread limit, EPERM, ENOMEM).
+public struct ThreadError: Error, Equatable, CustomStringConvertible {
+    /// The thread's name, as given to `JoinableThread`.
+    public let name: String
+    /// pthread_create's error number.
+    public let code: Int32
+    public init(name: String, code: Int32) { self.name = name; self.code = code }
+    public var description: String { "cannot start the \(name) thread: \(String(cString: strerror(code)))" }
+}
+
 /// A joinable POSIX thread running `body`: the one thread type of the hosts
-/// (the sequencer's input thread, the output, control and writer threads).
+/// (the sequencer's input thread, the output, control, writer and render
+/// threads).
 /// The body decides when to end (an atomic stop flag it polls); `join` waits
 /// for it, once. Foundation's `Thread` is not used: it cannot be joined.
 public final class JoinableThread {
@@ -10,7 +22,7 @@ public final class JoinableThread {
 
     private final class Box { let body: () -> Void; init(_ body: @escaping () -> Void) { self.body = body } }
 
-    public init(name: String, _ body: @escaping () -> Void) throws(ALSAError) {
+    public init(name: String, _ body: @escaping () -> Void) throws(ThreadError) {
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         let rc = pthread_create(&thread, nil, { arg in
             let box = Unmanaged<Box>.fromOpaque(arg!).takeRetainedValue()
@@ -19,7 +31,7 @@ public final class JoinableThread {
         }, box)
         if rc != 0 {
             Unmanaged<Box>.fromOpaque(box).release()
-            throw ALSAError(function: "pthread_create", code: -rc, context: name)
+            throw ThreadError(name: name, code: rc)
         }
     }
 
