@@ -63,7 +63,7 @@ let package = Package(
 
         // Every control and meter in a browser: HTTP + WebSocket server, the page embedded.
         .target(name: "WebSurface", dependencies: [
-            "Carillon", "Controls",
+            "Controls",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -115,6 +115,6 @@ let package = Package(
             // The help-defaults test parses the commands and reads the values they hand the library.
             "CarillonCLI", "Carillon", "Controls", "SoundFile", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .testTarget(name: "WebSurfaceTests", dependencies: ["WebSurface", "Carillon", "Controls", "MIDI"]),
+        .testTarget(name: "WebSurfaceTests", dependencies: ["WebSurface", "Controls", "MIDI"]),
     ]
 )

@@ -1,4 +1,3 @@
-import Carillon
 import Controls
 import Foundation
 import Hummingbird
@@ -37,7 +36,7 @@ public final class WebSurface: @unchecked Sendable {
 
     public let configuration: WebSurfaceConfiguration
     public let hub: ControlHub
-    private let status: (@Sendable () -> LiveHost.Status)?
+    private let status: (@Sendable () -> SurfaceStatus)?
     private let transport: (@Sendable () -> TransportSnapshot)?
     private let counterBox = CounterBox()
     private let clients = Mutex<[Int: ClientOutbox]>([:])
@@ -51,7 +50,7 @@ public final class WebSurface: @unchecked Sendable {
     /// `transport`: the piece's transport for `play` (nil: no transport bar).
     /// Throws for a non-loopback address without a token.
     public init(hub: ControlHub, configuration: WebSurfaceConfiguration,
-                status: (@Sendable () -> LiveHost.Status)? = nil,
+                status: (@Sendable () -> SurfaceStatus)? = nil,
                 transport: (@Sendable () -> TransportSnapshot)? = nil) throws(Failure) {
         try configuration.validate()
         self.configuration = configuration

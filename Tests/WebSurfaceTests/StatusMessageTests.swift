@@ -1,4 +1,3 @@
-@testable import Carillon
 import Controls
 import Testing
 @testable import WebSurface
@@ -6,13 +5,9 @@ import Testing
 /// The page's status line carries what the host counts: voices and every strip's meter.
 @Suite("WebSurface status", .serialized)
 struct StatusMessageTests {
-    static func status() -> LiveHost.Status {
-        LiveHost.Status(device: "test", realtime: "no", xruns: 2, blocks: 10, renderMean: 0.001, renderWorst: 0.002,
-                        budget: 0.005, queueOverflows: 0, refusedSynthCalls: 0, refusedParameters: 0, droppedMessages: 0,
-                        recordDroppedBlocks: 0,
-                        voices: 12, peak: 0.5, rms: 0.1, stripPeaks: (0..<19).map { Float($0) / 16 },
-                        stripNames: (1...16).map(String.init) + ["osc", "tone", "drums"],
-                        messagesBySource: [:], sources: [], failure: nil)
+    static func status() -> SurfaceStatus {
+        SurfaceStatus(load: 0.2, xruns: 2, blocks: 10, voices: 12, peak: 0.5, rms: 0.1,
+                      stripPeaks: (0..<19).map { Float($0) / 16 }, stripNames: (1...16).map(String.init) + ["osc", "tone", "drums"])
     }
 
     @Test func status_carriesVoicesAndStripPeaks() throws {

@@ -1,4 +1,3 @@
-import Carillon
 import Controls
 import Foundation
 import MIDI

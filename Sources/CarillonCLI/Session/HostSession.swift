@@ -91,7 +91,7 @@ enum HostSession {
                          transport: (@Sendable () -> TransportSnapshot)? = nil) -> WebSurface? {
         let config: WebSurfaceConfiguration
         do { guard let c = try options.configuration else { return nil }; config = c } catch { Diagnostics.fail("--web: \(error)") }
-        let status: @Sendable () -> LiveHost.Status = { host.status() }
+        let status: @Sendable () -> SurfaceStatus = { SurfaceStatus(host.status()) }
         do {
             let surface = try WebSurface(hub: host.hub, configuration: config, status: status, transport: transport)
             try surface.start()
@@ -110,4 +110,13 @@ enum HostSession {
             + (connected.isEmpty ? "" : "; connected " + connected.map { "\($0.address) '\($0.clientName)'" }.joined(separator: ", "))
     }
 
+}
+
+extension SurfaceStatus {
+    /// The part of the host's status the web page shows.
+    init(_ s: LiveHost.Status) {
+        self.init(load: s.load, xruns: s.xruns, blocks: s.blocks, voices: s.voices, peak: s.peak, rms: s.rms,
+                  stripPeaks: s.stripPeaks, stripNames: s.stripNames, spectrum: s.spectrum,
+                  queueOverflows: s.queueOverflows, refusedParameters: s.refusedParameters)
+    }
 }
