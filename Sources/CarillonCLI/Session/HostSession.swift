@@ -7,7 +7,61 @@ import WebSurface
 import Glibc
 #endif
 
-/// What `live` and `play` share around a `LiveHost`: Ctrl-C, the mapping, the options, errors.
+/// The one skeleton of `live` and `play`: the host built from the shared
+/// options and started, the view, the web surface, the watch loop, and the
+/// clean end (pages closed, host stopped, its last log lines, the summary).
+/// Each command adds only what is its own (a piece, learn keys, its banner).
+final class Session {
+    let host: LiveHost
+    let view: LiveView
+    /// The sources connected at start (`--connect`, `--autoconnect`).
+    let connected: [PortInfo]
+    private var surface: WebSurface?
+
+    /// Any failure ends the command with `failurePrefix` and the error.
+    /// `adjust` changes the options before the host is built; `prepare` runs
+    /// between building and starting it (loading a piece).
+    init(soundFont: String?, mapping: ControlMapping?, input: MIDIInputOptions, audio: AudioDeviceOptions,
+         synth: SynthOptions, recording: RecordOptions, log: LogOptions, failurePrefix: String = "",
+         adjust: (inout LiveHost.Options) -> Void = { _ in }, prepare: (LiveHost) -> Void = { _ in }) throws {
+        var options = HostSession.options(input: input, audio: audio, synth: synth, mapping: mapping)
+        adjust(&options)
+        try recording.apply(to: &options)
+        // Each value a control moves: only when asked (-v); a page's fader is hundreds a second.
+        options.logParameterChanges = log.verbose
+        do { host = try LiveHost(soundFont: soundFont, mapping: mapping, options: options) } catch {
+            Diagnostics.fail(failurePrefix + "\(error)")
+        }
+        prepare(host)
+        do { connected = try host.start() } catch { Diagnostics.fail(failurePrefix + "\(error)") }
+        view = LiveView(terminal: HostSession.isTerminal, statusInterval: log.statusInterval)
+    }
+
+    /// "MIDI in at 128:0 'carillon'; connected 24:0 …", nil without a sequencer.
+    var inputLine: String? { HostSession.inputLine(host, connected: connected) }
+
+    /// Starts the web surface when `--web` asks for it.
+    func startWeb(_ options: WebOptions, transport: (@Sendable () -> TransportSnapshot)? = nil) {
+        surface = HostSession.startWeb(options, host: host, view: view, transport: transport)
+    }
+
+    /// The view's loop until Ctrl-C, an audio failure or `isDone` (HostSession.watch).
+    func watch(header: () -> String? = { nil }, isDone: (LiveHost.Status, Double, Double) -> Bool) -> HostSession.Ending {
+        HostSession.watch(host, view: view, web: surface, header: header, isDone: isDone)
+    }
+
+    /// Ctrl-C's clean end: pages closed, input stopped, all sound off, device
+    /// drained, ports closed; then the host's last log lines, `lastLine`, and the summary.
+    func end(command: String, lastLine: String? = nil) {
+        surface?.stop()
+        host.stop()
+        for line in host.takeLog() { view.line(line) }
+        if let lastLine { view.line(lastLine) }
+        view.finish(status: host.status(), command: command)
+    }
+}
+
+/// What the sessions share around a `LiveHost`: Ctrl-C, the mapping, the options, the loop.
 enum HostSession {
     /// Set by SIGINT/SIGTERM: the session ends cleanly at the next view refresh.
     static let interrupted = Atomic<Bool>(false)
@@ -38,10 +92,8 @@ enum HostSession {
         var options = LiveHost.Options()
         input.apply(to: &options)
         audio.apply(to: &options)
+        // One shared reverb and chorus unless --channel-effects (SynthOptions.samplerOptions).
         options.sampler = synth.samplerOptions
-        // One shared reverb and chorus unless asked: 16 units cost ~3.6% of a core natively, but
-        // most of a period on a slow or emulated CPU (the ALSA VM: xruns); README, Mixer.
-        options.sampler.effectsPerChannel = synth.channelEffects ?? false
         options.sampler.tracks = (mapping?.tracks ?? []) + synth.track
         if options.sampler.tracks.count > SamplerOptions.maxTracks {
             Diagnostics.fail("at most \(SamplerOptions.maxTracks) tracks: the mapping's tracks: and --track give \(options.sampler.tracks.count)")

@@ -1,8 +1,6 @@
-import ALSA
 import ArgumentParser
 import Carillon
 import Controls
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,35 +51,21 @@ struct Live: ParsableCommand {
         if !noAudio {
             do { fontPath = try synth.locateSoundFont() } catch { Diagnostics.fail("\(error)") }
         }
-        var options = HostSession.options(input: input, audio: audio, synth: synth, mapping: loaded)
-        options.audio = !noAudio
-        try recording.apply(to: &options)
-        let terminal = HostSession.isTerminal
-        // Each value a control moves: only when asked (-v); a page's fader is hundreds a second.
-        options.logParameterChanges = log.verbose
+        let session = try Session(soundFont: fontPath, mapping: loaded, input: input, audio: audio, synth: synth,
+                                  recording: recording, log: log) { $0.audio = !noAudio }
+        let view = session.view
+        if let line = session.inputLine { view.line("carillon live: " + line) }
+        if let device = session.host.status().device { view.line("audio: \(device)") } else { view.line("audio: none (--no-audio)") }
 
-        let host: LiveHost
-        do { host = try LiveHost(soundFont: fontPath, mapping: loaded, options: options) } catch { Diagnostics.fail("\(error)") }
-        let connected: [PortInfo]
-        do { connected = try host.start() } catch { Diagnostics.fail("\(error)") }
-
-        let view = LiveView(terminal: terminal, statusInterval: log.statusInterval)
-        if let line = HostSession.inputLine(host, connected: connected) { view.line("carillon live: " + line) }
-        if let device = host.status().device { view.line("audio: \(device)") } else { view.line("audio: none (--no-audio)") }
-
-        let surface = HostSession.startWeb(web, host: host, view: view)
+        session.startWeb(web)
         // MIDI learn and scenes from the keyboard (a terminal only): arrows, l, x, s.
-        let learnKeys = LiveKeys(hub: host.hub, view: view)
-        _ = HostSession.watch(host, view: view, web: surface) { _, seconds, _ in
+        let learnKeys = LiveKeys(hub: session.host.hub, view: view)
+        _ = session.watch { _, seconds, _ in
             learnKeys?.poll()
             return duration.map { seconds >= $0 } ?? false
         }
         learnKeys?.restore()
-        // Ctrl-C ends cleanly: pages closed, input stopped, all sound off, device drained, ports closed.
-        surface?.stop()
-        host.stop()
-        for line in host.takeLog() { view.line(line) }
-        view.finish(status: host.status())
+        session.end(command: "live")
     }
 
 }

@@ -1,4 +1,3 @@
-import ALSA
 import ArgumentParser
 import Carillon
 import Controls
@@ -63,49 +62,33 @@ struct Play: ParsableCommand {
         let fontPath: String
         do { fontPath = try synth.locateSoundFont() } catch { Diagnostics.fail("\(error)") }
 
-        var options = HostSession.options(input: input, audio: audio, synth: synth, mapping: mapping)
-        options.inputOptional = true
-        try recording.apply(to: &options)
-        let terminal = HostSession.isTerminal
-        // Each value a control moves: only when asked (-v); a page's fader is hundreds a second.
-        options.logParameterChanges = log.verbose
-
-        let host: LiveHost
-        do { host = try LiveHost(soundFont: fontPath, mapping: mapping, options: options) } catch {
-            Diagnostics.fail("cannot play: \(error)")
-        }
-        host.load(piece.score, tempo: tempo, start: start, loop: loop, pieceTempo: piece.firstTempo)
-        let connected: [PortInfo]
-        do { connected = try host.start() } catch { Diagnostics.fail("cannot play: \(error)") }
-        guard let transport = host.transport else { Diagnostics.fail("cannot play: no audio output") }
-
-        let view = LiveView(terminal: terminal, statusInterval: log.statusInterval)
+        let session = try Session(soundFont: fontPath, mapping: mapping, input: input, audio: audio, synth: synth,
+                                  recording: recording, log: log, failurePrefix: "cannot play: ",
+                                  adjust: { $0.inputOptional = true },
+                                  prepare: { $0.load(piece.score, tempo: tempo, start: start, loop: loop, pieceTempo: piece.firstTempo) })
+        guard let transport = session.host.transport else { Diagnostics.fail("cannot play: no audio output") }
+        let view = session.view
         view.line("carillon play: \(file) (\(clock(piece.duration)), \(formatted(piece.firstTempo, 1)) bpm)"
             + (loop ? " looping" : "") + (tempo != 1 ? " at ×\(formatted(tempo, 3, trimmed: true))" : "")
             + (start > 0 ? " from \(clock(start))" : ""))
-        if let device = host.status().device { view.line("audio: \(device)") }
-        if let line = HostSession.inputLine(host, connected: connected) { view.line(line) }
+        if let device = session.host.status().device { view.line("audio: \(device)") }
+        if let line = session.inputLine { view.line(line) }
 
         let bpm = piece.firstTempo
-        let surface = HostSession.startWeb(web, host: host, view: view, transport: {
+        session.startWeb(web, transport: {
             TransportSnapshot(position: transport.position, duration: transport.duration,
                               playing: transport.isPlaying && !transport.isFinished, looping: transport.isLooping,
                               bpm: transport.tempoScale * bpm)
         })
         var quietFor = 0.0, tailFor = 0.0
-        let ending = HostSession.watch(host, view: view, web: surface, header: { Self.positionLine(transport) }) { status, _, step in
+        let ending = session.watch(header: { Self.positionLine(transport) }) { status, _, step in
             // The end: the piece played out (not looping), then its sound died away.
             guard transport.isFinished && !transport.isLooping else { tailFor = 0; quietFor = 0; return false }
             tailFor += step
             quietFor = status.peak < 0.001 ? quietFor + step : 0
             return quietFor >= 0.25 || tailFor >= tail
         }
-        let position = Self.positionLine(transport)
-        surface?.stop()
-        host.stop()
-        for line in host.takeLog() { view.line(line) }
-        view.line("\(ending.rawValue) at " + position)
-        view.finish(status: host.status(), command: "play")
+        session.end(command: "play", lastLine: "\(ending.rawValue) at " + Self.positionLine(transport))
         if ending == .audioFailed { throw ExitCode.failure }
     }
 
