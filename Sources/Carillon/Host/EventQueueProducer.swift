@@ -26,26 +26,38 @@ public final class EventQueueProducer: Sendable {
     /// How events are placed: `.stamped` with a clock, `.asap` without.
     public var timing: EventTiming { clock == nil ? .asap : .stamped }
 
-    /// `arrival`: the monotonic clock when it came in (`OutputClock.now()`), or
-    /// nil for right after the last event. False when the queue was full
-    /// (counted by the queue).
+    /// Where an event goes (with a clock; without one, every event is due at once).
+    public enum Placement: Sendable {
+        /// Arrived at this monotonic time (`OutputClock.now()`): its frame is the clock's.
+        case arrival(UInt64)
+        /// Its frame is known (JACK MIDI: the offset in its cycle, a period on).
+        case frame(UInt64)
+        /// Right after the last event pushed (a parameter change).
+        case afterLast
+    }
+
+    /// False when the queue was full (counted by the queue).
     @discardableResult
-    public func push(_ message: ChannelMessage, arrival: UInt64? = nil) -> Bool {
-        lastFrame.withLock { last in queue.push(TimedMessage(frame: Self.place(arrival, clock, &last), message: message)) }
+    public func push(_ message: ChannelMessage, at placement: Placement = .afterLast) -> Bool {
+        lastFrame.withLock { last in queue.push(TimedMessage(frame: Self.place(placement, clock, &last), message: message)) }
     }
 
     @discardableResult
-    public func pushSysEx(_ bytes: [UInt8], arrival: UInt64? = nil) -> Bool {
+    public func pushSysEx(_ bytes: [UInt8], at placement: Placement = .afterLast) -> Bool {
         lastFrame.withLock { last in
-            let frame = Self.place(arrival, clock, &last)
+            let frame = Self.place(placement, clock, &last)
             return bytes.withUnsafeBufferPointer { queue.pushSysEx($0, frame: frame) }
         }
     }
 
-    /// The frame for an event that arrived at `arrival`: never before `last`, which it moves on.
-    private static func place(_ arrival: UInt64?, _ clock: OutputClock?, _ last: inout UInt64) -> UInt64 {
+    /// The frame for an event placed so: never before `last`, which it moves on.
+    private static func place(_ placement: Placement, _ clock: OutputClock?, _ last: inout UInt64) -> UInt64 {
         guard let clock else { return 0 }
-        if let arrival { last = max(last, clock.frame(arrival: arrival)) }
+        switch placement {
+        case .arrival(let nanos): last = max(last, clock.frame(arrival: nanos))
+        case .frame(let frame): last = max(last, frame)
+        case .afterLast: break
+        }
         return last
     }
 }

@@ -46,11 +46,16 @@ final class InputRouter: Sendable {
     var messagesBySource: [SeqAddress: Int] { counts.withLock { $0 } }
     var sources: Set<SeqAddress> { connected.withLock { $0 } }
 
-    func handle(_ event: SequencerEvent) {
+    /// The calling input thread asks for its real-time priority (once per router).
+    func raisePriority() {
         if let priority, !prioritized.exchange(true, ordering: .relaxed),
            let refusal = RealtimeScheduling.requestFIFO(priority: priority) {
             log.append("input thread: real-time scheduling refused (\(refusal)); events are placed at normal priority")
         }
+    }
+
+    func handle(_ event: SequencerEvent) {
+        raisePriority()
         switch event {
         case .message(let message, let source, _), .release(let message, let source):
             // The kernel's arrival stamp; else (a message fed in directly, a release
@@ -59,7 +64,7 @@ final class InputRouter: Sendable {
             let arrival = event.arrival ?? OutputClock.now()
             midiRecorder?.record(message, at: arrival)
             counts.withLock { $0[source, default: 0] += 1 }
-            route(message, arrival: arrival)
+            route(message, at: .arrival(arrival))
         case .subscribed(let a):
             connected.withLock { _ = $0.insert(a) }
             log.append("connected \(a)")
@@ -78,10 +83,22 @@ final class InputRouter: Sendable {
         }
     }
 
-    private func route(_ message: MIDIMessage, arrival: UInt64) {
+    /// A message from JACK MIDI (`JACKMIDIInput`), to play at `frame` of the
+    /// sample clock: recorded, counted, and routed like a sequencer event.
+    func receive(_ message: MIDIMessage, frame: UInt64) {
+        midiRecorder?.record(message)
+        jackMessages.add(1, ordering: .relaxed)
+        route(message, at: .frame(frame))
+    }
+
+    /// Messages JACK MIDI brought (`receive`).
+    var jackMessageCount: Int { jackMessages.load(ordering: .relaxed) }
+    private let jackMessages = Atomic<Int>(0)
+
+    private func route(_ message: MIDIMessage, at placement: EventQueueProducer.Placement) {
         if case .sysEx(let sysEx) = message {
             // GM/GS/XG resets, drum parts, tuning: through the queue's byte ring.
-            events?.pushSysEx(sysEx.data, arrival: arrival)
+            events?.pushSysEx(sysEx.data, at: placement)
             return
         }
         var used = false
@@ -89,6 +106,6 @@ final class InputRouter: Sendable {
             used = hub.receive(message)
             if message.isNoteOff { used = false }
         }
-        if !used, let events, let channelMessage = ChannelMessage(message) { events.push(channelMessage, arrival: arrival) }
+        if !used, let events, let channelMessage = ChannelMessage(message) { events.push(channelMessage, at: placement) }
     }
 }

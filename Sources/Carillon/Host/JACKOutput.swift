@@ -20,14 +20,13 @@ public struct JACKOptions: Sendable {
 /// there); the server's sample rate is the renderer's, and its period is
 /// followed as it changes.
 ///
-/// JACK MIDI: each cycle, before rendering, the events of `midi_in` go into
-/// the renderer's `ownEvents` queue at their frame in the cycle. JACK gives
-/// them a constant latency of one period (events that arrived during a cycle
-/// are delivered in the next at their offsets), so placing them at their
-/// offset keeps their timing exact up to FluidSynth's 64-frame grid. They go
-/// straight to the synth: the ALSA input thread stays the one producer of
-/// the renderer's `events` queue (notes and mapped controls from controllers
-/// keep coming through the ALSA sequencer alongside).
+/// JACK MIDI: each cycle, the events of `midi_in` go into `midiInbox` at
+/// their offset in the cycle one period on (the frame where the next cycle
+/// plays that offset): `JACKMIDIInput` takes them from there to the same
+/// router as the ALSA sequencer's input (controls, learn, `--record-midi`),
+/// which places them in the renderer's queue at that frame. JACK already
+/// delivers events a period after they came, at their offsets, so their
+/// timing stays exact up to FluidSynth's 64-frame grid.
 final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
     let client: JACKClient
     private let left: JACKPort, right: JACKPort, midiIn: JACKPort
@@ -44,9 +43,11 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
     /// Set in `start` before `activate`, read only by the process thread after it.
     private var cycle: OutputCycle?
     private let buffer: UnsafeMutableBufferPointer<Float>
+    /// `midi_in`'s events, for `JACKMIDIInput` (this is its one producer).
+    private let midiInbox: EventQueue
 
     /// Opens a client on the running server and registers its ports. Nothing plays until `start`.
-    init(clientName: String, options: JACKOptions) throws(LiveHost.Failure) {
+    init(clientName: String, options: JACKOptions, midiInbox: EventQueue) throws(LiveHost.Failure) {
         do {
             client = try JACKClient(name: clientName)
             left = try client.register("out_1", .audio, .output)
@@ -54,6 +55,7 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
             midiIn = try client.register("midi_in", .midi, .input)
         } catch { throw .jack(error) }
         self.options = options
+        self.midiInbox = midiInbox
         sampleRate = client.sampleRate
         maxFrames = client.bufferSize
         period = Atomic(maxFrames)
@@ -124,9 +126,9 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
             return
         }
         let input = midiIn.midiEvents(frames: frames)
-        let start = renderer.sampleTime
+        let next = renderer.sampleTime &+ UInt64(frames)
         for i in 0..<input.count {
-            if let event = input.event(i) { renderer.ownEvents.push(midiBytes: event.bytes, frame: start &+ UInt64(event.offset)) }
+            if let event = input.event(i) { midiInbox.push(midiBytes: event.bytes, frame: next &+ UInt64(event.offset)) }
         }
         // A period longer than the one prepared for: in pieces (the events above land in theirs).
         var done = 0

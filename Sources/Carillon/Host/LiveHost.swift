@@ -183,6 +183,8 @@ public final class LiveHost: @unchecked Sendable {
     /// The master output's spectrum (with audio).
     public let spectrum: SpectrumTap?
     private let midiRecorder: MIDIRecorder?
+    /// `-a jack`: JACK MIDI's way to the router.
+    private let jackMIDI: JACKMIDIInput?
     /// The loaded piece's first tempo (bpm): `transport.tempo` is relative to it.
     private var pieceTempo = 120.0
     /// A piece is loaded: the control thread feeds its transport back to the controls.
@@ -211,7 +213,9 @@ public final class LiveHost: @unchecked Sendable {
         }
         let midiRecorder = options.recordMIDI.map(MIDIRecorder.init(path:))
         self.midiRecorder = midiRecorder
+        let jackMIDI = JACKMIDIInput()
         guard options.audio, let path else {
+            self.jackMIDI = nil
             renderer = nil; events = nil; audioOutput = nil; sampler = nil; recorder = nil; clock = nil; tracks = []; spectrum = nil
             router = InputRouter(hub: hub, events: nil, log: log, midiRecorder: midiRecorder)
             return
@@ -219,7 +223,7 @@ public final class LiveHost: @unchecked Sendable {
         let output: any AudioOutput = switch options.backend {
         case .alsa: try ALSAOutput(device: options.device, sampleRate: options.sampleRate,
                                    periodFrames: options.periodFrames, periods: options.periods, realtime: options.realtime)
-        case .jack: try JACKOutput(clientName: options.clientName, options: options.jack)
+        case .jack: try JACKOutput(clientName: options.clientName, options: options.jack, midiInbox: jackMIDI.inbox)
         }
         let sampler: Sampler
         do {
@@ -229,6 +233,7 @@ public final class LiveHost: @unchecked Sendable {
         for problem in sampler.apply(mapping?.channels ?? []) { log.append(problem) }
         self.sampler = sampler
         self.audioOutput = output
+        self.jackMIDI = options.backend == .jack ? jackMIDI : nil
         do throws(SoundFileError) {
             recorder = try options.record.map { target throws(SoundFileError) in
                 try Recorder(path: target.path, format: target.format, encoding: target.encoding,
@@ -340,6 +345,11 @@ public final class LiveHost: @unchecked Sendable {
         }
         let router = self.router
         do { try client?.start { event in router.handle(event) } } catch { throw .alsa(error) }
+        if let jackMIDI, let audioOutput {
+            // A quarter period, 0.25…1 ms: handed on well within the period of latency it has.
+            let poll = UInt32(min(max(audioOutput.periodDuration * 250_000, 250), 1_000))
+            do { try jackMIDI.start(router: router, pollMicroseconds: poll) } catch { throw .thread(error) }
+        }
         return connected
     }
 
@@ -409,7 +419,7 @@ public final class LiveHost: @unchecked Sendable {
             renderMean: blocks > 0 ? total / Double(blocks) : 0,
             renderWorst: Double(shared.renderNanosWorst.load(ordering: .relaxed)) / 1e9,
             budget: audioOutput?.periodDuration ?? 0,
-            queueOverflows: (renderer?.events.overflowCount ?? 0) + (renderer?.ownEvents.overflowCount ?? 0),
+            queueOverflows: (renderer?.events.overflowCount ?? 0) + (jackMIDI?.inbox.overflowCount ?? 0),
             refusedSynthCalls: sampler?.instrument.refusedCount ?? 0,
             refusedParameters: renderer?.parameters.refusedCount ?? 0,
             droppedMessages: renderer?.droppedMessages ?? 0,
@@ -430,6 +440,7 @@ public final class LiveHost: @unchecked Sendable {
         watcher?.cancel()
         watcher = nil
         client?.stop()
+        jackMIDI?.finish()
         shared.stop.store(true, ordering: .releasing)
         control?.join()
         control = nil

@@ -40,20 +40,13 @@ import Synchronization
 /// clock (`sampleTime`, the sequencer, `isScoreFinished`) is the dispatch side's.
 ///
 /// Threads: `prepare` and `schedule` before rendering starts (or while no
-/// render call runs); `render`, `silence` and `ownEvents.push` on one render
-/// thread; `events.push` on one producer thread; `parameters` and `meters` from any thread.
+/// render call runs); `render` and `silence` on one render thread;
+/// `events.push` on one producer thread; `parameters` and `meters` from any thread.
 /// Nothing in `render` allocates, locks, throws or logs.
 public final class Renderer: @unchecked Sendable {
     public let instrument: any Instrument
     /// Messages from another thread (MIDI input, UI), applied at their `frame`.
     public let events: EventQueue
-    /// Messages the render thread itself pushes just before `render`, at their
-    /// frames: JACK MIDI, which only the process callback (the render thread)
-    /// can read. A queue of its own, because `events` has one producer already
-    /// (the ALSA input thread) and an SPSC ring takes no second; here producer
-    /// and consumer are the same thread. Merged with `events` and the score in
-    /// time order.
-    public let ownEvents: EventQueue
     /// Mixer parameters, set from any thread.
     public let parameters: ParameterStore
     /// Levels, read from any thread.
@@ -114,7 +107,6 @@ public final class Renderer: @unchecked Sendable {
         precondition(tracks.count <= ParameterAddress.maxTracks, "at most \(ParameterAddress.maxTracks) tracks")
         self.instrument = instrument
         self.events = EventQueue(capacity: eventCapacity)
-        self.ownEvents = EventQueue(capacity: eventCapacity)
         self.parameters = parameters
         self.tracks = tracks
         effectsCount = 4 * instrument.effectsGroupCount
@@ -274,13 +266,8 @@ public final class Renderer: @unchecked Sendable {
         var done = 0
         while true {
             let fromScore = sequencer.next(before: bound)
-            // The earlier of the two queues' heads (the other thread's first at a tie).
-            var queue = events
             var fromQueue: TimedMessage? = nil
             if let queued = events.peek(), queued.frame < bound { fromQueue = queued }
-            if let own = ownEvents.peek(), own.frame < bound, fromQueue == nil || own.frame < fromQueue!.frame {
-                fromQueue = own; queue = ownEvents
-            }
             let event: TimedMessage, isScore: Bool
             if let s = fromScore, fromQueue == nil || fromQueue!.frame >= s.frame {
                 event = s; isScore = true
@@ -296,7 +283,7 @@ public final class Renderer: @unchecked Sendable {
                 done = offset
             }
             if event.message.isSysEx {
-                deliverSysEx(event.message, from: isScore ? nil : queue)
+                deliverSysEx(event.message, from: isScore ? nil : events)
             } else if routes[event.message.channel] == 1 {
                 oscillator.receive(event.message)
                 if !oscillatorSounds && event.message.isNoteOn {
@@ -307,7 +294,7 @@ public final class Renderer: @unchecked Sendable {
             } else {
                 instrument.receive(event.message)
             }
-            if isScore { sequencer.advance() } else { queue.pop() }
+            if isScore { sequencer.advance() } else { events.pop() }
         }
         if done < frames { renderPiece(from: done, frames: frames - done) }
         instrument.finishBlock()

@@ -134,11 +134,11 @@ import Testing
         let producer = EventQueueProducer(queue, clock: clock)
         #expect(producer.timing == .stamped)
         let now = Self.due(UInt64(9 * Self.period))
-        producer.push(.noteOn(60, velocity: 100, channel: 0), arrival: now + 5_000_000)
-        producer.push(.noteOn(62, velocity: 100, channel: 0), arrival: now + 1_000_000)   // stamped earlier, came later
+        producer.push(.noteOn(60, velocity: 100, channel: 0), at: .arrival(now + 5_000_000))
+        producer.push(.noteOn(62, velocity: 100, channel: 0), at: .arrival(now + 1_000_000))   // stamped earlier, came later
         producer.push(.controlChange(7, value: 90, channel: 0))                            // a parameter change: no stamp
-        producer.pushSysEx([0x7E, 0x7F, 0x09, 0x01], arrival: now + 6_000_000)
-        producer.push(.noteOff(60, channel: 0), arrival: now)                              // a clock jump back
+        producer.pushSysEx([0x7E, 0x7F, 0x09, 0x01], at: .arrival(now + 6_000_000))
+        producer.push(.noteOff(60, channel: 0), at: .arrival(now))                            // a clock jump back
         let events = Self.drain(queue)
         #expect(events.map(\.message.data1) == [60, 62, 7, 4, 60])
         #expect(events.map(\.message.isSysEx) == [false, false, false, true, false])
@@ -181,7 +181,7 @@ import Testing
         let queue = EventQueue(capacity: 16)
         let producer = EventQueueProducer(queue)
         #expect(producer.timing == .asap)
-        producer.push(.noteOn(60, velocity: 100, channel: 0), arrival: Self.base)
+        producer.push(.noteOn(60, velocity: 100, channel: 0), at: .arrival(Self.base))
         producer.push(.noteOff(60, channel: 0))
         #expect(Self.drain(queue).map(\.frame) == [0, 0])
     }
@@ -203,7 +203,7 @@ import Testing
                 let start = renderer.sampleTime
                 clock.publish(blockStart: start, at: Self.due(start))
                 if k == 0 {
-                    producer.push(.noteOn(76, velocity: 127, channel: 9), arrival: Self.due(start + UInt64(arrivalOffset)))
+                    producer.push(.noteOn(76, velocity: 127, channel: 9), at: .arrival(Self.due(start + UInt64(arrivalOffset))))
                 }
                 renderer.render(frames: Self.period, into: output)
                 if onset == nil, let i = (0..<Self.period).first(where: { abs(output[2 * $0]) > 1e-3 }) {
