@@ -25,7 +25,7 @@ private final class Inbox: Sendable {
 }
 
 /// Runs only where the kernel has a sequencer: inside the ALSA VM
-/// (`run-in-alsa-vm -- .build-alsa/debug/CarillonPackageTests.xctest --testing-library swift-testing --filter SequencerClientTests`).
+/// (`scripts/alsa-vm -- .build-alsa/debug/CarillonPackageTests.xctest --testing-library swift-testing --filter SequencerClientTests`).
 @Suite(.enabled(if: hasSequencer, "no ALSA sequencer here (run inside the ALSA VM)"), .serialized)
 struct SequencerClientTests {
     static let everyKind: [MIDIMessage] = [
