@@ -14,6 +14,7 @@ struct CarillonCommand: ParsableCommand {
             Live.self,
             Play.self,
             Mapping.self,
+            Parameters.self,
         ]
     )
 }

@@ -91,21 +91,19 @@ public final class FluidSynthInstrument: Instrument {
     /// The number of effect buffers `process` writes (reverb L/R, chorus L/R per group).
     var effectBufferCount: Int { effectsCount }
 
-    /// Values outside FluidSynth's ranges are clamped to them (reverb room size,
-    /// damping 0…1, width 0…100; chorus 0…99 voices, depth 0…256 ms, speed 0.1…5 Hz).
-    /// False when FluidSynth refused. Render thread.
+    /// Values are clamped to the parameter table's ranges (FluidSynth 2.3's own,
+    /// ParameterTable). False when FluidSynth refused. Render thread.
     func apply(_ effect: SynthEffect, _ value: Float) -> Bool {
-        guard value.isFinite else { return false }
-        let v = Double(value)
+        guard let v = effect.address.spec.clamp(Double(value)) else { return false }
         let ok: Bool
         switch effect {
-        case .reverbRoomSize: ok = synth.setReverbRoomSize(min(max(v, 0), 1))
-        case .reverbDamping: ok = synth.setReverbDamping(min(max(v, 0), 1))
-        case .reverbWidth: ok = synth.setReverbWidth(min(max(v, 0), 100))
+        case .reverbRoomSize: ok = synth.setReverbRoomSize(v)
+        case .reverbDamping: ok = synth.setReverbDamping(v)
+        case .reverbWidth: ok = synth.setReverbWidth(v)
         case .reverbEnabled: ok = synth.reverbOn(v >= 0.5)
-        case .chorusVoices: ok = synth.setChorusVoices(Int(min(max(v, 0), 99).rounded()))
-        case .chorusDepth: ok = synth.setChorusDepth(milliseconds: min(max(v, 0), 256))
-        case .chorusSpeed: ok = synth.setChorusSpeed(hertz: min(max(v, 0.1), 5))
+        case .chorusVoices: ok = synth.setChorusVoices(Int(v))
+        case .chorusDepth: ok = synth.setChorusDepth(milliseconds: v)
+        case .chorusSpeed: ok = synth.setChorusSpeed(hertz: v)
         case .chorusEnabled: ok = synth.chorusOn(v >= 0.5)
         }
         return ok

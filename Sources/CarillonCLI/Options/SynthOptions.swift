@@ -1,5 +1,6 @@
 import ArgumentParser
 import Carillon
+import Controls
 
 /// The sampler's flags, named as the `fluidsynth` command line names them where it has them.
 struct SynthOptions: ParsableArguments {
@@ -50,13 +51,18 @@ struct SynthOptions: ParsableArguments {
         for channel in oscillatorChannel where !(1...16).contains(channel) {
             throw ValidationError("--oscillator-channel must be between 1 and 16, found \(channel)")
         }
-        guard (400...480).contains(a4) else { throw ValidationError("--a4 must be between 400 and 480 Hz") }
         guard (0...10).contains(gain) else { throw ValidationError("--gain must be between 0 and 10") }
-        if let reverbLevel, !(0...1).contains(reverbLevel) {
-            throw ValidationError("--reverb-level must be between 0 and 1")
-        }
-        if let chorusLevel, !(0...10).contains(chorusLevel) {
-            throw ValidationError("--chorus-level must be between 0 and 10")
+        // The parameters' own ranges, from the parameter table.
+        try Self.check("--a4", a4, .tone(.a4))
+        if let reverbLevel { try Self.check("--reverb-level", reverbLevel, .reverb(.level)) }
+        if let chorusLevel { try Self.check("--chorus-level", chorusLevel, .chorus(.level)) }
+    }
+
+    private static func check(_ option: String, _ value: Double, _ address: ParameterAddress) throws {
+        let spec = address.spec
+        guard spec.range.contains(value) else {
+            throw ValidationError("\(option) must be between \(Parameters.number(spec.range.lowerBound)) and "
+                + "\(Parameters.number(spec.range.upperBound))\(spec.unit == .none ? "" : " " + spec.unit.rawValue) (\(address))")
         }
     }
 

@@ -100,16 +100,17 @@ public final class Oscillator {
 
     /// Reads the `osc.*` settings from the store. Render thread, once per block.
     public func update(from parameters: ParameterStore) {
-        func value(_ p: ParameterAddress.Osc, _ fallback: Double, _ range: ClosedRange<Double>) -> Double {
-            let v = Double(parameters.read(ParameterAddress.osc(p).index).value)
-            return v.isNaN ? fallback : min(max(v, range.lowerBound), range.upperBound)
+        // The table's range and default (ParameterTable): the one clamp.
+        func value(_ p: ParameterAddress.Osc) -> Double {
+            let spec = ParameterAddress.osc(p).spec
+            return spec.clamp(Double(parameters.read(ParameterAddress.osc(p).index).value)) ?? spec.defaultValue
         }
-        waveform = Waveform(rawValue: Int(value(.waveform, 0, 0...4).rounded())) ?? .sine
-        attack = value(.attack, 0.005, Self.minimumTime...60)
-        decay = value(.decay, 0.1, Self.minimumTime...60)
-        release = value(.release, 0.1, Self.minimumTime...60)
-        sustain = Float(value(.sustain, 0.7, 0...1))
-        let newDetune = value(.detune, 0, -12...12)
+        waveform = Waveform(rawValue: Int(value(.waveform))) ?? .sine
+        attack = value(.attack)
+        decay = value(.decay)
+        release = value(.release)
+        sustain = Float(value(.sustain))
+        let newDetune = value(.detune)
         if newDetune != detune {
             detune = newDetune
             for i in 0..<Self.voiceCount where voices[i].stage != .idle { retune(&voices[i]) }
