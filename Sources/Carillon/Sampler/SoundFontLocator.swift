@@ -104,10 +104,14 @@ public struct SoundFontLocator: Sendable {
     }
 
     /// `soundfonts/` of the repository: beside the `Package.swift` found by
-    /// walking up from the executable (a build tree) or the working directory.
+    /// walking up from the executable (a build tree) or the working directory;
+    /// else, for an installed binary (`scripts/install`), `PREFIX/share/carillon/soundfonts`
+    /// beside its `PREFIX/bin`.
     public static func defaultRepositoryFolder() -> String? {
         var starts: [String] = []
-        if let exe = realpath("/proc/self/exe", nil) { starts.append(String(cString: exe)); free(exe) }
+        var executable: String?
+        if let exe = realpath("/proc/self/exe", nil) { executable = String(cString: exe); free(exe) }
+        if let executable { starts.append(executable) }
         if let cwd = getcwd(nil, 0) { starts.append(String(cString: cwd) + "/."); free(cwd) }
         for start in starts {
             var dir = start
@@ -115,6 +119,11 @@ public struct SoundFontLocator: Sendable {
                 dir = String(dir[..<slash])
                 if exists(dir + "/Package.swift") { return dir + "/soundfonts" }
             }
+        }
+        if let executable, let slash = executable.lastIndex(of: "/") {
+            let installed = String(executable[..<slash]) + "/../share/carillon/soundfonts"
+            var info = stat()
+            if stat(installed, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR { return installed }
         }
         return nil
     }

@@ -9,7 +9,7 @@ struct SampleRateOption: ParsableArguments {
     static let fileDefault = 44_100
 
     @Option(name: [.customShort("r"), .long], help: ArgumentHelp(
-        "Sample rate in Hz, 8000…96000 (FluidSynth's range). Default: 48000 for live and play, "
+        "Sample rate in Hz, 8000...96000 (FluidSynth's range). Default: 48000 for live and play, "
             + "44100 for render (or the format's own where it takes only some, as Opus: 48000). "
             + "With -a jack the server's rate is used.",
         valueName: "hz"))

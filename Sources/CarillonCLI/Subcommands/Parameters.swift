@@ -13,8 +13,8 @@ struct Parameters: ParsableCommand {
               carillon parameters --json | jq '.[] | select(.address | startswith("osc."))'
               carillon parameters --markdown > docs/parameters.md
 
-            Families of one kind print as one row: N is a MIDI channel (1…16) or a \
-            track (1…8), C a controller number (0…127). --json lists every address.
+            Families of one kind print as one row: N is a MIDI channel (1...16) or a \
+            track (1...8), C a controller number (0...127). --json lists every address.
             """)
 
     @Flag(help: "Every address as a JSON array of objects (address, min, max, default, unit, kind, drives).")

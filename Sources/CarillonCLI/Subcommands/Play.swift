@@ -30,7 +30,7 @@ struct Play: ParsableCommand {
     @Flag(help: "Play the piece again and again, until Ctrl-C.")
     var loop = false
 
-    @Option(help: ArgumentHelp("Speed as a factor of the file's tempo (0.1…10; 0.5 is half speed).", valueName: "scale"))
+    @Option(help: ArgumentHelp("Speed as a factor of the file's tempo (0.1...10; 0.5 is half speed).", valueName: "scale"))
     var tempo = 1.0
 
     @Option(help: ArgumentHelp("Start this many seconds into the piece.", valueName: "seconds"))

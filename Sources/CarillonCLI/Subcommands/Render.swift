@@ -11,7 +11,7 @@ import Glibc
 /// `carillon render`: MIDI files to audio files, as fast as the CPU allows.
 struct Render: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Render MIDI files to audio files (WAV, FLAC, Ogg, Opus, MP3, …) through the SoundFont sampler.",
+        abstract: "Render MIDI files to audio files (WAV, FLAC, Ogg, Opus, MP3 and more) through the SoundFont sampler.",
         discussion: """
             Examples:
               carillon render song.mid -o song.wav
@@ -38,15 +38,15 @@ struct Render: ParsableCommand {
             and shard every file alike. A file that fails is reported and the batch \
             goes on; the exit status is 1 when any failed.
 
-            --shard K/N renders the files whose key hashes to K (0 ≤ K < N); \
-            --shard slurm takes K and N from the Slurm array task (K = task ID − \
+            --shard K/N renders the files whose key hashes to K (0 <= K < N); \
+            --shard slurm takes K and N from the Slurm array task (K = task ID - \
             the array's lowest ID, N = its task count; the IDs must be consecutive). \
             The manifest keeps one line per input: a rerun replaces the lines of \
             the files it renders again, and a file skipped by --skip-existing keeps \
             its earlier line.
 
             --stems DIR writes, beside the mixdown, one file per mixer strip that \
-            sounds (ch01 … ch16, osc, tone, tracks), each with its own reverb and \
+            sounds (ch01 ... ch16, osc, tone, tracks), each with its own reverb and \
             chorus; they add up to the mixdown. One MIDI file named on the command \
             line (with -o or not) has its stems written into DIR itself; in a batch \
             (several files, a folder, --from-list) each input's go to DIR/<name>/ \
@@ -102,7 +102,7 @@ struct Render: ParsableCommand {
     @Flag(name: .customLong("skip-existing"), help: "Leave outputs that already exist alone (resume a batch).")
     var skipExisting = false
 
-    @Option(help: ArgumentHelp("Render only shard K of N (0 ≤ K < N), chosen by a hash of each file's key; 'slurm': K and N from the Slurm array task.", valueName: "K/N|slurm"))
+    @Option(help: ArgumentHelp("Render only shard K of N (0 <= K < N), chosen by a hash of each file's key; 'slurm': K and N from the Slurm array task.", valueName: "K/N|slurm"))
     var shard: String?
 
     // Loudness.
