@@ -48,22 +48,24 @@ let package = Package(
         // resampling (libsamplerate), spectrum (FFTW).
         .target(name: "Analysis", dependencies: ["CEBUR128", "CSampleRate", "CFFTW"]),
 
+        // The parameter table: every address, its range, unit, default and how the engine
+        // applies it. No Foundation, no Yams: the engine and the controls both read it.
+        .target(name: "Parameters", dependencies: ["MIDI"]),
+
         // Controls and mapping files: the MidiWidgetsManager equivalent.
-        .target(name: "Controls", dependencies: ["MIDI", .product(name: "Yams", package: "Yams")]),
+        .target(name: "Controls", dependencies: ["MIDI", "Parameters", .product(name: "Yams", package: "Yams")]),
 
         // The render loop, mixer, sequencer and queues: no C module, testable with a fake instrument.
-        .target(name: "Engine", dependencies: [
-            "MIDI", "Controls",
-        ]),
+        .target(name: "Engine", dependencies: ["MIDI", "Parameters"]),
 
         // Wiring of engine, sampler, ALSA and files.
         .target(name: "Carillon", dependencies: [
-            "MIDI", "Controls", "Engine", "ALSA", "JACK", "FluidSynth", "SoundFile", "Analysis", "Threads",
+            "MIDI", "Parameters", "Controls", "Engine", "ALSA", "JACK", "FluidSynth", "SoundFile", "Analysis", "Threads",
         ]),
 
         // Every control and meter in a browser: HTTP + WebSocket server, the page embedded.
         .target(name: "WebSurface", dependencies: [
-            "Controls",
+            "Controls", "Parameters",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -74,7 +76,7 @@ let package = Package(
 
         // The `carillon` command-line tool, one file per subcommand.
         .executableTarget(name: "CarillonCLI", dependencies: [
-            "Carillon", "MIDI", "Controls", "Engine", "ALSA", "SoundFile", "WebSurface", "Analysis",
+            "Carillon", "MIDI", "Parameters", "Controls", "Engine", "ALSA", "SoundFile", "WebSurface", "Analysis",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: [
             // Compiled against the static runtime too, so the libraries Foundation needs are linked.
@@ -89,7 +91,7 @@ let package = Package(
         ]),
 
         // Benchmark driver (not a test): measured side by side with peers by Benchmarks/*.
-        .executableTarget(name: "CarillonBench", dependencies: ["Carillon", "Engine", "FluidSynth", "MIDI"], path: "Benchmarks/CarillonBench"),
+        .executableTarget(name: "CarillonBench", dependencies: ["Parameters", "Carillon", "Engine", "FluidSynth", "MIDI"], path: "Benchmarks/CarillonBench"),
 
         // Driver of the ALSA integration tests run in the VM (scripts/test-alsa-vm); not shipped.
         .executableTarget(name: "carillon-alsa-probe", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"], path: "Tests/ALSAIntegration/Probe"),
@@ -98,23 +100,23 @@ let package = Package(
         .executableTarget(name: "carillon-jack-probe", dependencies: ["JACK", "MIDI", "SoundFile"], path: "Tests/JACKIntegration/Probe"),
 
         // Driver of the browser tests (Tests/Browser): a WebSurface over a ControlHub, fed from stdin; not shipped.
-        .executableTarget(name: "carillon-web-probe", dependencies: ["WebSurface", "Controls", "MIDI"], path: "Tests/Browser/Probe"),
+        .executableTarget(name: "carillon-web-probe", dependencies: ["Parameters", "WebSurface", "Controls", "MIDI"], path: "Tests/Browser/Probe"),
 
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
-        .testTarget(name: "ControlsTests", dependencies: ["Controls", "MIDI"]),
+        .testTarget(name: "ControlsTests", dependencies: ["Parameters", "Controls", "MIDI"]),
         // Test support: counts heap calls on a thread (checks "no allocation in the block loop").
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
 
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "MIDI", "Controls", "CAllocationCounter"]),
+        .testTarget(name: "EngineTests", dependencies: ["Parameters", "Engine", "MIDI", "Controls", "CAllocationCounter"]),
         .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"]),
-        .testTarget(name: "CarillonTests", dependencies: ["Carillon", "Analysis", "ALSA", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "Threads", "CAllocationCounter"]),
+        .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Carillon", "Analysis", "ALSA", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "Threads", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: [
             // The help-defaults test parses the commands and reads the values they hand the library.
-            "CarillonCLI", "Carillon", "Controls", "SoundFile", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "CarillonCLI", "Carillon", "Parameters", "Controls", "SoundFile", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .testTarget(name: "WebSurfaceTests", dependencies: ["WebSurface", "Controls", "MIDI"]),
+        .testTarget(name: "WebSurfaceTests", dependencies: ["Parameters", "WebSurface", "Controls", "MIDI"]),
     ]
 )

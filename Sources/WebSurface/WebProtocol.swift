@@ -1,5 +1,6 @@
 import Controls
 import Foundation
+import Parameters
 
 /// The JSON messages on `/ws`, version 1. Every message is one text frame
 /// holding one JSON object with a `type`.

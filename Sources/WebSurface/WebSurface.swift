@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
+import Parameters
 import Synchronization
 
 /// Every control and meter in a browser: one page served from the binary, a

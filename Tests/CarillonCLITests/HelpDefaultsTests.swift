@@ -2,6 +2,7 @@ import ArgumentParser
 import Carillon
 import Controls
 import Foundation
+import Parameters
 import SoundFile
 import Testing
 @testable import CarillonCLI

@@ -1,5 +1,6 @@
 import Controls
 import Foundation
+import Parameters
 import Testing
 
 /// `carillon parameters`: the table as text, JSON and Markdown; docs/parameters.md is its output.

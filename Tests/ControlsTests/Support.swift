@@ -1,5 +1,6 @@
 import Controls
 import MIDI
+import Parameters
 
 /// Collects what a surface publishes.
 final class Recorder {

@@ -1,6 +1,7 @@
 import Controls
 import Foundation
 import MIDI
+import Parameters
 import Testing
 @testable import WebSurface
 

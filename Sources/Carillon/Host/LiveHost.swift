@@ -5,6 +5,7 @@ import Engine
 import FluidSynth
 import JACK
 import MIDI
+import Parameters
 import SoundFile
 import Synchronization
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import Controls
 import Engine
 import MIDI
+import Parameters
 
 /// Where a parameter change goes, as the parameter table
 /// (`ParameterAddress.spec`) says: a store slot (mixer, effects, tone), a

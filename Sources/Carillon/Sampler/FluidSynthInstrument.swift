@@ -1,6 +1,7 @@
 import Controls
 import Engine
 import FluidSynth
+import Parameters
 import Synchronization
 
 /// The FluidSynth sampler as the engine's `Instrument`: one stereo strip per

@@ -1,5 +1,6 @@
 import Controls
 import FluidSynth
+import Parameters
 
 /// The sampler's settings, the same for `live`, `play` and `render` (their
 /// flags are named as the `fluidsynth` command line names them).

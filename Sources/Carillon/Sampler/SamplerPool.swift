@@ -1,6 +1,7 @@
 import Controls
 import Engine
 import FluidSynth
+import Parameters
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Carillon
 import Controls
+import Parameters
 
 /// The sampler's flags, named as the `fluidsynth` command line names them where it has them.
 struct SynthOptions: ParsableArguments {

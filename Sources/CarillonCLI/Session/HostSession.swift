@@ -1,6 +1,7 @@
 import ALSA
 import Carillon
 import Controls
+import Parameters
 import Synchronization
 import WebSurface
 #if canImport(Glibc)

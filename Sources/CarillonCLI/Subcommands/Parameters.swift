@@ -1,6 +1,7 @@
 import ArgumentParser
 import Controls
 import Foundation
+import Parameters
 
 /// `carillon parameters`: the parameter table, the names mapping files,
 /// scenes, the web surface and `--set`-like options use.

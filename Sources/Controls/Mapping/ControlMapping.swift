@@ -1,4 +1,5 @@
 import MIDI
+import Parameters
 
 /// A loaded mapping file: which controller it is for, how channels are set
 /// up, and its controls. Only ever built from a file without errors.
@@ -91,14 +92,6 @@ public struct Scene: Hashable, Sendable {
         self.controlValues = controls.map { ControlValue(name: $0.name, value: $0.value) }
         self.location = location
     }
-}
-
-/// The instrument a MIDI channel's messages go to (the renderer's routing table).
-public enum ChannelInstrument: String, CaseIterable, Hashable, Sendable {
-    /// The SoundFont sampler (FluidSynth), every channel's default.
-    case sampler
-    /// The built-in polyphonic oscillator.
-    case oscillator
 }
 
 /// A place in a file, 1-based.

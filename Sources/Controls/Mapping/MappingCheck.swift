@@ -1,4 +1,5 @@
 import Foundation
+import Parameters
 
 /// What `carillon mapping check` does, as a function of its arguments, so
 /// it can be tested without a process.

@@ -1,5 +1,6 @@
 import Foundation
 import MIDI
+import Parameters
 import Yams
 
 extension ControlMapping {

@@ -1,4 +1,5 @@
 import MIDI
+import Parameters
 
 /// What sort of widget a control is.
 public enum ControlKind: String, Hashable, Sendable, CaseIterable {

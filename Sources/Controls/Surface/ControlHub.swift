@@ -1,5 +1,6 @@
 import Foundation
 import MIDI
+import Parameters
 
 /// The controls and the parameter values they drive, shared by every front
 /// end (MIDI input, the terminal view, a web page, controller feedback) and

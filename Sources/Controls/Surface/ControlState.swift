@@ -1,3 +1,4 @@
+import Parameters
 /// A snapshot of one control, for a view: what it is, where it is, and what it shows.
 public struct ControlState: Hashable, Sendable {
     public var name: String

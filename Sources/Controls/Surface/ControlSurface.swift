@@ -1,5 +1,6 @@
 import Foundation
 import MIDI
+import Parameters
 
 /// Receives a token from `subscribe`, to unsubscribe.
 public struct SubscriptionToken: Hashable, Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import MIDI
+import Parameters
 
 /// What MIDI learn binds: an existing control (by name), or a parameter (by
 /// address) — the control that drives it, or a new one when none does.

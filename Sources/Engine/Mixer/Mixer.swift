@@ -1,4 +1,4 @@
-import Controls
+import Parameters
 import MIDI
 
 /// Sums every strip into interleaved stereo: the instrument's strips (one per

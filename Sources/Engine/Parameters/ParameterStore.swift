@@ -1,4 +1,4 @@
-import Controls
+import Parameters
 import Synchronization
 
 /// The parameter values other threads (controls, UI, command line) set and

@@ -1,4 +1,4 @@
-import Controls
+import Parameters
 
 /// Notices changes of the effect slots once per block and hands each to the
 /// instrument, on the render thread, at the block boundary. Owned by the

@@ -1,4 +1,4 @@
-import Controls
+import Parameters
 
 /// A sound source the renderer drives: the FluidSynth sampler in the product,
 /// a fake in tests.

@@ -1,4 +1,4 @@
-import Controls
+import Parameters
 import Synchronization
 
 /// The block render loop, the same for live playback and offline rendering.

@@ -1,4 +1,4 @@
-import Controls
+import Parameters
 
 /// The oscillator instrument: a fixed pool of voices playing sine, square,
 /// sawtooth, triangle or white noise from the MIDI channels routed to it

@@ -1,6 +1,7 @@
 import Controls
 import Foundation
 import MIDI
+import Parameters
 import WebSurface
 
 // Driver of the browser tests (Tests/Browser/web_surface_test.py); not shipped.

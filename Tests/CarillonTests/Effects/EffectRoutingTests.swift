@@ -1,3 +1,4 @@
+import Parameters
 import Testing
 import Foundation
 @testable import Carillon

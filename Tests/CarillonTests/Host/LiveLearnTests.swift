@@ -2,6 +2,7 @@ import Carillon
 import Controls
 import Foundation
 import MIDI
+import Parameters
 import Testing
 
 /// MIDI learn through the live host: a message fed as if from the sequencer

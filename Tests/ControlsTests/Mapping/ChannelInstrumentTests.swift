@@ -1,4 +1,5 @@
 import Controls
+import Parameters
 import Testing
 
 /// A mapping's `channels:` entry may give a channel to the oscillator

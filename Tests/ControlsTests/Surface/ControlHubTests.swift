@@ -1,6 +1,7 @@
 import Controls
 import Foundation
 import MIDI
+import Parameters
 import Testing
 
 /// The hub holds one truth: what the controls show is what the engine was told.

@@ -1,5 +1,6 @@
 import Controls
 import MIDI
+import Parameters
 import Testing
 
 @Suite struct ControlSurfaceKindTests {

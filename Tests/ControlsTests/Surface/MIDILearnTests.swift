@@ -1,6 +1,7 @@
 import Controls
 import Foundation
 import MIDI
+import Parameters
 import Testing
 
 /// MIDI learn on the hub: the next message that moves binds, the file gains

@@ -1,5 +1,6 @@
 import Controls
 import MIDI
+import Parameters
 import Testing
 
 /// Switching scenes on the hub: every value goes out in order, by a selector

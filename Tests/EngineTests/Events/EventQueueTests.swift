@@ -1,3 +1,4 @@
+import Parameters
 import Testing
 import Controls
 import Engine

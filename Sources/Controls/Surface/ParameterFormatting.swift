@@ -1,24 +1,10 @@
 import Foundation
+import Parameters
 
-/// The unit a value is shown in. Values are stored in this unit: a gain in
-/// dB is -6.0, a percentage is 0...100, a frequency is in Hz.
-public enum ParameterUnit: String, CaseIterable, Sendable {
-    case none = ""
-    case decibels = "dB"
-    case hertz = "Hz"
-    case percent = "%"
-    case semitones = "st"
-    case beatsPerMinute = "bpm"
-    case milliseconds = "ms"
-    case seconds = "s"
+// How values read in the view, the web surface and the logs: display only,
+// so it lives here and not in the dependency-free Parameters target.
 
-    /// Names accepted in mapping files (`unit: dB`).
-    public static let namesInFiles: [String: ParameterUnit] = [
-        "none": .none, "dB": .decibels, "db": .decibels, "Hz": .hertz, "hz": .hertz,
-        "%": .percent, "percent": .percent, "semitones": .semitones, "st": .semitones,
-        "bpm": .beatsPerMinute, "ms": .milliseconds, "s": .seconds, "seconds": .seconds,
-    ]
-
+extension ParameterUnit {
     /// A short display string: "-6.0 dB", "440 Hz", "+2 st", "50 %".
     public func format(_ value: Double, integral: Bool = false) -> String {
         let number: String
@@ -35,5 +21,16 @@ public enum ParameterUnit: String, CaseIterable, Sendable {
             }
         }
         return self == .none ? number : "\(number) \(rawValue)"
+    }
+}
+
+extension ParameterInfo {
+    /// The value with its unit, e.g. "-6.0 dB".
+    public func format(_ value: Double) -> String {
+        switch kind {
+        case .toggle, .trigger: value >= 0.5 ? "on" : "off"
+        case .integer: unit.format(value, integral: true)
+        case .continuous: unit.format(value)
+        }
     }
 }

@@ -1,6 +1,7 @@
+import Parameters
 /// Levenshtein distance, for "did you mean" suggestions.
-enum EditDistance {
-    static func distance(_ a: String, _ b: String) -> Int {
+public enum EditDistance {
+    public static func distance(_ a: String, _ b: String) -> Int {
         let a = Array(a.lowercased()), b = Array(b.lowercased())
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
@@ -19,7 +20,7 @@ enum EditDistance {
 
     /// The closest candidate within a distance that still looks like a typo
     /// (a third of the word, at least 2), or nil.
-    static func closest(to word: String, among candidates: [String]) -> String? {
+    public static func closest(to word: String, among candidates: [String]) -> String? {
         guard word.count <= 64 else { return nil }
         let limit = max(2, word.count / 3)
         var best: (String, Int)?

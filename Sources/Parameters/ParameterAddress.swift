@@ -1,4 +1,5 @@
 import MIDI
+import Parameters
 
 /// The name of one parameter a control can move, Csound's "named channel":
 /// `master.gain`, `strip.3.pan`, `synth.reverb.room-size`, `channel.1.cc.74`,

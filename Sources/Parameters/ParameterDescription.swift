@@ -1,3 +1,4 @@
+import Parameters
 /// What each parameter drives, in a few words: `carillon parameters` and the
 /// generated docs (docs/parameters.md) print it beside the table's row.
 extension ParameterAddress {

@@ -1,5 +1,5 @@
-import Foundation
 import MIDI
+import Parameters
 
 /// What the registry knows about one parameter.
 public struct ParameterInfo: Hashable, Sendable {
@@ -33,15 +33,6 @@ public struct ParameterInfo: Hashable, Sendable {
     /// The value clamped into range, rounded for integer, toggle and trigger
     /// kinds; NaN or infinity gives the default.
     public func clamp(_ value: Double) -> Double { address.spec.clamp(value) ?? defaultValue }
-
-    /// The value with its unit, e.g. "-6.0 dB".
-    public func format(_ value: Double) -> String {
-        switch kind {
-        case .toggle, .trigger: value >= 0.5 ? "on" : "off"
-        case .integer: unit.format(value, integral: true)
-        case .continuous: unit.format(value)
-        }
-    }
 }
 
 /// Every parameter address with its range, unit and default, as the
@@ -93,7 +84,8 @@ public struct ParameterRegistry: Sendable {
         var result = best
         let n = numbers.first.flatMap(Int.init).map { (1...16).contains($0) ? String($0) : "1" } ?? "1"
         let k = numbers.dropFirst().first.flatMap(Int.init).map { (0...127).contains($0) ? String($0) : "0" } ?? "0"
-        result = result.replacingOccurrences(of: ".N.", with: ".\(n).")
+        result = result.split(separator: ".", omittingEmptySubsequences: false)
+            .map { $0 == "N" ? Substring(n) : $0 }.joined(separator: ".")
         if result.hasSuffix(".K") { result = String(result.dropLast()) + k }
         return result == text ? nil : result
     }
