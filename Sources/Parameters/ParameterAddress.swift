@@ -11,7 +11,9 @@ import Parameters
 /// atomic per parameter in a flat array.
 public enum ParameterAddress: Hashable, Sendable {
     case masterGain
-    case strip(Channel, Strip)
+    /// A mixer strip's gain, balance, mute or solo: a MIDI channel's, the
+    /// oscillator's, the tone's or an audio-file track's (`StripID`).
+    case strip(StripID, Strip)
     case reverb(Reverb)
     case chorus(Chorus)
     /// A control change passed on to the sampler on this channel.
@@ -22,12 +24,35 @@ public enum ParameterAddress: Hashable, Sendable {
     case tone(Tone)
     /// The oscillator instrument (the MIDI channels routed to it play it).
     case osc(Osc)
-    /// An audio-file track's strip: track 0 ..< `maxTracks` (shown 1-based, `track.1.gain`).
-    case track(Int, Strip)
     /// The mapping's scene to switch to, by its place in `scenes:` (0 = the first).
     case sceneSelect
 
+    /// What every strip has. Adding a per-strip parameter is a case here, its
+    /// row in `spec` and its DSP in the `Mixer`.
     public enum Strip: String, CaseIterable, Sendable { case gain, pan, mute, solo }
+
+    /// Which mixer strip: the strips in the mixer's order. A track is 0 ..<
+    /// `maxTracks`, shown 1-based (`track.1.gain`).
+    public enum StripID: Hashable, Sendable {
+        case channel(Channel)
+        case oscillator
+        case tone
+        case track(Int)
+
+        /// Every strip with parameters, in the mixer's (and the index's) order.
+        public static let all: [StripID] = (0..<16).map { .channel(Channel($0)) } + [.oscillator, .tone]
+            + (0..<ParameterAddress.maxTracks).map { .track($0) }
+
+        /// The place in `all` (a track clamped into range).
+        public var ordinal: Int {
+            switch self {
+            case .channel(let c): c.intValue
+            case .oscillator: 16
+            case .tone: 17
+            case .track(let n): 18 + min(max(n, 0), ParameterAddress.maxTracks - 1)
+            }
+        }
+    }
     public enum Reverb: String, CaseIterable, Sendable {
         case roomSize = "room-size", damping, width, level, enabled
     }
@@ -35,11 +60,11 @@ public enum ParameterAddress: Hashable, Sendable {
     public enum Transport: String, CaseIterable, Sendable { case play, stop, tempo, position, loop }
     /// `note` and `a4` set the frequency from a MIDI pitch (the reference-pitch
     /// tool); `frequency` sets it directly. The last one changed wins.
-    /// `level`, `pan`, `mute` and `solo` are the tone's mixer strip.
-    public enum Tone: String, CaseIterable, Sendable { case frequency, level, waveform, enabled, note, a4, pan, mute, solo }
-    /// `level`, `pan`, `mute` and `solo` are the oscillator's mixer strip.
+    /// The tone's strip (`tone.level` its gain, `tone.pan`, `tone.mute`, `tone.solo`) is `strip(.tone, …)`.
+    public enum Tone: String, CaseIterable, Sendable { case frequency, waveform, enabled, note, a4 }
+    /// The oscillator's strip (`osc.level` its gain, `osc.pan` …) is `strip(.oscillator, …)`.
     public enum Osc: String, CaseIterable, Sendable {
-        case waveform, level, pan, attack, decay, sustain, release, detune, mute, solo
+        case waveform, attack, decay, sustain, release, detune
     }
 
     /// The audio-file tracks that have strips (and so `track.N.*` parameters).
@@ -53,7 +78,11 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
     public var description: String {
         switch self {
         case .masterGain: "master.gain"
-        case .strip(let c, let p): "strip.\(c.intValue + 1).\(p.rawValue)"
+        case .strip(.channel(let c), let p): "strip.\(c.intValue + 1).\(p.rawValue)"
+        // The oscillator's and the tone's gain keep their first name, `level`.
+        case .strip(.oscillator, let p): "osc.\(p == .gain ? "level" : p.rawValue)"
+        case .strip(.tone, let p): "tone.\(p == .gain ? "level" : p.rawValue)"
+        case .strip(.track(let n), let p): "track.\(n + 1).\(p.rawValue)"
         case .reverb(let p): "synth.reverb.\(p.rawValue)"
         case .chorus(let p): "synth.chorus.\(p.rawValue)"
         case .channelCC(let c, let cc): "channel.\(c.intValue + 1).cc.\(cc.intValue)"
@@ -62,7 +91,6 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case .transport(let p): "transport.\(p.rawValue)"
         case .tone(let p): "tone.\(p.rawValue)"
         case .osc(let p): "osc.\(p.rawValue)"
-        case .track(let n, let p): "track.\(n + 1).\(p.rawValue)"
         case .sceneSelect: "scene.select"
         }
     }
@@ -79,7 +107,7 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
             self = .masterGain
         case "strip" where parts.count == 3:
             guard let c = channel(parts[1]), let p = Strip(rawValue: parts[2]) else { return nil }
-            self = .strip(c, p)
+            self = .strip(.channel(c), p)
         case "synth" where parts.count == 3:
             if parts[1] == "reverb", let p = Reverb(rawValue: parts[2]) {
                 self = .reverb(p)
@@ -104,18 +132,25 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case "scene" where parts.count == 2 && parts[1] == "select":
             self = .sceneSelect
         case "tone" where parts.count == 2:
-            guard let p = Tone(rawValue: parts[1]) else { return nil }
-            self = .tone(p)
+            if let p = Self.stripParameter(parts[1]) { self = .strip(.tone, p) }
+            else if let p = Tone(rawValue: parts[1]) { self = .tone(p) }
+            else { return nil }
         case "osc" where parts.count == 2:
-            guard let p = Osc(rawValue: parts[1]) else { return nil }
-            self = .osc(p)
+            if let p = Self.stripParameter(parts[1]) { self = .strip(.oscillator, p) }
+            else if let p = Osc(rawValue: parts[1]) { self = .osc(p) }
+            else { return nil }
         case "track" where parts.count == 3:
             guard let n = Int(parts[1]), (1...Self.maxTracks).contains(n), String(n) == parts[1],
                   let p = Strip(rawValue: parts[2]) else { return nil }
-            self = .track(n - 1, p)
+            self = .strip(.track(n - 1), p)
         default:
             return nil
         }
+    }
+
+    /// `osc.*` and `tone.*` strip names: `level` is the gain.
+    private static func stripParameter(_ name: String) -> Strip? {
+        name == "level" ? .gain : (name == "gain" ? nil : Strip(rawValue: name))
     }
 }
 
@@ -123,7 +158,7 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
 
 extension ParameterAddress {
     private static let stripBase = 1
-    private static let reverbBase = stripBase + 16 * Strip.allCases.count
+    private static let reverbBase = stripBase + StripID.all.count * Strip.allCases.count
     private static let chorusBase = reverbBase + Reverb.allCases.count
     private static let ccBase = chorusBase + Chorus.allCases.count
     private static let programBase = ccBase + 16 * 128
@@ -131,7 +166,7 @@ extension ParameterAddress {
     private static let transportBase = pitchBendBase + 16
     private static let toneBase = transportBase + Transport.allCases.count
     private static let oscBase = toneBase + Tone.allCases.count
-    private static let trackBase = oscBase + Osc.allCases.count
+    private static let sceneSelectIndex = oscBase + Osc.allCases.count
 
     // The families' cases, built once: `allCases` makes a new array at each call.
     private static let strips = Strip.allCases, reverbs = Reverb.allCases, choruses = Chorus.allCases
@@ -148,7 +183,6 @@ extension ParameterAddress {
     }
 
     /// How many addresses exist; every `index` is below this.
-    private static let sceneSelectIndex = trackBase + maxTracks * Strip.allCases.count
     public static let count = sceneSelectIndex + 1
 
     /// A dense number in 0..<`count`, stable for a given build: the render
@@ -156,8 +190,8 @@ extension ParameterAddress {
     public var index: Int {
         switch self {
         case .masterGain: 0
-        case .strip(let c, let p):
-            Self.stripBase + c.intValue * Self.strips.count + Self.ordinal(p, in: Self.strips)
+        case .strip(let id, let p):
+            Self.stripBase + id.ordinal * Self.strips.count + Self.ordinal(p, in: Self.strips)
         case .reverb(let p): Self.reverbBase + Self.ordinal(p, in: Self.reverbs)
         case .chorus(let p): Self.chorusBase + Self.ordinal(p, in: Self.choruses)
         case .channelCC(let c, let cc): Self.ccBase + c.intValue * 128 + cc.intValue
@@ -166,8 +200,6 @@ extension ParameterAddress {
         case .transport(let p): Self.transportBase + Self.ordinal(p, in: Self.transports)
         case .tone(let p): Self.toneBase + Self.ordinal(p, in: Self.tones)
         case .osc(let p): Self.oscBase + Self.ordinal(p, in: Self.oscs)
-        case .track(let n, let p):
-            Self.trackBase + min(max(n, 0), Self.maxTracks - 1) * Self.strips.count + Self.ordinal(p, in: Self.strips)
         case .sceneSelect: Self.sceneSelectIndex
         }
     }
@@ -178,7 +210,7 @@ extension ParameterAddress {
         case 0: self = .masterGain
         case Self.stripBase..<Self.reverbBase:
             let i = index - Self.stripBase, n = Self.strips.count
-            self = .strip(Channel(i / n), Self.strips[i % n])
+            self = .strip(StripID.all[i / n], Self.strips[i % n])
         case Self.reverbBase..<Self.chorusBase: self = .reverb(Self.reverbs[index - Self.reverbBase])
         case Self.chorusBase..<Self.ccBase: self = .chorus(Self.choruses[index - Self.chorusBase])
         case Self.ccBase..<Self.programBase:
@@ -188,10 +220,7 @@ extension ParameterAddress {
         case Self.pitchBendBase..<Self.transportBase: self = .channelPitchBend(Channel(index - Self.pitchBendBase))
         case Self.transportBase..<Self.toneBase: self = .transport(Self.transports[index - Self.transportBase])
         case Self.toneBase..<Self.oscBase: self = .tone(Self.tones[index - Self.toneBase])
-        case Self.oscBase..<Self.trackBase: self = .osc(Self.oscs[index - Self.oscBase])
-        case Self.trackBase..<Self.sceneSelectIndex:
-            let i = index - Self.trackBase, n = Self.strips.count
-            self = .track(i / n, Self.strips[i % n])
+        case Self.oscBase..<Self.sceneSelectIndex: self = .osc(Self.oscs[index - Self.oscBase])
         case Self.sceneSelectIndex: self = .sceneSelect
         default: return nil
         }

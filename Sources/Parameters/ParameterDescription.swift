@@ -5,8 +5,10 @@ extension ParameterAddress {
     public var drives: String {
         switch self {
         case .masterGain: "the master output's gain"
-        case .strip(_, let p): "MIDI channel N's mixer strip: " + Self.strip(p)
-        case .track(_, let p): "audio-file track N's mixer strip (--track, tracks:): " + Self.strip(p)
+        case .strip(.channel, let p): "MIDI channel N's mixer strip: " + Self.strip(p)
+        case .strip(.oscillator, let p): "the oscillator's strip: " + Self.strip(p)
+        case .strip(.tone, let p): "the tone's strip: " + Self.strip(p)
+        case .strip(.track, let p): "audio-file track N's mixer strip (--track, tracks:): " + Self.strip(p)
         case .reverb(.level): "the reverb return's level (FluidSynth's synth.reverb.level)"
         case .reverb(.roomSize): "reverb room size (synth.reverb.room-size)"
         case .reverb(.damping): "reverb damping (synth.reverb.damp)"
@@ -26,34 +28,20 @@ extension ParameterAddress {
         case .transport(.position): "seek, as % of the piece"
         case .transport(.loop): "loop the piece on or off"
         case .tone(.frequency): "the tone generator's frequency"
-        case .tone(.level): "the tone generator's level (its strip's gain)"
         case .tone(.waveform): "the tone's waveform: 0 sine, 1 square, 2 sawtooth, 3 triangle"
         case .tone(.enabled): "the tone generator on or off"
         case .tone(.note): "the tone's frequency as a MIDI pitch, from tone.a4"
         case .tone(.a4): "the reference pitch A4 for tone.note"
-        case .tone(.pan): "the tone's strip: balance"
-        case .tone(.mute): "the tone's strip: mute"
-        case .tone(.solo): "the tone's strip: solo"
         case .osc(.waveform): "the oscillator's waveform: 0 sine, 1 square, 2 sawtooth, 3 triangle, 4 noise"
-        case .osc(.level): "the oscillator's strip: gain"
-        case .osc(.pan): "the oscillator's strip: balance"
         case .osc(.attack): "the oscillator's envelope: attack time"
         case .osc(.decay): "the oscillator's envelope: decay time"
         case .osc(.sustain): "the oscillator's envelope: sustain level"
         case .osc(.release): "the oscillator's envelope: release time"
         case .osc(.detune): "the oscillator's detune"
-        case .osc(.mute): "the oscillator's strip: mute"
-        case .osc(.solo): "the oscillator's strip: solo"
         case .sceneSelect: "switch to the mapping's scene at this place in scenes: (0 = the first)"
         }
     }
 
-    private static func strip(_ p: Strip) -> String {
-        switch p {
-        case .gain: "gain"
-        case .pan: "balance (-1 left, 1 right)"
-        case .mute: "mute"
-        case .solo: "solo"
-        }
-    }
+    /// A strip parameter by its name (balance spelled out), so a new one needs no text here.
+    private static func strip(_ p: Strip) -> String { p == .pan ? "balance (-1 left, 1 right)" : p.rawValue }
 }

@@ -96,14 +96,14 @@ extension ParameterAddress {
     public var spec: ParameterSpec {
         switch self {
         case .masterGain: ParameterSpec(-60...6, .decibels, 0, .continuous, .store(.decibelsToGain))
+        // Every mixer strip (channels, oscillator, tone, tracks): the tone's and the
+        // oscillator's gain (`tone.level`, `osc.level`) start at -12 dB, the tone's tops at 0 dB.
+        case .strip(.tone, .gain): ParameterSpec(-60...0, .decibels, -12, .continuous, .store(.decibelsToGain))
+        case .strip(.oscillator, .gain): ParameterSpec(-60...6, .decibels, -12, .continuous, .store(.decibelsToGain))
         case .strip(_, .gain): ParameterSpec(-60...6, .decibels, 0, .continuous, .store(.decibelsToGain))
         // Balance: -1 left … 0 centre (unity both sides) … 1 right.
         case .strip(_, .pan): ParameterSpec(-1...1, .none, 0, .continuous, .store(.none))
         case .strip(_, .mute), .strip(_, .solo): ParameterSpec(0...1, .none, 0, .toggle, .store(.onOff))
-        // An audio-file track's strip: as a channel strip's.
-        case .track(_, .gain): ParameterSpec(-60...6, .decibels, 0, .continuous, .store(.decibelsToGain))
-        case .track(_, .pan): ParameterSpec(-1...1, .none, 0, .continuous, .store(.none))
-        case .track(_, .mute), .track(_, .solo): ParameterSpec(0...1, .none, 0, .toggle, .store(.onOff))
         // Reverb and chorus: FluidSynth 2.3's ranges and defaults (synth.reverb.*, synth.chorus.*).
         case .reverb(.level): ParameterSpec(0...1, .none, 0.9, .continuous, .store(.gainRelativeToDefault))
         case .reverb(.roomSize): ParameterSpec(0...1, .none, 0.2, .continuous, .instrumentEffect(.reverbRoomSize))
@@ -128,7 +128,6 @@ extension ParameterAddress {
         case .transport(.tempo): ParameterSpec(20...300, .beatsPerMinute, 120, .continuous, .transport(.tempo))
         case .transport(.position): ParameterSpec(0...100, .percent, 0, .continuous, .transport(.position))
         case .tone(.frequency): ParameterSpec(20...20000, .hertz, 440, .continuous, .store(.none))
-        case .tone(.level): ParameterSpec(-60...0, .decibels, -12, .continuous, .store(.decibelsToGain))
         // 0 sine, 1 square, 2 sawtooth, 3 triangle.
         case .tone(.waveform): ParameterSpec(0...3, .none, 0, .integer, .store(.rounded))
         case .tone(.enabled): ParameterSpec(0...1, .none, 0, .toggle, .store(.onOff))
@@ -136,21 +135,14 @@ extension ParameterAddress {
         case .tone(.note): ParameterSpec(0...127, .none, 69, .integer, .store(.rounded))
         // The reference pitch A4 for tone.note (orchestras tune from 415 to 466; 400...480 covers them).
         case .tone(.a4): ParameterSpec(400...480, .hertz, 440, .continuous, .store(.none))
-        // The tone's strip (tone.level is its gain): balance, mute, solo.
-        case .tone(.pan): ParameterSpec(-1...1, .none, 0, .continuous, .store(.none))
-        case .tone(.mute), .tone(.solo): ParameterSpec(0...1, .none, 0, .toggle, .store(.onOff))
         // 0 sine, 1 square, 2 sawtooth, 3 triangle (tone.waveform's numbers), 4 white noise.
         case .osc(.waveform): ParameterSpec(0...4, .none, 0, .integer, .store(.rounded))
-        // The oscillator's strip: gain and balance, applied by the mixer.
-        case .osc(.level): ParameterSpec(-60...6, .decibels, -12, .continuous, .store(.decibelsToGain))
-        case .osc(.pan): ParameterSpec(-1...1, .none, 0, .continuous, .store(.none))
         // Envelope times start at 1 ms: shorter would click (see Oscillator.minimumTime).
         case .osc(.attack): ParameterSpec(0.001...10, .seconds, 0.005, .continuous, .store(.none))
         case .osc(.decay): ParameterSpec(0.001...10, .seconds, 0.1, .continuous, .store(.none))
         case .osc(.sustain): ParameterSpec(0...1, .none, 0.7, .continuous, .store(.none))
         case .osc(.release): ParameterSpec(0.001...10, .seconds, 0.1, .continuous, .store(.none))
         case .osc(.detune): ParameterSpec(-1...1, .semitones, 0, .continuous, .store(.none))
-        case .osc(.mute), .osc(.solo): ParameterSpec(0...1, .none, 0, .toggle, .store(.onOff))
         case .sceneSelect: ParameterSpec(0...127, .none, 0, .integer, .scene)
         }
     }

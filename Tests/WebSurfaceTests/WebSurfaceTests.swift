@@ -157,18 +157,18 @@ struct WebSurfaceServerTests {
         // (The hardware must first pick up the fader's value: sweep down from the top.)
         let reference = try nanoKontrolHub()
         for v in (64...127).reversed() { _ = reference.receive(.cc(0, value: UInt7(v), channel: Channel(0))) }
-        let expected = reference.value(of: .strip(Channel(0), .gain))
+        let expected = reference.value(of: .strip(.channel(Channel(0)), .gain))
         try ws.send(text: #"{"type":"control","name":"Fader 1","position":\#(64.0 / 127)}"#)
         let update = try ws.receive(type: "controls")
         #expect(controls(in: update).first?["name"] as? String == "Fader 1")
-        #expect(abs(hub.value(of: .strip(Channel(0), .gain)) - expected) < 1e-6)
-        #expect(expected != ParameterAddress.strip(Channel(0), .gain).spec.defaultValue)
+        #expect(abs(hub.value(of: .strip(.channel(Channel(0)), .gain)) - expected) < 1e-6)
+        #expect(expected != ParameterAddress.strip(.channel(Channel(0)), .gain).spec.defaultValue)
         // A value in the control's own unit, and a parameter by address.
         try ws.send(text: #"{"type":"control","name":"Fader 1","value":-12}"#)
         try ws.send(text: #"{"type":"set","parameter":"master.gain","value":-3}"#)
         try ws.send(text: #"{"type":"ping"}"#)
         _ = try ws.receive(type: "pong")
-        #expect(abs(hub.value(of: .strip(Channel(0), .gain)) + 12) < 1e-6)
+        #expect(abs(hub.value(of: .strip(.channel(Channel(0)), .gain)) + 12) < 1e-6)
         #expect(hub.value(of: .masterGain) == -3)
         #expect(surface.counters.accepted == 4)
     }
@@ -214,7 +214,7 @@ struct WebSurfaceServerTests {
         _ = try again.receive(type: "hello")
         try again.send(text: #"{"type":"control","name":"Knob 1","position":1}"#)
         _ = try again.receive(type: "controls")
-        #expect(hub.value(of: .strip(Channel(0), .pan)) == ParameterAddress.strip(Channel(0), .pan).spec.range.upperBound)
+        #expect(hub.value(of: .strip(.channel(Channel(0)), .pan)) == ParameterAddress.strip(.channel(Channel(0)), .pan).spec.range.upperBound)
     }
 
     @Test func eachRefusal_countedUnderItsReason() throws {
@@ -259,10 +259,10 @@ struct WebSurfaceServerTests {
             let channel = Channel(UInt8(i / 120))
             let source = ControlSource(ControlSource.Message.cc(UInt7(UInt8(i % 120))), channel: channel)
             faders.append(ControlDefinition(name: "F\(i)", kind: .fader, source: source,
-                                            targets: [TargetBinding(ParameterAddress.strip(channel, .gain))], softTakeover: false))
+                                            targets: [TargetBinding(ParameterAddress.strip(.channel(channel), .gain))], softTakeover: false))
         }
         let solo = ControlDefinition(name: "Solo", kind: .toggle, source: ControlSource(ControlSource.Message.cc(120), channel: Channel(0)),
-                                     targets: [TargetBinding(.strip(Channel(0), .solo))])
+                                     targets: [TargetBinding(.strip(.channel(Channel(0)), .solo))])
         let hub = ControlHub(mapping: ControlMapping(file: "stall.yaml", controls: faders + [solo]))
         let (surface, port) = try serving(hub)
         defer { surface.stop() }

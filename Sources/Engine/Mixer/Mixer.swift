@@ -23,6 +23,11 @@ import MIDI
 /// thread only (no allocation, no locks); the published meters (`Meters`)
 /// from any thread.
 final class Mixer {
+    /// Parameters per strip (`ParameterAddress.Strip`), and where each sits in a strip's slots.
+    private static let perStrip = ParameterAddress.Strip.allCases.count
+    private static let gain = place(.gain), pan = place(.pan), mute = place(.mute), solo = place(.solo)
+    private static func place(_ p: ParameterAddress.Strip) -> Int { ParameterAddress.Strip.allCases.firstIndex(of: p)! }
+
     let stripCount: Int
     let meters: Meters
     /// The instrument's strips and whether each has its own effects group.
@@ -85,23 +90,21 @@ final class Mixer {
         stripCount = strips.count
         meters = Meters(strips: strips)
 
-        let slots = UnsafeMutablePointer<Int>.allocate(capacity: 4 * strips.count)
-        slots.initialize(repeating: -1, count: 4 * strips.count)
-        func set(_ s: Int, _ gain: ParameterAddress?, _ pan: ParameterAddress?, _ mute: ParameterAddress?, _ solo: ParameterAddress?) {
-            slots[4 * s] = gain?.index ?? -1
-            slots[4 * s + 1] = pan?.index ?? -1
-            slots[4 * s + 2] = mute?.index ?? -1
-            slots[4 * s + 3] = solo?.index ?? -1
-        }
-        for s in 0..<channels where channels == Slot.channels {
-            let c = Channel(truncatingIfNeeded: s)
-            set(s, .strip(c, .gain), .strip(c, .pan), .strip(c, .mute), .strip(c, .solo))
-        }
-        set(oscillatorStrip, .osc(.level), .osc(.pan), .osc(.mute), .osc(.solo))
-        // The tone's level is applied by the tone itself (it fades on every change).
-        set(toneStrip, nil, .tone(.pan), .tone(.mute), .tone(.solo))
-        for t in 0..<tracks.count {
-            set(firstTrack + t, .track(t, .gain), .track(t, .pan), .track(t, .mute), .track(t, .solo))
+        // The places are static lets, initialised on first use: here, not on the render thread.
+        _ = (Self.gain, Self.pan, Self.mute, Self.solo)
+        // Each strip's store slots, from the parameter table's strip family: the
+        // slot of `strip(id, p)` at `perStrip * s + p`'s place in `Strip.allCases`.
+        let slots = UnsafeMutablePointer<Int>.allocate(capacity: Self.perStrip * strips.count)
+        slots.initialize(repeating: -1, count: Self.perStrip * strips.count)
+        for (s, strip) in strips.enumerated() {
+            guard let id = strip.parameters else { continue }
+            // A channel strip has its parameters when the instrument has the 16 MIDI channels' strips.
+            if case .channel = id, channels != Slot.channels { continue }
+            for (k, p) in ParameterAddress.Strip.allCases.enumerated() {
+                // The tone's level is applied by the tone itself (it fades on every change).
+                if id == .tone && p == .gain { continue }
+                slots[Self.perStrip * s + k] = ParameterAddress.strip(id, p).index
+            }
         }
         self.slots = slots
 
@@ -118,7 +121,7 @@ final class Mixer {
         toneBuffer = .allocate(capacity: 0)
         var watched = [Slot.master, Slot.reverbLevel, Slot.reverbOn, Slot.chorusLevel, Slot.chorusOn]
             + Slot.tone + [Slot.toneNote, Slot.toneA4]
-        for i in 0..<(4 * stripCount) where slots[i] >= 0 { watched.append(slots[i]) }
+        for i in 0..<(Self.perStrip * stripCount) where slots[i] >= 0 { watched.append(slots[i]) }
         self.watched = .allocate(capacity: watched.count)
         _ = self.watched.initialize(from: watched)
         // Set before the mixer existed: a note or A4 set (and no frequency) wins.
@@ -181,7 +184,8 @@ final class Mixer {
         if changed {
             toneNoteFrequency = Self.noteFrequency(values[Slot.toneNote], a4: values[Slot.toneA4])
             anySolo = false
-            for s in 0..<stripCount where slots[4 * s + 3] >= 0 && values[slots[4 * s + 3]] > 0.5 { anySolo = true }
+            for s in 0..<stripCount where slots[Self.perStrip * s + Self.solo] >= 0
+                && values[slots[Self.perStrip * s + Self.solo]] > 0.5 { anySolo = true }
         }
         return changed
     }
@@ -205,7 +209,9 @@ final class Mixer {
     private func targetGains(strip s: Int) -> (Float, Float) {
         if s == reverbStrip { return (reverb, reverb) }
         if s == chorusStrip { return (chorus, chorus) }
-        let gainSlot = slots[4 * s], panSlot = slots[4 * s + 1], muteSlot = slots[4 * s + 2], soloSlot = slots[4 * s + 3]
+        let base = Self.perStrip * s
+        let gainSlot = slots[base + Self.gain], panSlot = slots[base + Self.pan]
+        let muteSlot = slots[base + Self.mute], soloSlot = slots[base + Self.solo]
         let muted = muteSlot >= 0 && values[muteSlot] > 0.5
         let soloed = soloSlot >= 0 && values[soloSlot] > 0.5
         guard !muted, !anySolo || soloed else { return (0, 0) }
@@ -342,7 +348,7 @@ final class Mixer {
         static let chorusLevel = ParameterAddress.chorus(.level).index
         static let chorusOn = ParameterAddress.chorus(.enabled).index
         static let toneFrequency = ParameterAddress.tone(.frequency).index
-        static let toneLevel = ParameterAddress.tone(.level).index
+        static let toneLevel = ParameterAddress.strip(.tone, .gain).index
         static let toneWaveform = ParameterAddress.tone(.waveform).index
         static let toneEnabled = ParameterAddress.tone(.enabled).index
         static let tone = [toneFrequency, toneLevel, toneWaveform, toneEnabled]

@@ -1,3 +1,6 @@
+import MIDI
+import Parameters
+
 /// One strip of the mixer: what it carries, for the meters' labels and the
 /// stems' file names. The renderer's strips, in order: the instrument's
 /// channel strips, the oscillator, the tone, the effect returns (only when
@@ -11,6 +14,18 @@ public enum MixerStrip: Hashable, Sendable {
     case reverb, chorus
     /// Audio-file track `n` (0-based, `track.(n+1).*`) and its source's name.
     case track(Int, name: String)
+
+    /// The strip's parameters in the table (`strip(id, …)`); nil for the shared
+    /// effect returns, whose levels are `synth.reverb.level` and `synth.chorus.level`.
+    public var parameters: ParameterAddress.StripID? {
+        switch self {
+        case .channel(let n): .channel(Channel(truncatingIfNeeded: n))
+        case .oscillator: .oscillator
+        case .tone: .tone
+        case .reverb, .chorus: nil
+        case .track(let n, _): .track(n)
+        }
+    }
 
     /// A short label for a meter: `1`…`16`, `osc`, `tone`, `reverb`, `chorus`, the track's name.
     public var name: String {

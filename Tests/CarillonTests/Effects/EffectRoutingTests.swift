@@ -35,11 +35,11 @@ import Engine
         #expect(store.value(.chorus(.speed)) == 1.5)
         #expect(store.value(.chorus(.enabled)) == 1)
         #expect(store.value(.tone(.frequency)) == 1_000)
-        #expect(abs(store.value(.tone(.level)) - 0.501_187) < 1e-5)
+        #expect(abs(store.value(.strip(.tone, .gain)) - 0.501_187) < 1e-5)
         #expect(store.value(.tone(.waveform)) == 2)
         #expect(store.value(.tone(.enabled)) == 1)
         route("tone.level", -60, store)
-        #expect(store.value(.tone(.level)) == 0)
+        #expect(store.value(.strip(.tone, .gain)) == 0)
     }
 
     @Test func channelAddresses_becomeChannelMessagesInTheQueue() {

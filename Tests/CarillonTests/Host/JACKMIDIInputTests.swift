@@ -37,11 +37,11 @@ import Testing
         let input = JACKMIDIInput()
         Self.deliver([[0x90, 60, 100], [0xB0, 7, 0], [0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7], [0x80, 60, 0]],
                      frames: [300, 310, 320, 500], to: input.inbox)
-        let before = hub.value(of: .strip(Channel(0), .gain))
+        let before = hub.value(of: .strip(.channel(Channel(0)), .gain))
         JACKMIDIInput.drain(input.inbox, into: router)
         hub.tick()
 
-        #expect(hub.value(of: .strip(Channel(0), .gain)) != before)   // CC 7 → strip 1's gain, at the fader's bottom
+        #expect(hub.value(of: .strip(.channel(Channel(0)), .gain)) != before)   // CC 7 → strip 1's gain, at the fader's bottom
         var queued: [(frame: UInt64, status: UInt8, sysEx: Bool)] = []
         while let e = queue.peek() { queued.append((e.frame, e.message.status, e.message.isSysEx)); queue.pop() }
         #expect(queued.map(\.frame) == [300, 320, 500])

@@ -40,6 +40,6 @@ import Testing
         #expect(waitFor { log += host.takeLog(); return log.contains { $0.hasPrefix("mapping reloaded") } }, "\(log)")
         #expect(host.hub.mapping?.controls.first?.source == ControlSource(.cc(UInt7(20)), channel: Channel(1)))
         host.receive(.cc(UInt7(20), value: UInt7(0), channel: Channel(1)))
-        #expect(host.hub.value(of: .strip(0, .gain)) == ParameterRegistry.standard.info(for: .strip(0, .gain)).range.lowerBound)
+        #expect(host.hub.value(of: .strip(.channel(0), .gain)) == ParameterRegistry.standard.info(for: .strip(.channel(0), .gain)).range.lowerBound)
     }
 }

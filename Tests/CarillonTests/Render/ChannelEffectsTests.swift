@@ -44,7 +44,7 @@ import SoundFile
         _ = blockPeaks(renderer, blocks: 20)                       // 0.23 s held
         for note: UInt8 in [60, 64, 67] { renderer.events.push(.now(.noteOff(note, channel: 0))) }
         _ = blockPeaks(renderer, blocks: 40)                       // 0.46 s: the release is over, the reverb rings
-        renderer.parameters.set(.strip(0, .mute), 1)
+        renderer.parameters.set(.strip(.channel(0), .mute), 1)
         let after = blockPeaks(renderer, blocks: 20)
         let tail = after.dropFirst().max()!                        // the first block ramps down
         print("muted channel, effects \(perChannel ? "per channel" : "shared"): tail peak \(tail), voices \(sampler.instrument.synth.activeVoiceCount)")
@@ -96,8 +96,8 @@ import SoundFile
         renderer.capturesStems = true
         renderer.prepare(sampleRate: 44_100, maxFrames: 512)
         renderer.schedule(try Score(contentsOf: "\(openmsx)/train_filled_with_cash.mid"))
-        renderer.parameters.set(.strip(9, .solo), 1)
-        renderer.parameters.set(.strip(0, .solo), 1)
+        renderer.parameters.set(.strip(.channel(9), .solo), 1)
+        renderer.parameters.set(.strip(.channel(0), .solo), 1)
         let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 1024)
         defer { output.deallocate() }
         renderer.render(frames: 512, into: output)

@@ -228,12 +228,12 @@ func diagnostics(_ yaml: String) -> [String] {
         #expect(mapping.controls.count == 16)
         #expect(mapping.controls[4].name == "Volume (ch 5)")
         #expect(mapping.controls[4].source == ControlSource(.cc(7), channel: 4))
-        #expect(mapping.controls[4].targets.map(\.address) == [.channelCC(4, 7), .strip(4, .gain), .masterGain])
+        #expect(mapping.controls[4].targets.map(\.address) == [.channelCC(4, 7), .strip(.channel(4), .gain), .masterGain])
         let surface = ControlSurface(mapping: mapping)
         let r = Recorder(surface)
         surface.receive(cc(7, 0, ch: 12))
         #expect(r.values(.channelCC(11, 7)) == [0])
-        #expect(r.values(.strip(11, .gain)) == [-30])
+        #expect(r.values(.strip(.channel(11), .gain)) == [-30])
         #expect(r.changes.count == 3)
     }
 

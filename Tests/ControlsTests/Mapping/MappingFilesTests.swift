@@ -57,11 +57,11 @@ func mappingFiles() -> [String] {
         let surface = ControlSurface(mapping: mapping)
         let r = Recorder(surface)
         surface.receive(cc(2, 127))
-        #expect(r.values(.strip(2, .gain)) == [6])
+        #expect(r.values(.strip(.channel(2), .gain)) == [6])
         surface.receive(cc(41, 127)); surface.tick()
         #expect(r.values(.transport(.play)) == [1, 0])
         surface.receive(cc(50, 127)); surface.receive(cc(50, 0))
-        #expect(r.values(.strip(2, .mute)) == [1])
+        #expect(r.values(.strip(.channel(2), .mute)) == [1])
     }
 
     @Test func miniLab_relativeEncoderStepsFromTheCurrentValue() throws {

@@ -67,7 +67,7 @@ import Testing
         let added = try #require(after.controls.last)
         #expect(added.name == "Learned")
         #expect(added.source == Self.free)
-        #expect(added.targets.map(\.address) == [.tone(.level)])
+        #expect(added.targets.map(\.address) == [.strip(.tone, .gain)])
         #expect(Array(after.controls.dropLast()) == before.controls)
     }
 

@@ -37,7 +37,7 @@ import Testing
         let piano = mapping.scenes[0]
         #expect(piano.channels == [ChannelSetup(channel: Channel(0), bank: 0, program: UInt7(0)),
                                    ChannelSetup(channel: Channel(9), bank: 128, program: UInt7(25))])
-        #expect(piano.settings == [Scene.Setting(.reverb(.level), 0.7), Scene.Setting(.strip(0, .pan), -0.5)])
+        #expect(piano.settings == [Scene.Setting(.reverb(.level), 0.7), Scene.Setting(.strip(.channel(0), .pan), -0.5)])
         #expect(piano.controls.map(\.name) == ["Level"])
         #expect(piano.controls.map(\.value) == [-6])
         #expect(piano.location.line == 12)

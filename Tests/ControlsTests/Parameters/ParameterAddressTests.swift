@@ -22,8 +22,8 @@ import Testing
 
     @Test func parse_examplesFromTheIssue() {
         #expect(ParameterAddress("master.gain") == .masterGain)
-        #expect(ParameterAddress("strip.3.pan") == .strip(2, .pan))
-        #expect(ParameterAddress("strip.10.mute") == .strip(9, .mute))
+        #expect(ParameterAddress("strip.3.pan") == .strip(.channel(2), .pan))
+        #expect(ParameterAddress("strip.10.mute") == .strip(.channel(9), .mute))
         #expect(ParameterAddress("synth.reverb.room-size") == .reverb(.roomSize))
         #expect(ParameterAddress("synth.chorus.level") == .chorus(.level))
         #expect(ParameterAddress("channel.1.cc.74") == .channelCC(0, 74))
@@ -102,10 +102,10 @@ import Testing
     @Test func storeValues_convertAsTheRowSays() {
         #expect(ParameterAddress.masterGain.spec.storeValue(0) == 1)
         #expect(ParameterAddress.masterGain.spec.storeValue(-60) == 0)
-        #expect(abs(ParameterAddress.strip(0, .gain).spec.storeValue(-6)! - 0.501_187) < 1e-5)
+        #expect(abs(ParameterAddress.strip(.channel(0), .gain).spec.storeValue(-6)! - 0.501_187) < 1e-5)
         #expect(ParameterAddress.reverb(.level).spec.storeValue(0.45) == 0.5)
         #expect(ParameterAddress.chorus(.level).spec.storeValue(4) == 2)
-        #expect(ParameterAddress.strip(0, .mute).spec.storeValue(0.7) == 1)
+        #expect(ParameterAddress.strip(.channel(0), .mute).spec.storeValue(0.7) == 1)
         #expect(ParameterAddress.tone(.waveform).spec.storeValue(2.4) == 2)
         #expect(ParameterAddress.reverb(.enabled).spec.storeValue(0.2) == 0)
         #expect(ParameterAddress.reverb(.roomSize).spec.storeValue(0.7) == 0.7)
@@ -115,5 +115,25 @@ import Testing
         for effect in SynthEffect.allCases {
             #expect(effect.address.spec.application == .instrumentEffect(effect))
         }
+    }
+
+    /// One strip family, the old names kept: every strip's gain, pan, mute and solo
+    /// are `strip(id, …)`, written as mapping files have always written them.
+    @Test func stripFamily_keepsTheOldNames() {
+        let names: [(String, ParameterAddress)] = [
+            ("strip.3.pan", .strip(.channel(2), .pan)), ("osc.level", .strip(.oscillator, .gain)),
+            ("osc.solo", .strip(.oscillator, .solo)), ("tone.level", .strip(.tone, .gain)),
+            ("tone.mute", .strip(.tone, .mute)), ("track.2.gain", .strip(.track(1), .gain)),
+        ]
+        for (text, address) in names {
+            #expect(ParameterAddress(text) == address, "\(text)")
+            #expect(address.description == text)
+        }
+        // No second name for the same parameter.
+        #expect(ParameterAddress("osc.gain") == nil && ParameterAddress("tone.gain") == nil)
+        #expect(ParameterAddress("track.9.gain") == nil && ParameterAddress("track.0.pan") == nil)
+        // Every strip has every strip parameter, each its own slot.
+        let slots = Set(ParameterAddress.StripID.all.flatMap { id in ParameterAddress.Strip.allCases.map { ParameterAddress.strip(id, $0).index } })
+        #expect(slots.count == ParameterAddress.StripID.all.count * ParameterAddress.Strip.allCases.count)
     }
 }

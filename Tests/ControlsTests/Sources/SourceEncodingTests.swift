@@ -33,7 +33,7 @@ import Testing
 
     func fader(_ source: ControlSource, _ shaping: Shaping) -> ControlDefinition {
         ControlDefinition(name: "F", kind: .fader, source: source, shaping: shaping, range: ValueRange(-60, 6),
-                          targets: [TargetBinding(.strip(0, .gain))], softTakeover: false)
+                          targets: [TargetBinding(.strip(.channel(0), .gain))], softTakeover: false)
     }
 
     @Test(arguments: sources) func decodeOfEncode_isTheValue_forEveryCurve(_ source: ControlSource) {
@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func toggles_lightWithTheSourcesFullValue() {
-        let cc = ControlDefinition(name: "T", kind: .toggle, source: ControlSource(.cc(40)), targets: [TargetBinding(.strip(0, .mute))])
+        let cc = ControlDefinition(name: "T", kind: .toggle, source: ControlSource(.cc(40)), targets: [TargetBinding(.strip(.channel(0), .mute))])
         #expect(cc.feedbackRaw(position: 0, shaped: 0, on: true, index: 0) == 127)
         #expect(cc.feedbackRaw(position: 1, shaped: 1, on: false, index: 0) == 0)
         let momentary = ControlDefinition(name: "M", kind: .momentary, source: ControlSource(.cc(41)), targets: [TargetBinding(.transport(.stop))])

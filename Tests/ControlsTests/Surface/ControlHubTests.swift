@@ -24,11 +24,11 @@ import Testing
         #expect(fader.display == "+0.0 dB")
         #expect(fader.value == 0)
         #expect(fader.awaitingPickup)   // the hardware's position is unknown: soft takeover waits
-        #expect(hub.value(of: .strip(0, .gain)) == 0)
+        #expect(hub.value(of: .strip(.channel(0), .gain)) == 0)
         // The engine is told nothing that differs from the table: it plays at 0 dB too.
         let engine = Engine()
         hub.subscribe(engine.take)
-        #expect(engine.values[.strip(0, .gain)] == nil)
+        #expect(engine.values[.strip(.channel(0), .gain)] == nil)
     }
 
     @Test func mappingDefault_isPublishedToTheEngine() throws {
@@ -48,8 +48,8 @@ import Testing
         let hub = ControlHub(mapping: mapping)
         let engine = Engine()
         hub.subscribe(engine.take)
-        #expect(engine.values[.strip(1, .gain)] == -6)
-        #expect(hub.value(of: .strip(1, .gain)) == -6)
+        #expect(engine.values[.strip(.channel(1), .gain)] == -6)
+        #expect(hub.value(of: .strip(.channel(1), .gain)) == -6)
         #expect(hub.controlStates.first { $0.name == "Level" }?.display == "-6.0 dB")
         // No default: the knob shows the table's (FluidSynth's) 0.2 and nothing is sent.
         #expect(hub.controlStates.first { $0.name == "Room" }?.value == 0.2)
@@ -77,12 +77,12 @@ import Testing
         let hub = ControlHub(mapping: try ControlMapping.load(path: Self.nanoKONTROL2))
         let engine = Engine()
         hub.subscribe(engine.take)
-        #expect(hub.set(.strip(0, .gain), to: -12))
-        #expect(engine.values[.strip(0, .gain)] == -12)
+        #expect(hub.set(.strip(.channel(0), .gain), to: -12))
+        #expect(engine.values[.strip(.channel(0), .gain)] == -12)
         #expect(hub.controlStates.first { $0.name == "Fader 1" }?.display == "-12.0 dB")
-        #expect(!hub.set(.strip(0, .gain), to: .nan))
-        #expect(hub.set(.strip(0, .gain), to: 100))   // clamped to the top of the range
-        #expect(engine.values[.strip(0, .gain)] == 6)
+        #expect(!hub.set(.strip(.channel(0), .gain), to: .nan))
+        #expect(hub.set(.strip(.channel(0), .gain), to: 100))   // clamped to the top of the range
+        #expect(engine.values[.strip(.channel(0), .gain)] == 6)
     }
 
     @Test func controlMessage_movesTheParameter() throws {
@@ -91,10 +91,10 @@ import Testing
         hub.subscribe(engine.take)
         // Knob 1 (pan) waits for pickup at the centre the strip plays at, then moves it.
         #expect(hub.receive(.cc(16, value: 127, channel: 0)))
-        #expect(engine.values[.strip(0, .pan)] == nil)
+        #expect(engine.values[.strip(.channel(0), .pan)] == nil)
         #expect(hub.receive(.cc(16, value: 64, channel: 0)))
         #expect(hub.receive(.cc(16, value: 127, channel: 0)))
-        #expect(engine.values[.strip(0, .pan)] == 1)
+        #expect(engine.values[.strip(.channel(0), .pan)] == 1)
         #expect(!hub.receive(.cc(100, value: 1, channel: 0)))      // no control: for the sampler
     }
 }
@@ -123,7 +123,7 @@ import Testing
         let log = Log()
         hub.subscribe { log.changes.append($0) }
         #expect(hub.receive(.cc(7, value: 64, channel: 0)))
-        let level = hub.value(of: .strip(0, .gain))
+        let level = hub.value(of: .strip(.channel(0), .gain))
         hub.replace(mapping: try Self.mapping("""
             name: Second
             controls:
@@ -139,11 +139,11 @@ import Testing
                 targets: [strip.1.pan]
             """))
         #expect(hub.mapping?.name == "Second")
-        #expect(hub.value(of: .strip(0, .gain)) == level)
+        #expect(hub.value(of: .strip(.channel(0), .gain)) == level)
         #expect(abs((hub.controlStates.first { $0.name == "Level" }?.value ?? 0) - level) < 1e-9)
         #expect(!hub.receive(.cc(7, value: 100, channel: 0)))     // the old source: now for the sampler
         #expect(hub.receive(.cc(10, value: 127, channel: 0)))     // the new control drives the engine
-        #expect(log.changes.last == ParameterChange(.strip(0, .pan), 1))
+        #expect(log.changes.last == ParameterChange(.strip(.channel(0), .pan), 1))
     }
 
     @Test func heldButton_goingAway_isReleased() throws {

@@ -7,12 +7,12 @@ import Testing
     @Test func fader_movesItsTargetAcrossTheParameterRange() {
         let s = ControlSurface(controls: [
             ControlDefinition(name: "Vol", kind: .fader, source: .init(.cc(7), channel: 0),
-                              targets: [.init(.strip(0, .gain))], softTakeover: false)
+                              targets: [.init(.strip(.channel(0), .gain))], softTakeover: false)
         ])
         let r = Recorder(s)
         s.receive(cc(7, 127))
         s.receive(cc(7, 0))
-        #expect(r.values(.strip(0, .gain)) == [6, -60])
+        #expect(r.values(.strip(.channel(0), .gain)) == [6, -60])
         #expect(s.state(named: "Vol")?.display == "-inf dB")
         s.receive(cc(7, 127, ch: 2))  // another channel: not this control
         #expect(r.changes.count == 2)
@@ -68,11 +68,11 @@ import Testing
     @Test func toggle_flipsOnPressOnly() {
         let s = ControlSurface(controls: [
             ControlDefinition(name: "Mute", kind: .toggle, source: .init(.cc(48), channel: 0),
-                              targets: [.init(.strip(0, .mute))])
+                              targets: [.init(.strip(.channel(0), .mute))])
         ])
         let r = Recorder(s)
         s.receive(cc(48, 127)); s.receive(cc(48, 0)); s.receive(cc(48, 127)); s.receive(cc(48, 0))
-        #expect(r.values(.strip(0, .mute)) == [1, 0])
+        #expect(r.values(.strip(.channel(0), .mute)) == [1, 0])
         #expect(s.state(named: "Mute")?.display == "off")
     }
 
@@ -89,7 +89,7 @@ import Testing
     @Test func button_isOnWhileHeld() {
         let s = ControlSurface(controls: [
             ControlDefinition(name: "Solo", kind: .button, source: .init(.note(40), channel: 0),
-                              targets: [.init(.strip(2, .solo))])
+                              targets: [.init(.strip(.channel(2), .solo))])
         ])
         let r = Recorder(s)
         s.receive(.noteOn(40, velocity: 100, channel: 0))
@@ -97,7 +97,7 @@ import Testing
         s.receive(.noteOn(40, velocity: 0, channel: 0))
         s.receive(.noteOn(40, velocity: 90, channel: 0))
         s.receive(.noteOff(40, channel: 0))
-        #expect(r.values(.strip(2, .solo)) == [1, 0, 1, 0])
+        #expect(r.values(.strip(.channel(2), .solo)) == [1, 0, 1, 0])
     }
 
     @Test func momentary_isOneForOneBlock() {
@@ -121,12 +121,12 @@ import Testing
     @Test func pad_sendsVelocityThenZero() {
         let s = ControlSurface(controls: [
             ControlDefinition(name: "Pad", kind: .pad, source: .init(.note(36), channel: 9),
-                              targets: [.init(.tone(.level))])
+                              targets: [.init(.strip(.tone, .gain))])
         ])
         let r = Recorder(s)
         s.receive(.noteOn(36, velocity: 127, channel: 9))
         s.receive(.noteOff(36, channel: 9))
-        #expect(r.values(.tone(.level)) == [0, -60])
+        #expect(r.values(.strip(.tone, .gain)) == [0, -60])
     }
 
     @Test func selector_programChangeSelectsAStepValue() {
@@ -206,7 +206,7 @@ import Testing
         let s = ControlSurface(controls: [
             ControlDefinition(name: "Freq", kind: .knob, source: .init(.cc(1)), shaping: Shaping(curve: .exponential(shape: 4)),
                               targets: [.init(.tone(.frequency))]),
-            ControlDefinition(name: "Pan", kind: .knob, source: .init(.cc(10)), targets: [.init(.strip(0, .pan))]),
+            ControlDefinition(name: "Pan", kind: .knob, source: .init(.cc(10)), targets: [.init(.strip(.channel(0), .pan))]),
         ])
         let states = s.states
         #expect(states.map(\.name) == ["Freq", "Pan"])
@@ -386,7 +386,7 @@ import Testing
     static func surface() -> ControlSurface {
         ControlSurface(controls: [
             ControlDefinition(name: "F", kind: .fader, source: .init(.cc(0), channel: 0), range: ValueRange(0, 127),
-                              targets: [.init(.channelCC(0, 7)), .init(.strip(0, .gain))]),
+                              targets: [.init(.channelCC(0, 7)), .init(.strip(.channel(0), .gain))]),
         ])
     }
 
@@ -411,7 +411,7 @@ import Testing
         s.subscribe(store)
         s.receive(cc(0, 127))
         #expect(store.values[ParameterAddress.channelCC(0, 7).index] == 127)
-        #expect(store.values[ParameterAddress.strip(0, .gain).index] == 6)
+        #expect(store.values[ParameterAddress.strip(.channel(0), .gain).index] == 6)
     }
 
     @Test func observeControls_seesEachChange() {

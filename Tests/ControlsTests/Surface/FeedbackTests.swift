@@ -83,7 +83,7 @@ import Testing
         let (hub, sent) = try hub()
         #expect(hub.receive(.cc(7, value: 100, channel: 0)))
         hub.tick()
-        let value = hub.value(of: .strip(0, .gain))
+        let value = hub.value(of: .strip(.channel(0), .gain))
         // The knob (7-bit), the 14-bit fader (MSB, LSB) and the NRPN fader (99/98/6/38) follow; CC 7 itself does not come back.
         #expect(sent.all.contains(.cc(8, value: 100, channel: 0)))
         // 100/127 of 16383 is 12900 = 100·128 + 100.
@@ -91,12 +91,12 @@ import Testing
         #expect(sent.all.suffix(4) == [.cc(99, value: 2, channel: 0), .cc(98, value: 44, channel: 0),
                                        .cc(6, value: 100, channel: 0), .cc(38, value: 100, channel: 0)])
         #expect(!sent.all.contains { if case .controlChange(let c) = $0 { c.controller == 7 || c.controller == 9 } else { false } })
-        #expect(value == hub.value(of: .strip(0, .gain)))
+        #expect(value == hub.value(of: .strip(.channel(0), .gain)))
     }
 
     @Test func manyChangesBetweenTicks_sendTheLatestValueOnce() throws {
         let (hub, sent) = try hub()
-        for v in stride(from: -40.0, through: -10, by: 1) { hub.set(.strip(0, .gain), to: v) }
+        for v in stride(from: -40.0, through: -10, by: 1) { hub.set(.strip(.channel(0), .gain), to: v) }
         hub.tick()
         let faderMessages = sent.all.filter { if case .controlChange(let c) = $0 { c.controller == 7 } else { false } }
         #expect(faderMessages.count == 1)

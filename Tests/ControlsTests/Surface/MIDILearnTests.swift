@@ -73,8 +73,8 @@ import Testing
         f.changes.removeAll()
         #expect(!f.hub.receive(cc(7, 0)))
         #expect(f.hub.receive(cc(21, 0)))
-        #expect(f.hub.value(of: .strip(0, .gain)) == ParameterRegistry.standard.info(for: .strip(0, .gain)).range.lowerBound)
-        #expect(f.changes.contains { $0.address == .strip(0, .gain) })
+        #expect(f.hub.value(of: .strip(.channel(0), .gain)) == ParameterRegistry.standard.info(for: .strip(.channel(0), .gain)).range.lowerBound)
+        #expect(f.changes.contains { $0.address == .strip(.channel(0), .gain) })
     }
 
     @Test func learn_parameterWithoutControl_createsAKnobThatDrivesIt() throws {
@@ -102,7 +102,7 @@ import Testing
 
     @Test func learn_parameterDrivenByAControl_rebindsThatControl() throws {
         let f = try Fixture()
-        try f.hub.learn(.parameter(.strip(0, .pan)))
+        try f.hub.learn(.parameter(.strip(.channel(0), .pan)))
         _ = f.hub.receive(cc(80, 1))
         #expect(f.bound?.control == "Pan")
         #expect(f.bound?.created == false)
@@ -132,7 +132,7 @@ import Testing
 
     @Test func learn_note_noteOffDoesNotBind_noteOnMakesAToggleForMute() throws {
         let f = try Fixture()
-        try f.hub.learn(.parameter(.strip(0, .mute)))
+        try f.hub.learn(.parameter(.strip(.channel(0), .mute)))
         _ = f.hub.receive(.noteOff(UInt7(36), velocity: UInt7(0), channel: Channel(9)))
         _ = f.hub.receive(.noteOn(UInt7(36), velocity: UInt7(0), channel: Channel(9)))   // a note-off too
         f.ticks()
@@ -141,7 +141,7 @@ import Testing
         #expect(f.bound?.source == ControlSource(.note(UInt7(36)), channel: Channel(9)))
         #expect(f.hub.controlStates.last?.kind == .toggle)
         _ = f.hub.receive(.noteOn(UInt7(36), velocity: UInt7(100), channel: Channel(9)))
-        #expect(f.hub.value(of: .strip(0, .mute)) == 1)
+        #expect(f.hub.value(of: .strip(.channel(0), .mute)) == 1)
     }
 
     @Test func learn_sourceUsedByAnotherControl_failsAndLeavesTheFile() throws {

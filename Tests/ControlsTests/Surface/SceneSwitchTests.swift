@@ -46,7 +46,7 @@ import Testing
             ParameterChange(.channelProgram(Channel(9)), 25),   // bank 128 on channel 10: no bank select
             ParameterChange(.reverb(.level), 0.8),
             ParameterChange(.chorus(.enabled), 0),
-            ParameterChange(.strip(0, .gain), -12),
+            ParameterChange(.strip(.channel(0), .gain), -12),
         ])
         #expect(hub.currentScene == "Organ")
         #expect(hub.controlStates.first { $0.name == "Level" }?.value == -12)

@@ -56,14 +56,14 @@ import MIDI
 @Suite struct ParameterStoreTests {
     @Test func set_changesValueAndCounter() {
         let store = ParameterStore()
-        let index = ParameterAddress.strip(3, .gain).index
+        let index = ParameterAddress.strip(.channel(3), .gain).index
         let before = store.read(index)
         #expect(before.value == 1)
-        store.set(.strip(3, .gain), -6)
+        store.set(.strip(.channel(3), .gain), -6)
         let after = store.read(index)
         #expect(abs(after.value - 0.501_187) < 1e-5)
         #expect(after.counter == before.counter &+ 1)
-        store.set(.strip(3, .gain), -6)
+        store.set(.strip(.channel(3), .gain), -6)
         #expect(store.read(index).counter == before.counter &+ 2)
     }
 
@@ -92,7 +92,7 @@ import MIDI
         }
         #expect(store.value(.masterGain) == 1)
         #expect(store.value(.reverb(.level)) == 1)
-        #expect(abs(store.value(.tone(.level)) - 0.251_189) < 1e-5)
+        #expect(abs(store.value(.strip(.tone, .gain)) - 0.251_189) < 1e-5)
     }
 }
 

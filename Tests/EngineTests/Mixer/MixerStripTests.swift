@@ -55,12 +55,12 @@ import Foundation
         // RMS of a constant 0.5 left, 0.25 right: sqrt((0.25 + 0.0625) / 2).
         #expect(abs(renderer.meters.stripRMS(s) - (0.3125 / 2).squareRoot()) < 1e-6)
 
-        renderer.parameters.set(.track(0, .gain), 20 * log10(0.5))
-        renderer.parameters.set(.track(0, .pan), 0.5)
+        renderer.parameters.set(.strip(.track(0), .gain), 20 * log10(0.5))
+        renderer.parameters.set(.strip(.track(0), .pan), 0.5)
         f = steady(renderer)
         #expect(abs(f.left - 0.125) < 1e-6 && abs(f.right - 0.125) < 1e-6)
 
-        renderer.parameters.set(.track(0, .mute), 1)
+        renderer.parameters.set(.strip(.track(0), .mute), 1)
         f = steady(renderer)
         #expect(f.left == 0 && f.right == 0 && renderer.meters.stripPeak(s) == 0)
     }
@@ -80,7 +80,7 @@ import Foundation
     @Test func secondTrack_hasItsOwnParameters() {
         let renderer = makeRenderer(tracks: [ConstantTrack(name: "a", left: 1, right: 1),
                                              ConstantTrack(name: "b", left: 0.25, right: 0.25)])
-        renderer.parameters.set(.track(0, .pan), -1)
+        renderer.parameters.set(.strip(.track(0), .pan), -1)
         let f = steady(renderer)
         #expect(f.left == 1.25 && f.right == 0.25)
         #expect(renderer.meters.stripPeak(strip(renderer, .track(1, name: "b"))) == 0.25)
@@ -91,21 +91,21 @@ import Foundation
     @Test func oscillator_muteSoloMeter() {
         let renderer = makeRenderer()
         renderer.route(channel: 15, to: .oscillator)
-        renderer.parameters.set(.osc(.level), 0)
+        renderer.parameters.set(.strip(.oscillator, .gain), 0)
         renderer.events.push(.now(.noteOn(69, velocity: 127, channel: 15)))
         _ = renderAll(renderer, frames: 4_800, block: 64)      // past the attack
         let osc = strip(renderer, .oscillator)
         #expect(renderer.meters.stripPeak(osc) > 0.3)
         #expect(renderer.meters.stripRMS(osc) > 0.1)
 
-        renderer.parameters.set(.osc(.mute), 1)
+        renderer.parameters.set(.strip(.oscillator, .mute), 1)
         _ = renderAll(renderer, frames: 64, block: 64)
         let muted = renderAll(renderer, frames: 64, block: 64)
         #expect(muted.allSatisfy { $0 == 0 } && renderer.meters.stripPeak(osc) == 0)
 
         // Solo: the oscillator alone, a sampler channel silenced.
-        renderer.parameters.set(.osc(.mute), 0)
-        renderer.parameters.set(.osc(.solo), 1)
+        renderer.parameters.set(.strip(.oscillator, .mute), 0)
+        renderer.parameters.set(.strip(.oscillator, .solo), 1)
         renderer.events.push(.now(.noteOn(60, velocity: 127, channel: 0)))
         _ = renderAll(renderer, frames: 128, block: 64)
         #expect(renderer.meters.stripPeak(0) == 0 && renderer.meters.stripPeak(osc) > 0.3)
@@ -114,8 +114,8 @@ import Foundation
     @Test func tone_panMuteSolo() {
         let renderer = makeRenderer()
         renderer.parameters.set(.tone(.enabled), 1)
-        renderer.parameters.set(.tone(.level), 0)
-        renderer.parameters.set(.tone(.pan), 1)
+        renderer.parameters.set(.strip(.tone, .gain), 0)
+        renderer.parameters.set(.strip(.tone, .pan), 1)
         let out = renderAll(renderer, frames: 9_600, block: 64)
         let tail = out.suffix(2_000)
         let leftPeak = stride(from: tail.startIndex, to: tail.endIndex, by: 2).map { abs(tail[$0]) }.max()!
@@ -123,7 +123,7 @@ import Foundation
         #expect(leftPeak == 0 && rightPeak > 0.5)
         #expect(renderer.meters.stripPeak(strip(renderer, .tone)) > 0.5)
 
-        renderer.parameters.set(.tone(.mute), 1)
+        renderer.parameters.set(.strip(.tone, .mute), 1)
         _ = renderAll(renderer, frames: 64, block: 64)
         #expect(renderAll(renderer, frames: 64, block: 64).allSatisfy { $0 == 0 })
     }
@@ -139,20 +139,20 @@ import Foundation
         #expect(steady(renderer).left == 1 + 0.125 + 0.25)
 
         // A track soloed: the channel goes; the shared reverb return is solo-safe.
-        renderer.parameters.set(.track(0, .solo), 1)
+        renderer.parameters.set(.strip(.track(0), .solo), 1)
         #expect(steady(renderer).left == 0.125 + 0.25)
 
         // A channel soloed as well: both sound.
-        renderer.parameters.set(.strip(3, .solo), 1)
+        renderer.parameters.set(.strip(.channel(3), .solo), 1)
         #expect(steady(renderer).left == 1 + 0.125 + 0.25)
 
         // Only the channel: the track goes.
-        renderer.parameters.set(.track(0, .solo), 0)
+        renderer.parameters.set(.strip(.track(0), .solo), 0)
         #expect(steady(renderer).left == 1 + 0.125)
 
         // The tone soloed instead (and silent): channel and track both go.
-        renderer.parameters.set(.strip(3, .solo), 0)
-        renderer.parameters.set(.tone(.solo), 1)
+        renderer.parameters.set(.strip(.channel(3), .solo), 0)
+        renderer.parameters.set(.strip(.tone, .solo), 1)
         #expect(steady(renderer).left == 0.125)
     }
 
@@ -168,9 +168,9 @@ import Foundation
         #expect(steady(renderer).left == 2.5)
         #expect(renderer.meters.stripPeak(2) == 1.25)
 
-        renderer.parameters.set(.strip(2, .mute), 1)
+        renderer.parameters.set(.strip(.channel(2), .mute), 1)
         #expect(steady(renderer).left == 1.25)
-        renderer.parameters.set(.strip(5, .gain), 20 * log10(0.5))
+        renderer.parameters.set(.strip(.channel(5), .gain), 20 * log10(0.5))
         #expect(abs(steady(renderer).left - 0.625) < 1e-6)
         // The reverb return's level applies inside the strip: half the default level halves it.
         renderer.parameters.set(.reverb(.level), 0.45)
@@ -182,7 +182,7 @@ import Foundation
         fake.reverbLevel = 0.25
         let renderer = makeRenderer(fake)
         renderer.events.push(.now(.noteOn(60, velocity: 127, channel: 2)))
-        renderer.parameters.set(.strip(2, .mute), 1)
+        renderer.parameters.set(.strip(.channel(2), .mute), 1)
         #expect(steady(renderer).left == 0.25)
         #expect(renderer.meters.stripPeak(strip(renderer, .reverb)) == 0.25)
     }
@@ -205,9 +205,9 @@ import Foundation
             // Ramps in every block: master, a channel, the track, the oscillator.
             let x = Double(block % 7) / 7
             renderer.parameters.set(.masterGain, -6 * x)
-            renderer.parameters.set(.strip(0, .pan), x - 0.5)
-            renderer.parameters.set(.track(0, .gain), -3 * x)
-            renderer.parameters.set(.osc(.pan), 0.5 - x)
+            renderer.parameters.set(.strip(.channel(0), .pan), x - 0.5)
+            renderer.parameters.set(.strip(.track(0), .gain), -3 * x)
+            renderer.parameters.set(.strip(.oscillator, .pan), 0.5 - x)
             renderer.render(frames: 64, into: output)
             for i in 0..<64 {
                 var sum = (0.0, 0.0)

@@ -23,22 +23,22 @@ import Foundation
     }
 
     @Test func stripGain_scales() {
-        let f = steadyFrame({ $0.set(.strip(4, .gain), 20 * log10(0.5)) }, notes: [(4, 127)])
+        let f = steadyFrame({ $0.set(.strip(.channel(4), .gain), 20 * log10(0.5)) }, notes: [(4, 127)])
         #expect(abs(f.left - 0.5) < 1e-5)
     }
 
     @Test func pan_right_silencesLeft() {
-        let f = steadyFrame({ $0.set(.strip(1, .pan), 1) }, notes: [(1, 127)])
+        let f = steadyFrame({ $0.set(.strip(.channel(1), .pan), 1) }, notes: [(1, 127)])
         #expect(f.left == 0 && abs(f.right - 1) < 1e-6)
     }
 
     @Test func mute_silencesStrip() {
-        let f = steadyFrame({ $0.set(.strip(2, .mute), 1) }, notes: [(2, 127), (3, 127)])
+        let f = steadyFrame({ $0.set(.strip(.channel(2), .mute), 1) }, notes: [(2, 127), (3, 127)])
         #expect(abs(f.left - 1) < 1e-6)
     }
 
     @Test func solo_silencesTheOthers() {
-        let f = steadyFrame({ $0.set(.strip(7, .solo), 1) }, notes: [(7, 127), (8, 127), (9, 127)])
+        let f = steadyFrame({ $0.set(.strip(.channel(7), .solo), 1) }, notes: [(7, 127), (8, 127), (9, 127)])
         #expect(abs(f.left - 1) < 1e-6)
     }
 

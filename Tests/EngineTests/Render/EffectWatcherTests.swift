@@ -83,7 +83,7 @@ final class RecordingInstrument: Instrument {
         let renderer = Renderer(instrument: fake)
         renderer.prepare(sampleRate: 48_000, maxFrames: 256)
         renderer.events.push(.now(.noteOn(60, velocity: 127, channel: 0)))
-        renderer.parameters.set(.strip(0, .gain), -60)
+        renderer.parameters.set(.strip(.channel(0), .gain), -60)
         _ = renderAll(renderer, frames: 256, block: 256)
         renderer.parameters.set(SynthEffect.reverbEnabled.address, 0)
         let fade = renderAll(renderer, frames: 256, block: 256)

@@ -73,16 +73,16 @@ import CAllocationCounter
         renderer.route(channel: 14, to: .oscillator)
         renderer.prepare(sampleRate: 48_000, maxFrames: 128)
         renderer.parameters.set(.tone(.enabled), 1)
-        renderer.parameters.set(.track(1, .solo), 1)
-        renderer.parameters.set(.strip(2, .solo), 1)
-        renderer.parameters.set(.osc(.solo), 1)
+        renderer.parameters.set(.strip(.track(1), .solo), 1)
+        renderer.parameters.set(.strip(.channel(2), .solo), 1)
+        renderer.parameters.set(.strip(.oscillator, .solo), 1)
         var events: [Score.Event] = []
         for i in 0..<2_000 {
             events.append(.init(seconds: Double(i) * 0.001, message: .noteOn(UInt8(i % 128), velocity: 100, channel: i % 16)))
             events.append(.init(seconds: Double(i) * 0.001 + 0.0005, message: .noteOff(UInt8(i % 128), channel: i % 16)))
         }
         renderer.schedule(Score(events: events))
-        renderer.parameters.set(.strip(3, .gain), 20 * log10(0.5))
+        renderer.parameters.set(.strip(.channel(3), .gain), 20 * log10(0.5))
         let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 256)
         defer { output.deallocate() }
         // Steady state: a first block may instantiate Swift runtime metadata (once per process, debug builds).
@@ -93,7 +93,7 @@ import CAllocationCounter
         carillon_allocations_arm()
         for block in 1..<1_000 {
             if block % 10 == 0 { renderer.events.push(.now(.controlChange(7, value: 100, channel: 1))) }
-            if block % 10 == 5 { renderer.parameters.set(.track(0, .pan), Double(block % 3) - 1) }
+            if block % 10 == 5 { renderer.parameters.set(.strip(.track(0), .pan), Double(block % 3) - 1) }
             renderer.render(frames: 128, into: output)
             if block == 500 { stemsSounded = renderer.stem(oscillator) != nil && renderer.stem(trackB) != nil }
         }

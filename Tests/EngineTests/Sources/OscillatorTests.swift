@@ -17,7 +17,7 @@ import CAllocationCounter
         renderer.prepare(sampleRate: Self.rate, maxFrames: block)
         renderer.route(channel: 0, to: .oscillator)
         renderer.oscillator.a4 = a4
-        renderer.parameters.set(.osc(.level), 0)
+        renderer.parameters.set(.strip(.oscillator, .gain), 0)
         renderer.parameters.set(.osc(.waveform), waveform)
         renderer.parameters.set(.osc(.attack), 0.001)
         renderer.parameters.set(.osc(.sustain), 1)
@@ -171,8 +171,8 @@ import CAllocationCounter
     /// The oscillator's strip: `osc.pan` 1 leaves the left silent; `osc.level` −6 dB halves the right.
     @Test func strip_levelAndPan() {
         let r = makeRenderer(block: 256)
-        r.parameters.set(.osc(.pan), 1)
-        r.parameters.set(.osc(.level), -6)
+        r.parameters.set(.strip(.oscillator, .pan), 1)
+        r.parameters.set(.strip(.oscillator, .gain), -6)
         r.events.push(.now(.noteOn(69, velocity: 127, channel: 0)))
         let x = renderAll(r, frames: 9_600, block: 256)
         let leftPeak = stride(from: 2 * 4_800, to: x.count, by: 2).map { abs(x[$0]) }.max()!
@@ -219,7 +219,7 @@ import CAllocationCounter
     @Test func note_andA4_setTheFrequency_andChangeWithoutAClick() {
         let r = Renderer(instrument: FakeInstrument())
         r.prepare(sampleRate: Self.rate, maxFrames: 256)
-        r.parameters.set(.tone(.level), 0)
+        r.parameters.set(.strip(.tone, .gain), 0)
         r.parameters.set(.tone(.enabled), 1)
         r.parameters.set(.tone(.a4), 442)
         r.parameters.set(.tone(.note), 60)

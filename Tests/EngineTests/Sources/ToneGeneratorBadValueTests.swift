@@ -105,7 +105,7 @@ import Controls
         for value in Self.extremes {
             renderer.parameters.set(.tone(.frequency), Double(value))
             renderer.parameters.set(.tone(.waveform), Double(value))
-            renderer.parameters.set(.tone(.level), -Double(value))
+            renderer.parameters.set(.strip(.tone, .gain), -Double(value))
             let out = renderAll(renderer, frames: 2_048, block: 256)
             #expect(out.allSatisfy { $0.isFinite }, "\(value)")
         }

@@ -19,7 +19,7 @@ import CAllocationCounter
 
     func set(_ r: Renderer, frequency: Float? = nil, dB: Float? = nil, waveform: Float? = nil, enabled: Bool? = nil) {
         if let frequency { r.parameters.set(.tone(.frequency), Double(frequency)) }
-        if let dB { r.parameters.set(.tone(.level), Double(dB)) }
+        if let dB { r.parameters.set(.strip(.tone, .gain), Double(dB)) }
         if let waveform { r.parameters.set(.tone(.waveform), Double(waveform)) }
         if let enabled { r.parameters.set(.tone(.enabled), enabled ? 1 : 0) }
     }
