@@ -8,9 +8,9 @@ import MIDI
 import Parameters
 import SoundFile
 import Synchronization
+import Threads
 #if canImport(Glibc)
 import Glibc
-import Threads
 #endif
 
 /// Live playing: ALSA sequencer sources (keyboards, controllers, `aplaymidi`)
@@ -214,17 +214,22 @@ public final class LiveHost: @unchecked Sendable {
         }
         let midiRecorder = options.recordMIDI.map(MIDIRecorder.init(path:))
         self.midiRecorder = midiRecorder
-        let jackMIDI = JACKMIDIInput()
         guard options.audio, let path else {
-            self.jackMIDI = nil
+            jackMIDI = nil
             renderer = nil; events = nil; audioOutput = nil; sampler = nil; recorder = nil; clock = nil; tracks = []; spectrum = nil
             router = InputRouter(hub: hub, events: nil, log: log, midiRecorder: midiRecorder)
             return
         }
-        let output: any AudioOutput = switch options.backend {
-        case .alsa: try ALSAOutput(device: options.device, sampleRate: options.sampleRate,
-                                   periodFrames: options.periodFrames, periods: options.periods, realtime: options.realtime)
-        case .jack: try JACKOutput(clientName: options.clientName, options: options.jack, midiInbox: jackMIDI.inbox)
+        let output: any AudioOutput
+        switch options.backend {
+        case .alsa:
+            output = try ALSAOutput(device: options.device, sampleRate: options.sampleRate,
+                                    periodFrames: options.periodFrames, periods: options.periods, realtime: options.realtime)
+            jackMIDI = nil
+        case .jack:
+            let input = JACKMIDIInput()
+            output = try JACKOutput(clientName: options.clientName, options: options.jack, midiInbox: input.inbox)
+            jackMIDI = input
         }
         let sampler: Sampler
         do {
@@ -234,7 +239,7 @@ public final class LiveHost: @unchecked Sendable {
         for problem in sampler.apply(mapping?.channels ?? []) { log.append(problem) }
         self.sampler = sampler
         self.audioOutput = output
-        self.jackMIDI = options.backend == .jack ? jackMIDI : nil
+
         do throws(SoundFileError) {
             recorder = try options.record.map { target throws(SoundFileError) in
                 try Recorder(path: target.path, format: target.format, encoding: target.encoding,

@@ -1,7 +1,7 @@
 import Synchronization
+import Threads
 #if canImport(Glibc)
 import Glibc
-import Threads
 #endif
 
 /// Watches one file with inotify and calls `changed` (on its own thread)

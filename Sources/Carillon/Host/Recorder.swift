@@ -1,8 +1,8 @@
 import SoundFile
 import Synchronization
+import Threads
 #if canImport(Glibc)
 import Glibc
-import Threads
 #endif
 
 /// Records what the output thread plays: `push` copies each rendered block

@@ -1,9 +1,9 @@
 import Analysis
 import Engine
 import Synchronization
+import Threads
 #if canImport(Glibc)
 import Glibc
-import Threads
 #endif
 
 /// The master output's spectrum for the view and the web surface: the

@@ -1,9 +1,9 @@
 import Analysis
 import SoundFile
 import Synchronization
+import Threads
 #if canImport(Glibc)
 import Glibc
-import Threads
 #endif
 
 /// Renders a batch of files on a pool of worker threads, each with its own

@@ -3,9 +3,9 @@ import Engine
 import FluidSynth
 import Parameters
 import Synchronization
+import Threads
 #if canImport(Glibc)
 import Glibc
-import Threads
 #endif
 
 /// N FluidSynth synths played as one instrument, each rendered on its own

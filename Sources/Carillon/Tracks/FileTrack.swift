@@ -2,9 +2,9 @@ import Analysis
 import Engine
 import SoundFile
 import Synchronization
+import Threads
 #if canImport(Glibc)
 import Glibc
-import Threads
 #endif
 
 /// Why an audio-file track could not be opened or decoded; names the file.
