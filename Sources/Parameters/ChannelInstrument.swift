@@ -1,4 +1,3 @@
-import Parameters
 /// The instrument a MIDI channel's messages go to (the renderer's routing table).
 public enum ChannelInstrument: String, CaseIterable, Hashable, Sendable {
     /// The SoundFont sampler (FluidSynth), every channel's default.

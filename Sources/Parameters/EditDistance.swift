@@ -1,4 +1,3 @@
-import Parameters
 /// Levenshtein distance, for "did you mean" suggestions.
 public enum EditDistance {
     public static func distance(_ a: String, _ b: String) -> Int {

@@ -1,4 +1,3 @@
-import Parameters
 /// One parameter moved to a new value, in the parameter's own unit and range
 /// (see `ParameterRegistry`). Small and trivially copyable: it can cross into
 /// the render thread through a queue or as an atomic `Float` bit pattern at

@@ -1,5 +1,4 @@
 import MIDI
-import Parameters
 
 /// What the registry knows about one parameter.
 public struct ParameterInfo: Hashable, Sendable {

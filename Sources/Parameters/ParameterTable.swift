@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import MIDI
-import Parameters
 
 /// How the engine applies a parameter: the one place that decides where a
 /// value goes once a control, the command line or a UI has set it.

@@ -1,4 +1,3 @@
-import Parameters
 /// The unit a value is shown in. Values are stored in this unit: a gain in
 /// dB is -6.0, a percentage is 0...100, a frequency is in Hz.
 public enum ParameterUnit: String, CaseIterable, Sendable {
