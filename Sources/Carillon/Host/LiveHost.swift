@@ -17,10 +17,12 @@ import Glibc
 /// in, the FluidSynth sampler through the engine's render loop, an ALSA PCM
 /// device out — with a mapping file's controls alive at the same time.
 ///
-/// Parts: the `ControlHub` (the controls and the parameter values, one truth
-/// for the view and the engine), an `InputRouter` (sequencer events → hub or
-/// the render thread's queue), the `Sampler` (the synth factory shared with
-/// `RenderJob`), and three threads:
+/// Its one job is running the session: it puts the parts together, starts
+/// and stops them, and reports their status. The parts: the `ControlHub` (the
+/// controls and the parameter values, one truth for the view and the engine),
+/// an `InputRouter` (sequencer and JACK MIDI events → hub or the render
+/// thread's queue), `LiveAudio` (output, sampler and the renderer the
+/// `HostAssembly` builds, as it builds `RenderJob`'s), and three threads:
 /// - the **input thread** (`SequencerClient`'s) runs the router, which places
 ///   each event by its arrival time — the kernel's stamp, taken as it reached
 ///   our port (`--timing stamped`: `OutputClock` places it);
@@ -29,7 +31,7 @@ import Glibc
 ///   device; with JACK (`backend = .jack`) JACK's process callback, which
 ///   also reads JACK MIDI. Each block start is published to the `OutputClock`.
 ///   No allocation, lock or log there;
-/// - the **control thread** ticks the hub once per rendered block (every
+/// - the **control thread** (`ControlLoop`) ticks the hub once per rendered block (every
 ///   10 ms without audio), so momentary controls fall back to 0, feeds
 ///   the transport's state back to the controls, and sends the controls'
 ///   changed states to the controllers (`ControllerFeedback`, `carillon:1`).
@@ -166,40 +168,29 @@ public final class LiveHost: @unchecked Sendable {
     /// The controls and parameter values.
     public let hub: ControlHub
     public let log = HostLog()
+    private let assembly: HostAssembly
     private let router: InputRouter
-    private let renderer: Renderer?
-    private let events: EventQueueProducer?
-    /// The output's sample clock against the monotonic clock (`--timing stamped`).
-    private let clock: OutputClock?
-    /// The ALSA device or the JACK client (`Options.backend`); nil without audio.
-    private let audioOutput: (any AudioOutput)?
-    private var outputStarted = false
-    private let sampler: Sampler?
-    private var control: JoinableThread?
+    /// The output, sampler, renderer, recording, tracks and spectrum; nil without audio.
+    private let audio: LiveAudio?
+    private let midiRecorder: MIDIRecorder?
+    private var control: ControlLoop?
     private var watcher: MappingWatcher?
     private var feedback: ControllerFeedback?
-    private let recorder: Recorder?
-    /// `--track` files, played with the piece (in `live`, with an empty piece as long as the longest).
-    public let tracks: [FileTrack]
-    /// The master output's spectrum (with audio).
-    public let spectrum: SpectrumTap?
-    private let midiRecorder: MIDIRecorder?
-    /// `-a jack`: JACK MIDI's way to the router.
-    private let jackMIDI: JACKMIDIInput?
     /// The loaded piece's first tempo (bpm): `transport.tempo` is relative to it.
     private var pieceTempo = 120.0
     /// A piece is loaded: the control thread feeds its transport back to the controls.
     private var hasPiece = false
-    private var learnLogged = false
+    private var subscribed = false
     private let shared = OutputState()
     private var recordingsFinished = false
 
-    /// Opens the sequencer, and unless `options.audio` is false, the sampler
-    /// (loading `soundFont` and the mapping's channel fonts) and the PCM
-    /// device. Nothing runs until `start`.
+    /// Opens the sequencer, and unless `options.audio` is false, the output
+    /// and the sampler (loading `soundFont` and the mapping's channel fonts).
+    /// Nothing runs until `start`.
     public init(soundFont path: String?, mapping: ControlMapping?, options: Options) throws(Failure) {
         self.options = options
-        hub = ControlHub(mapping: mapping, startValues: options.sampler.startValues)
+        assembly = HostAssembly(sampler: options.sampler, channels: mapping?.channels ?? [])
+        hub = assembly.makeHub(mapping: mapping)
         var client: SequencerClient?
         do {
             client = try SequencerClient(name: options.clientName)
@@ -212,74 +203,31 @@ public final class LiveHost: @unchecked Sendable {
         if let problem = client?.arrivalStampingError {
             log.append("MIDI input not stamped on arrival (\(problem)): events are timed when the input thread reads them")
         }
-        let midiRecorder = options.recordMIDI.map(MIDIRecorder.init(path:))
-        self.midiRecorder = midiRecorder
-        guard options.audio, let path else {
-            jackMIDI = nil
-            renderer = nil; events = nil; audioOutput = nil; sampler = nil; recorder = nil; clock = nil; tracks = []; spectrum = nil
-            router = InputRouter(hub: hub, events: nil, log: log, midiRecorder: midiRecorder)
-            return
+        midiRecorder = options.recordMIDI.map(MIDIRecorder.init(path:))
+        if options.audio, let path {
+            audio = try LiveAudio(soundFont: path, assembly: assembly, options: options, log: log)
+        } else {
+            audio = nil
         }
-        let output: any AudioOutput
-        switch options.backend {
-        case .alsa:
-            output = try ALSAOutput(device: options.device, sampleRate: options.sampleRate,
-                                    periodFrames: options.periodFrames, periods: options.periods, realtime: options.realtime)
-            jackMIDI = nil
-        case .jack:
-            let input = JACKMIDIInput()
-            output = try JACKOutput(clientName: options.clientName, options: options.jack, midiInbox: input.inbox)
-            jackMIDI = input
-        }
-        let sampler: Sampler
-        do {
-            sampler = try Sampler(soundFont: path, sampleRate: Double(output.sampleRate), options: options.sampler,
-                                  channels: mapping?.channels ?? [])
-        } catch { throw .sampler(error) }
-        for problem in sampler.apply(mapping?.channels ?? []) { log.append(problem) }
-        self.sampler = sampler
-        self.audioOutput = output
-
-        do throws(SoundFileError) {
-            recorder = try options.record.map { target throws(SoundFileError) in
-                try Recorder(path: target.path, format: target.format, encoding: target.encoding,
-                             sampleRate: output.sampleRate, blockFrames: output.maxFrames)
-            }
-        } catch { throw .recording(error) }
-        do { tracks = try options.sampler.openTracks(sampleRate: output.sampleRate, offline: false) } catch { throw .track(error) }
-        do { spectrum = try SpectrumTap(sampleRate: output.sampleRate) } catch { throw .spectrum(error) }
-        let renderer = Renderer(instrument: sampler.instrument, tracks: tracks, eventCapacity: 4096)
-        for channel in options.sampler.oscillatorChannels { renderer.route(channel: channel, to: .oscillator) }
-        for setup in mapping?.channels ?? [] where setup.instrument != nil {
-            renderer.route(channel: setup.channel.intValue, to: setup.instrument!)
-        }
-        renderer.oscillator.a4 = options.sampler.a4
-        renderer.prepare(sampleRate: Double(output.sampleRate), maxFrames: output.maxFrames)
-        self.renderer = renderer
-        let clock = options.timing == .stamped
-            ? OutputClock(sampleRate: Double(output.sampleRate), periodFrames: output.maxFrames,
-                          settleFrames: output.prefillFrames) : nil
-        self.clock = clock
-        let events = EventQueueProducer(renderer.events, clock: clock)
-        self.events = events
         // The input thread above the output thread (requestFIFO's default, 70): pushes within the latency.
-        router = InputRouter(hub: hub, events: events, log: log, midiRecorder: midiRecorder,
-                             priority: options.realtime && clock != nil ? 75 : nil)
+        router = InputRouter(hub: hub, events: audio?.events, log: log, midiRecorder: midiRecorder,
+                             priority: options.realtime && audio?.clock != nil ? 75 : nil)
     }
 
     deinit { stop() }
 
     /// The sequencer's transport, with audio. Any thread.
-    public var transport: Transport? { renderer?.transport }
+    public var transport: Transport? { audio?.renderer.transport }
 
     /// Schedules a piece to play from the start of the output (with audio;
     /// before `start`): `tempo` scales its speed, `start` seeks (seconds),
     /// `loop` repeats it. Held notes are released at its end.
     public func load(_ score: Score, tempo: Double = 1, start: Double = 0, loop: Bool = false, pieceTempo: Double = 120) {
-        guard let renderer else { return }
+        guard let audio else { return }
+        let renderer = audio.renderer
         var score = score
         // The piece lasts until its longest track ends.
-        score.duration = max(score.duration, tracks.map(\.duration).max() ?? 0)
+        score.duration = max(score.duration, audio.tracks.map(\.duration).max() ?? 0)
         self.pieceTempo = pieceTempo > 0 ? pieceTempo : 120
         hasPiece = true
         renderer.releasesNotesAtEnd = true
@@ -296,7 +244,7 @@ public final class LiveHost: @unchecked Sendable {
     public func start() throws(Failure) -> [PortInfo] {
         do { return try startParts() } catch {
             // No half-written recording is left behind when the session never ran.
-            recorder?.discard()
+            audio?.recorder?.discard()
             recordingsFinished = true
             throw error
         }
@@ -317,92 +265,44 @@ public final class LiveHost: @unchecked Sendable {
             }
         } catch { throw .alsa(error) } }
 
-        if let renderer, !outputStarted {
-            let routing = ParameterRouting(parameters: renderer.parameters, events: events,
-                                           transport: renderer.transport, pieceTempo: pieceTempo)
-            // Every value that differs from the table's default first (start values,
-            // the mapping's control defaults), then each change.
-            hub.subscribe { routing.apply($0) }
-        }
-        if options.logParameterChanges {
+        if !subscribed {
+            subscribed = true
+            if let audio {
+                assembly.connect(hub, to: audio.renderer, events: audio.events, transport: audio.renderer.transport,
+                                 pieceTempo: pieceTempo)
+            }
             let log = self.log
-            hub.subscribe { log.append("parameter \($0)") }
+            if options.logParameterChanges { hub.subscribe { log.append("parameter \($0)") } }
+            // MIDI learn's events (armed, bound, failed) go to the log the view shows.
+            hub.observeLearn { log.append("\($0)") }
         }
         midiRecorder?.begin()
-        if let renderer, let audioOutput, !outputStarted {
+        if let audio, !audio.started {
             // Live with tracks and no piece: an empty piece as long as the longest track carries them (the transport moves it).
-            if !hasPiece, !tracks.isEmpty { load(Score(events: [])) }
-            do { try recorder?.start(); try spectrum?.start() } catch { throw .thread(error) }
-            try audioOutput.start(OutputCycle(renderer: renderer, shared: shared, recorder: recorder, clock: clock, spectrum: spectrum))
-            outputStarted = true
+            if !hasPiece, !audio.tracks.isEmpty { load(Score(events: [])) }
+            try audio.start(shared)
         }
-        try startControlThread()
-        if !learnLogged {
-            // MIDI learn's events (armed, bound, failed) go to the log the view shows.
-            learnLogged = true
-            let log = self.log
-            hub.observeLearn { log.append("\($0)") }
+        // With a mapping, even one without controls yet: a reload may bring some.
+        if control == nil, hub.mapping != nil {
+            do {
+                control = try ControlLoop(hub: hub, shared: shared, periodDuration: audio.map { $0.output.periodDuration },
+                                          transport: hasPiece ? audio?.renderer.transport : nil, pieceTempo: pieceTempo)
+            } catch { throw .thread(error) }
         }
         if let path = options.watchMapping, watcher == nil {
             let hub = self.hub, log = self.log
             do {
-                watcher = try MappingWatcher(path: path) { Self.reload(path, into: hub, log: log) }
+                watcher = try MappingWatcher(path: path) { hub.reload(from: path, log: log) }
             } catch { throw .watch(error) }
         }
         let router = self.router
         do { try client?.start { event in router.handle(event) } } catch { throw .alsa(error) }
-        if let jackMIDI, let audioOutput {
+        if let audio, let jackMIDI = audio.jackMIDI {
             // A quarter period, 0.25…1 ms: handed on well within the period of latency it has.
-            let poll = UInt32(min(max(audioOutput.periodDuration * 250_000, 250), 1_000))
+            let poll = UInt32(min(max(audio.output.periodDuration * 250_000, 250), 1_000))
             do { try jackMIDI.start(router: router, pollMicroseconds: poll) } catch { throw .thread(error) }
         }
         return connected
-    }
-
-    /// The control thread: tick the hub once per rendered block (polled every
-    /// half period, 1…10 ms), or every 10 ms without audio.
-    private func startControlThread() throws(Failure) {
-        // With a mapping, even one without controls yet: a reload may bring some.
-        guard control == nil, hub.mapping != nil else { return }
-        let withAudio = outputStarted, shared = self.shared, hub = self.hub
-        let transport = hasPiece ? renderer?.transport : nil, pieceTempo = self.pieceTempo
-        let interval = withAudio ? UInt32(min(max((audioOutput?.periodDuration ?? 0.002) * 500_000, 1_000), 10_000)) : 10_000
-        let feedbackEvery = max(1, 100_000 / Int(interval))
-        do {
-            control = try JoinableThread(name: "control") {
-                var lastBlocks = -1, calls = 0
-                while !shared.stop.load(ordering: .acquiring) {
-                    calls &+= 1
-                    // Every ~100 ms: the transport's state back to the controls.
-                    if let transport, calls % feedbackEvery == 0 {
-                        let duration = transport.duration
-                        hub.engineDidChange(.transport(.position), to: duration > 0 ? 100 * transport.position / duration : 0)
-                        hub.engineDidChange(.transport(.tempo), to: transport.tempoScale * pieceTempo)
-                        hub.engineDidChange(.transport(.loop), to: transport.isLooping ? 1 : 0)
-                    }
-                    let blocks = shared.blocks.load(ordering: .relaxed)
-                    if !withAudio || blocks != lastBlocks {
-                        lastBlocks = blocks
-                        hub.tick()
-                    }
-                    usleep(interval)
-                }
-            }
-        } catch { throw .thread(error) }
-    }
-
-    /// Loads the mapping file again: swapped in when it has no mistakes; else
-    /// every mistake is logged (file:line:column) and the running one stays.
-    static func reload(_ path: String, into hub: ControlHub, log: HostLog) {
-        do {
-            let mapping = try ControlMapping.load(path: path)
-            let notApplied = hub.replace(mapping: mapping)
-            log.append("mapping reloaded: \(path) (\(mapping.controls.count) controls)")
-            for line in notApplied { log.append(line) }
-        } catch {
-            for line in "\(error)".split(separator: "\n") { log.append(String(line)) }
-            log.append("mapping not reloaded: \(path) has mistakes; the previous mapping goes on")
-        }
     }
 
     /// Feeds one message as if it came from the sequencer (tests, other inputs).
@@ -420,24 +320,25 @@ public final class LiveHost: @unchecked Sendable {
     public func status() -> Status {
         let blocks = shared.blocks.load(ordering: .relaxed)
         let total = Double(shared.renderNanosTotal.load(ordering: .relaxed)) / 1e9
+        let renderer = audio?.renderer
         return Status(
-            device: audioOutput?.summary, realtime: shared.realtime.withLock { $0 }, xruns: audioOutput?.xruns ?? 0, blocks: blocks,
-            renderMean: blocks > 0 ? total / Double(blocks) : 0,
+            device: audio?.output.summary, realtime: shared.realtime.withLock { $0 }, xruns: audio?.output.xruns ?? 0,
+            blocks: blocks, renderMean: blocks > 0 ? total / Double(blocks) : 0,
             renderWorst: Double(shared.renderNanosWorst.load(ordering: .relaxed)) / 1e9,
-            budget: audioOutput?.periodDuration ?? 0,
-            queueOverflows: (renderer?.events.overflowCount ?? 0) + (jackMIDI?.inbox.overflowCount ?? 0),
-            refusedSynthCalls: sampler?.instrument.refusedCount ?? 0,
+            budget: audio?.output.periodDuration ?? 0,
+            queueOverflows: (renderer?.events.overflowCount ?? 0) + (audio?.jackMIDI?.inbox.overflowCount ?? 0),
+            refusedSynthCalls: audio?.sampler.instrument.refusedCount ?? 0,
             refusedParameters: renderer?.parameters.refusedCount ?? 0,
             droppedMessages: renderer?.droppedMessages ?? 0,
-            recordDroppedBlocks: recorder?.droppedBlocks ?? 0,
-            trackUnderruns: tracks.reduce(0) { $0 + $1.underruns },
-            spectrum: spectrum?.levels ?? [],
-            voices: sampler?.instrument.activeVoices ?? 0,
+            recordDroppedBlocks: audio?.recorder?.droppedBlocks ?? 0,
+            trackUnderruns: audio?.tracks.reduce(0) { $0 + $1.underruns } ?? 0,
+            spectrum: audio?.spectrum.levels ?? [],
+            voices: audio?.sampler.instrument.activeVoices ?? 0,
             peak: renderer?.meters.peak ?? 0, rms: renderer?.meters.rms ?? 0,
             stripPeaks: renderer.map { r in (0..<r.meters.stripCount).map { r.meters.stripPeak($0) } } ?? [],
             stripNames: renderer.map { $0.meters.strips.map(\.name) } ?? [],
             messagesBySource: router.messagesBySource, sources: router.sources,
-            failure: shared.failure.withLock { $0 }, timing: events?.timing)
+            failure: shared.failure.withLock { $0 }, timing: audio?.events.timing)
     }
 
     /// Ends cleanly: input stopped (sources' held notes no longer matter),
@@ -446,19 +347,17 @@ public final class LiveHost: @unchecked Sendable {
         watcher?.cancel()
         watcher = nil
         client?.stop()
-        jackMIDI?.finish()
+        audio?.jackMIDI?.finish()
         shared.stop.store(true, ordering: .releasing)
         control?.join()
         control = nil
-        if outputStarted { audioOutput?.finish() }
-        spectrum?.stop()
-        for track in tracks { track.close() }
+        audio?.finish()
         finishRecordings()
     }
 
     /// Writes the recordings (once) and logs where they went or why not.
     private func finishRecordings() {
-        if let recorder, !recordingsFinished {
+        if let recorder = audio?.recorder, !recordingsFinished {
             do throws(SoundFileError) {
                 try recorder.finish()
                 let dropped = recorder.droppedBlocks

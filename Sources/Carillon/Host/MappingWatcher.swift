@@ -1,3 +1,4 @@
+import Controls
 import Synchronization
 import Threads
 #if canImport(Glibc)
@@ -92,6 +93,23 @@ public final class MappingWatcher {
                 pending = false
                 changed()
             }
+        }
+    }
+}
+
+extension ControlHub {
+    /// Loads the mapping file at `path` again (the watcher's `changed`):
+    /// swapped in when it has no mistakes; else every mistake is logged
+    /// (file:line:column) and the running mapping stays.
+    func reload(from path: String, log: HostLog) {
+        do {
+            let mapping = try ControlMapping.load(path: path)
+            let notApplied = replace(mapping: mapping)
+            log.append("mapping reloaded: \(path) (\(mapping.controls.count) controls)")
+            for line in notApplied { log.append(line) }
+        } catch {
+            for line in "\(error)".split(separator: "\n") { log.append(String(line)) }
+            log.append("mapping not reloaded: \(path) has mistakes; the previous mapping goes on")
         }
     }
 }

@@ -145,6 +145,10 @@ public final class RenderJob {
     /// `--track` files, played with every piece; a render lasts as long as the longest.
     public let tracks: [FileTrack]
     private let buffer: UnsafeMutableBufferPointer<Float>
+    /// What live and play build the same way (routes, tuning, start values).
+    private let assembly: HostAssembly
+    /// The start values (no mapping: a render has no controls).
+    private let hub: ControlHub
 
     /// Reads the SoundFont and checks that FluidSynth loads it (a bad font
     /// fails here, before any piece). Each piece then renders on synths built
@@ -152,6 +156,8 @@ public final class RenderJob {
     public init(soundFont path: String, options: Options = Options()) throws(Failure) {
         self.options = options
         self.soundFontPath = path
+        assembly = HostAssembly(sampler: options.sampler)
+        hub = assembly.makeHub(mapping: nil)
         let selection = SampleSelection(soundFont: path, byNotes: options.loadsSamplesOnDemand && options.selectsSamplesByNotes,
                                         log: log)
         sampleSelection = selection
@@ -213,13 +219,14 @@ public final class RenderJob {
                                        wholeChannels: sampleSelection.wholeChannels(plan.selection))
             } catch { throw .threads("\(error)") }
         }
-        let renderer = Renderer(instrument: pool ?? samplers[0].instrument, tracks: tracks)
-        renderer.capturesStems = options.stems
-        for channel in options.sampler.oscillatorChannels { renderer.route(channel: channel, to: .oscillator) }
-        renderer.oscillator.a4 = options.sampler.a4
-        // The same parameters as live: `--reverb-level` is the reverb return's start value.
-        for change in options.sampler.startValues { renderer.parameters.set(change.address, Double(change.value)) }
-        return Rig(samplers: samplers, pool: pool, renderer: renderer, blockFrames: options.blockFrames(threads: samplers.count))
+        let blockFrames = options.blockFrames(threads: samplers.count)
+        let renderer = assembly.makeRenderer(instrument: pool ?? samplers[0].instrument, tracks: tracks,
+                                             sampleRate: options.sampleRate, maxFrames: blockFrames, capturesStems: options.stems)
+        // The same values as live, the same way; nothing moves them during a
+        // render, so the subscription ends once they are handed over.
+        hub.unsubscribe(assembly.connect(hub, to: renderer, events: EventQueueProducer(renderer.events),
+                                         transport: renderer.transport))
+        return Rig(samplers: samplers, pool: pool, renderer: renderer, blockFrames: blockFrames)
     }
 
     /// Renders `input` into `output`. The audio goes to a temporary file beside
@@ -339,7 +346,6 @@ public final class RenderJob {
     ) throws(Failure) -> Summary? {
         let rate = Double(options.sampleRate)
         let renderer = rig.renderer
-        renderer.prepare(sampleRate: rate, maxFrames: rig.blockFrames)
         renderer.schedule(score, startingAt: 0)
         // Blocks go out (`dispatch`) up to `blocksInFlight` ahead of the one
         // written (`collect`); with one synth, one at a time. Everything that

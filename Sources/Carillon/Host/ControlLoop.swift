@@ -1,0 +1,45 @@
+import Controls
+import Engine
+import Parameters
+import Threads
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The control thread of a live session: ticks the hub once per rendered
+/// block (polled every half period, 1…10 ms; every 10 ms without audio), so
+/// momentary controls fall back to 0 and the controllers get their feedback,
+/// and every ~100 ms feeds a playing piece's transport (position, tempo,
+/// loop) back to the controls. Runs until `shared.stop` is set; `join` then.
+final class ControlLoop {
+    private let thread: JoinableThread
+
+    /// `periodDuration`: the output's period (nil without audio);
+    /// `transport`: a loaded piece's, whose first tempo is `pieceTempo` bpm.
+    init(hub: ControlHub, shared: OutputState, periodDuration: Double?, transport: Transport?,
+         pieceTempo: Double) throws(ThreadError) {
+        let withAudio = periodDuration != nil
+        let interval = periodDuration.map { UInt32(min(max($0 * 500_000, 1_000), 10_000)) } ?? 10_000
+        let feedbackEvery = max(1, 100_000 / Int(interval))
+        thread = try JoinableThread(name: "control") {
+            var lastBlocks = -1, calls = 0
+            while !shared.stop.load(ordering: .acquiring) {
+                calls &+= 1
+                if let transport, calls % feedbackEvery == 0 {
+                    let duration = transport.duration
+                    hub.engineDidChange(.transport(.position), to: duration > 0 ? 100 * transport.position / duration : 0)
+                    hub.engineDidChange(.transport(.tempo), to: transport.tempoScale * pieceTempo)
+                    hub.engineDidChange(.transport(.loop), to: transport.isLooping ? 1 : 0)
+                }
+                let blocks = shared.blocks.load(ordering: .relaxed)
+                if !withAudio || blocks != lastBlocks {
+                    lastBlocks = blocks
+                    hub.tick()
+                }
+                usleep(interval)
+            }
+        }
+    }
+
+    func join() { thread.join() }
+}
