@@ -17,29 +17,32 @@ import Parameters
 /// Thread-safe: every method takes the hub's lock (never the render
 /// thread's business). Subscribers run under it, on the caller's thread, in
 /// subscription order: they should only store an atomic or enqueue.
+///
+/// Beside the values and their observers: MIDI learn (`ControlHub+Learn`,
+/// with `LearnedBindingFile` writing the mapping file) and scenes
+/// (`ControlHub+Scenes`).
 public final class ControlHub: @unchecked Sendable {
-    private let lock = NSLock()
-    private var currentMapping: ControlMapping?
-    private var surface: ControlSurface
-    private var values: [Double]
-    private var subscribers: [(id: Int, handler: (ParameterChange) -> Void)] = []
-    private var nextID = 0
-    // MIDI learn: what is armed, the detector, who hears about it.
-    private var learnTarget: LearnTarget?
-    private var learnDetector = LearnDetector()
-    private var learnObservers: [(id: Int, handler: (LearnEvent) -> Void)] = []
-    // Scenes: the one switched to last, and one a control asked for (applied once the surface is done).
-    private var sceneIndex: Int?
-    private var pendingScene: Int?
-    // Feedback to controllers: who sends the messages `tick` collects.
-    private var feedbackObservers: [(id: Int, handler: ([MIDIMessage]) -> Void)] = []
+    let lock = NSLock()
+    var currentMapping: ControlMapping?
+    /// The controls; they read and write `values` (one copy, the hub's).
+    var surface: ControlSurface
+    let values = ParameterValues()
+    private var subscribers = ObserverList<ParameterChange>()
+    var learnObservers = ObserverList<LearnEvent>()
+    /// Feedback to controllers: who sends the messages `tick` collects.
+    private var feedbackObservers = ObserverList<[MIDIMessage]>()
+    /// MIDI learn: what is armed, and the detector that finds the moving source.
+    var learnTarget: LearnTarget?
+    var learnDetector = LearnDetector()
+    /// Scenes: the one switched to last, and one a control asked for (applied once the surface is done).
+    var sceneIndex: Int?
+    var pendingScene: Int?
 
     /// `startValues`: parameters set before anything runs (e.g. `--reverb-level`),
     /// in the parameters' own units; NaN and infinity are ignored.
     public init(mapping: ControlMapping?, startValues: [ParameterChange] = []) {
         currentMapping = mapping
-        surface = ControlSurface(controls: mapping?.controls ?? [])
-        values = ParameterRegistry.standard.all.map(\.defaultValue)
+        surface = ControlSurface(controls: mapping?.controls ?? [], values: values)
         _ = surface.subscribe { [unowned self] change in self.didChange(change) }
         // The mapping's own start values first; the command line's override them.
         surface.publishMappingDefaults()
@@ -72,7 +75,7 @@ public final class ControlHub: @unchecked Sendable {
     public func replace(mapping: ControlMapping) -> [String] {
         lock.withLock {
             surface.releaseHeld()
-            let next = ControlSurface(controls: mapping.controls)
+            let next = ControlSurface(controls: mapping.controls, values: values)
             _ = next.subscribe { [unowned self] change in self.didChange(change) }
             for address in next.addresses { next.parameterDidChange(address, value: values[address.index]) }
             surface = next
@@ -99,10 +102,9 @@ public final class ControlHub: @unchecked Sendable {
         }
     }
 
-    /// Surface thread (under the lock): record and pass on.
+    /// Surface thread (under the lock): the surface has set `values`; pass it on.
     private func didChange(_ change: ParameterChange) {
-        values[change.index] = Double(change.value)
-        for s in subscribers { s.handler(change) }
+        subscribers.send(change)
         if change.address == .sceneSelect { pendingScene = Int(change.value) }
     }
 
@@ -112,19 +114,17 @@ public final class ControlHub: @unchecked Sendable {
     @discardableResult
     public func subscribe(_ handler: @escaping (ParameterChange) -> Void) -> SubscriptionToken {
         lock.withLock {
-            for (index, value) in values.enumerated() {
+            for (index, value) in values.all {
                 let info = ParameterRegistry.standard.all[index]
                 guard info.kind != .trigger, value != info.defaultValue else { continue }
                 handler(ParameterChange(info.address, Float(value)))
             }
-            nextID += 1
-            subscribers.append((nextID, handler))
-            return SubscriptionToken(id: nextID)
+            return subscribers.add(handler)
         }
     }
 
     public func unsubscribe(_ token: SubscriptionToken) {
-        lock.withLock { subscribers.removeAll { $0.id == token.id } }
+        lock.withLock { subscribers.remove(token) }
     }
 
     /// A MIDI message for the controls. True when a control used it (the
@@ -151,10 +151,7 @@ public final class ControlHub: @unchecked Sendable {
     public func set(_ address: ParameterAddress, to value: Double) -> Bool {
         guard let v = address.spec.clamp(value) else { return false }
         lock.withLock {
-            values[address.index] = v
-            let change = ParameterChange(address, Float(v))
-            for s in subscribers { s.handler(change) }
-            surface.parameterDidChange(address, value: v)
+            publishLocked(address, v)
             if address == .sceneSelect { applyScene(Int(v)) }
         }
         return true
@@ -178,7 +175,7 @@ public final class ControlHub: @unchecked Sendable {
             surface.tick()
             let learned = learnTarget == nil ? nil : learnDetector.tick().flatMap(takeLearnCandidate)
             guard !feedbackObservers.isEmpty else { return (learned, [], []) }
-            return (learned, surface.takeFeedback(), feedbackObservers.map(\.handler))
+            return (learned, surface.takeFeedback(), feedbackObservers.handlers)
         }
         if !feedback.isEmpty { for o in observers { o(feedback) } }
         if let learned { completeLearn(learned) }
@@ -192,19 +189,15 @@ public final class ControlHub: @unchecked Sendable {
     /// On the ticking thread, outside the hub's lock.
     @discardableResult
     public func observeFeedback(_ handler: @escaping ([MIDIMessage]) -> Void) -> SubscriptionToken {
-        lock.withLock {
-            nextID += 1
-            feedbackObservers.append((nextID, handler))
-            return SubscriptionToken(id: nextID)
-        }
+        lock.withLock { feedbackObservers.add(handler) }
     }
 
     public func unobserveFeedback(_ token: SubscriptionToken) {
-        lock.withLock { feedbackObservers.removeAll { $0.id == token.id } }
+        lock.withLock { feedbackObservers.remove(token) }
     }
 
     /// The value the hub holds for a parameter, in its own unit.
-    public func value(of address: ParameterAddress) -> Double { lock.withLock { values[address.index] } }
+    public func value(of address: ParameterAddress) -> Double { lock.withLock { values[address] } }
 
     /// Every control's state, in mapping order (for a view).
     public var controlStates: [ControlState] { lock.withLock { surface.states } }
@@ -218,173 +211,12 @@ public final class ControlHub: @unchecked Sendable {
         }
     }
 
-    // MARK: - MIDI learn
-
-    /// Arms MIDI learn: the next CC, 14-bit CC, NRPN/RPN or note that moves
-    /// (not a repeat of the value it last sent, not a note-off) binds to
-    /// `target`; the message that binds is not played. The binding is
-    /// written into the mapping file (its text patched, comments and layout
-    /// kept, checked as `carillon mapping check` would, saved atomically) and
-    /// the mapping with it swapped in; observers get `.bound`, or `.failed`
-    /// with the checker's message, in which case nothing changed. Arming
-    /// again replaces the target. Any thread.
-    public func learn(_ target: LearnTarget) throws(LearnError) {
-        lock.lock()
-        do {
-            defer { lock.unlock() }
-            guard let mapping = currentMapping else { throw LearnError.noMapping }
-            if case .control(let name) = target {
-                guard let def = mapping.controls.first(where: { $0.name == name }) else { throw LearnError.unknownControl(name) }
-                guard def.kind != .readout else { throw LearnError.readout(name) }
-            }
-            learnTarget = target
-            learnDetector.reset()
-        }
-        notifyLearn(.armed(target))
-    }
-
-    /// Disarms learn, if armed. Any thread.
-    public func cancelLearn() {
-        let target = lock.withLock { () -> LearnTarget? in
-            defer { learnTarget = nil; learnDetector.reset() }
-            return learnTarget
-        }
-        if let target { notifyLearn(.cancelled(target)) }
-    }
-
-    /// What learn waits to bind, nil when not armed.
-    public var learning: LearnTarget? { lock.withLock { learnTarget } }
-
-    /// Calls `handler` with every learn event (armed, bound, failed,
-    /// cancelled), on the thread that caused it, outside the hub's lock.
-    @discardableResult
-    public func observeLearn(_ handler: @escaping (LearnEvent) -> Void) -> SubscriptionToken {
-        lock.withLock {
-            nextID += 1
-            learnObservers.append((nextID, handler))
-            return SubscriptionToken(id: nextID)
-        }
-    }
-
-    public func unobserveLearn(_ token: SubscriptionToken) {
-        lock.withLock { learnObservers.removeAll { $0.id == token.id } }
-    }
-
-    private struct LearnCandidate {
-        var target: LearnTarget
-        var source: ControlSource
-        var mapping: ControlMapping
-    }
-
-    /// Under the lock: disarm and take what is needed to finish outside it.
-    private func takeLearnCandidate(_ source: ControlSource) -> LearnCandidate? {
-        guard let target = learnTarget, let mapping = currentMapping else { return nil }
-        learnTarget = nil
-        learnDetector.reset()
-        return LearnCandidate(target: target, source: source, mapping: mapping)
-    }
-
-    /// Outside the lock (file I/O): patch, check, save, swap in, report.
-    private func completeLearn(_ c: LearnCandidate) {
-        let path = c.mapping.file
-        do throws(MappingPatch.Failure) {
-            let text: String
-            do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-                throw MappingPatch.Failure("cannot read \(path)")
-            }
-            let result = try Self.learnedText(c.target, source: c.source, mapping: c.mapping, fileText: text)
-            try Self.writeAtomically(result.text, to: path)
-            replace(mapping: result.mapping)
-            notifyLearn(.bound(LearnedBinding(control: result.control, source: c.source, created: result.created, file: path)))
-        } catch {
-            notifyLearn(.failed(c.target, error.description))
-        }
-    }
-
-    /// A temporary file beside the mapping, renamed over it: a reader (the
-    /// hot-reload watcher, an editor) sees the old file or the new, never half.
-    static func writeAtomically(_ text: String, to path: String) throws(MappingPatch.Failure) {
-        let url = URL(fileURLWithPath: path)
-        let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).learn-\(getpid()).tmp").path
-        do {
-            try text.write(toFile: temporary, atomically: false, encoding: .utf8)
-            if let mode = try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] {
-                try? FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: temporary)
-            }
-        } catch {
-            unlink(temporary)
-            throw MappingPatch.Failure("cannot write \(temporary)")
-        }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw MappingPatch.Failure("cannot replace \(path) (\(reason))")
-        }
-    }
-
-    private func notifyLearn(_ event: LearnEvent) {
-        let observers = lock.withLock { learnObservers }
-        for o in observers { o.handler(event) }
-    }
-
-    // MARK: - Scenes
-
-    /// The mapping's scene names, in file order.
-    public var sceneNames: [String] { lock.withLock { currentMapping?.scenes.map(\.name) ?? [] } }
-
-    /// The scene switched to last (nil before any, and after a reload).
-    public var currentScene: String? {
-        lock.withLock { sceneIndex.flatMap { i in currentMapping?.scenes[i].name } }
-    }
-
-    /// Switches to a scene by name: false when the mapping has none of that name.
-    @discardableResult
-    public func selectScene(named name: String) -> Bool {
-        lock.withLock {
-            guard let i = currentMapping?.scenes.firstIndex(where: { $0.name == name }) else { return false }
-            applyScene(i)
-            return true
-        }
-    }
-
-    /// Under the lock: a scene a control asked for while the surface was busy.
-    private func applyPendingScene() {
-        guard let i = pendingScene else { return }
-        pendingScene = nil
-        applyScene(i)
-    }
-
-    /// Under the lock: every value of scene `i` goes out as a change, in order —
-    /// each channel's bank select (CC 0) before its program change, then the
-    /// parameters, then the controls (moved as a UI would; the hardware picks
-    /// them up). Notes are not touched: held ones sound on with the preset
-    /// they started with and their note-offs reach the sampler as always.
-    private func applyScene(_ i: Int) {
-        guard let scenes = currentMapping?.scenes, scenes.indices.contains(i) else { return }
-        let scene = scenes[i]
-        sceneIndex = i
-        for setup in scene.channels { selectPresetLocked(setup) }
-        for setting in scene.settings { publishLocked(setting.address, setting.value) }
-        for control in scene.controls { surface.setValue(control.value, ofControl: control.name) }
-        pendingScene = nil  // the scene's own controls do not switch again
-        values[ParameterAddress.sceneSelect.index] = Double(i)
-        surface.parameterDidChange(.sceneSelect, value: Double(i))
-    }
-
-    /// Under the lock: a channel's bank select (CC 0) then program change, as a keyboard selects a preset.
-    private func selectPresetLocked(_ setup: ChannelSetup) {
-        // Bank 128 on channel 10 is FluidSynth's percussion channel's own bank: no bank select.
-        if let bank = setup.bank, bank <= 127 { publishLocked(.channelCC(setup.channel, 0), Double(bank)) }
-        if let program = setup.program { publishLocked(.channelProgram(setup.channel), Double(program.value)) }
-    }
-
-    /// Under the lock: a value set from outside the controls, published even when unchanged.
-    private func publishLocked(_ address: ParameterAddress, _ value: Double) {
+    /// Under the lock: a value set from outside the controls, clamped, published
+    /// even when unchanged; the controls follow. NaN and infinity are dropped.
+    func publishLocked(_ address: ParameterAddress, _ value: Double) {
         guard let v = address.spec.clamp(value) else { return }
-        values[address.index] = v
-        let change = ParameterChange(address, Float(v))
-        for s in subscribers { s.handler(change) }
+        values[address] = v
+        subscribers.send(ParameterChange(address, Float(v)))
         surface.parameterDidChange(address, value: v)
     }
 }

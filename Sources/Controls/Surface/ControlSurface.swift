@@ -2,11 +2,6 @@ import Foundation
 import MIDI
 import Parameters
 
-/// Receives a token from `subscribe`, to unsubscribe.
-public struct SubscriptionToken: Hashable, Sendable {
-    let id: Int
-}
-
 /// Something that wants parameter changes (the engine's parameter store, a view).
 public protocol ParameterChangeSubscriber: AnyObject {
     func parameterDidChange(_ change: ParameterChange)
@@ -75,15 +70,15 @@ public final class ControlSurface {
 
     private var cc14 = CC14Assembler()
     private var parameterNumbers = ParameterNumberAssembler()
-    private var values: [Double]
+    /// The parameters' values: the hub's own (shared), or the surface's.
+    private let values: ParameterValues
     private var momentaryPending: [Int] = []
     /// Controls whose state may differ from what their controller shows, for `takeFeedback`.
     private var feedbackPending: [Int] = []
     private var isFeedbackPending: [Bool] = []
 
-    private var subscribers: [(id: Int, handler: (ParameterChange) -> Void)] = []
-    private var controlObservers: [(id: Int, handler: (ControlState) -> Void)] = []
-    private var nextSubscription = 0
+    private var subscribers = ObserverList<ParameterChange>()
+    private var controlObservers = ObserverList<ControlState>()
 
     /// Soft takeover catches the value when the hardware comes this close (of the travel) or crosses it.
     public static let pickupTolerance = 0.02
@@ -92,11 +87,13 @@ public final class ControlSurface {
         self.init(controls: mapping.controls, registry: registry)
     }
 
-    /// Builds a surface from definitions; names should be unique (the mapping loader checks).
-    public init(controls: [ControlDefinition], registry: ParameterRegistry = .standard) {
+    /// Builds a surface from definitions; names should be unique (the mapping
+    /// loader checks). `values`: a hub's, which the surface then reads and
+    /// writes as its own (nil: its own, every parameter at its default).
+    public init(controls: [ControlDefinition], registry: ParameterRegistry = .standard, values: ParameterValues? = nil) {
         self.registry = registry
         self.definitions = controls
-        self.values = registry.all.map(\.defaultValue)
+        self.values = values ?? ParameterValues(registry: registry)
         self.runtimes = []
         self.resolved = []
         for (i, def) in controls.enumerated() {
@@ -162,9 +159,7 @@ public final class ControlSurface {
     /// Calls `handler` for every parameter change from now on.
     @discardableResult
     public func subscribe(_ handler: @escaping (ParameterChange) -> Void) -> SubscriptionToken {
-        nextSubscription += 1
-        subscribers.append((nextSubscription, handler))
-        return SubscriptionToken(id: nextSubscription)
+        subscribers.add(handler)
     }
 
     /// Subscribes an object (held weakly).
@@ -176,14 +171,12 @@ public final class ControlSurface {
     /// Calls `handler` with a control's new state whenever it changes (a view's refresh).
     @discardableResult
     public func observeControls(_ handler: @escaping (ControlState) -> Void) -> SubscriptionToken {
-        nextSubscription += 1
-        controlObservers.append((nextSubscription, handler))
-        return SubscriptionToken(id: nextSubscription)
+        controlObservers.add(handler)
     }
 
     public func unsubscribe(_ token: SubscriptionToken) {
-        subscribers.removeAll { $0.id == token.id }
-        controlObservers.removeAll { $0.id == token.id }
+        subscribers.remove(token)
+        controlObservers.remove(token)
     }
 
     // MARK: - Input
@@ -511,7 +504,7 @@ public final class ControlSurface {
         }
         notifyObservers(i)
         for change in changed {
-            for s in subscribers { s.handler(change) }
+            subscribers.send(change)
             follow(change.address, value: Double(change.value), except: i)
         }
     }
@@ -519,8 +512,7 @@ public final class ControlSurface {
     private func notifyObservers(_ i: Int) {
         markForFeedback(i)
         guard !controlObservers.isEmpty else { return }
-        let s = state(at: i)
-        for o in controlObservers { o.handler(s) }
+        controlObservers.send(state(at: i))
     }
 
     /// Controls whose first target is `address` follow a value set elsewhere,
@@ -632,8 +624,7 @@ public final class ControlSurface {
             for binding in definitions[i].targets {
                 let v = targetValue(i, binding)
                 values[binding.address.index] = v
-                let change = ParameterChange(binding.address, Float(v))
-                for s in subscribers { s.handler(change) }
+                subscribers.send(ParameterChange(binding.address, Float(v)))
             }
         }
     }

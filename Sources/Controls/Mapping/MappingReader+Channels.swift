@@ -1,0 +1,94 @@
+import Foundation
+import MIDI
+import Parameters
+import Yams
+
+/// A mapping file's `tracks:`, `channel:` and `channels:` sections.
+extension MappingReader {
+    /// `tracks:` a list of audio files, relative to the mapping file's folder; each must exist.
+    func tracks(_ node: Node) -> [String] {
+        guard case .sequence(let list) = node else {
+            expected("a list of audio files", node)
+            return []
+        }
+        if list.count > ControlMapping.maxTracks {
+            error(node, "at most \(ControlMapping.maxTracks) tracks, found \(list.count)")
+        }
+        let folder = (file as NSString).deletingLastPathComponent
+        var paths: [String] = []
+        for item in list {
+            guard let name = string(item, "an audio file name") else { continue }
+            let path = name.hasPrefix("/") || folder.isEmpty ? name : folder + "/" + name
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue else {
+                error(item, "track file '\(name)' not found (looked for \(path); paths are relative to the mapping file)")
+                continue
+            }
+            paths.append(path)
+        }
+        return paths
+    }
+
+    // MARK: Channels
+
+    /// A source's channel as written: one channel, any channel, or each
+    /// channel (the control is repeated for channels 1...16).
+    enum ChannelChoice: Equatable {
+        case one(Channel)
+        case any
+        case each
+
+        var channel: Channel? {
+            if case .one(let c) = self { return c }
+            return nil
+        }
+    }
+
+    /// 1...16, `any` or `each`.
+    func channel(_ node: Node) -> ChannelChoice? {
+        if case .scalar(let s) = node, node.tagName == .str {
+            switch s.string {
+            case "any", "all", "omni": return .any
+            case "each": return .each
+            default: break
+            }
+        }
+        guard isNumberScalar(node) else {
+            expected("a MIDI channel 1...16, 'any' or 'each'", node)
+            return nil
+        }
+        guard let n = integer(node, in: 1...16, "channel") else { return nil }
+        return .one(Channel(n - 1))
+    }
+
+    func channelSetups(_ node: Node) -> [ChannelSetup] {
+        guard case .mapping(let mapping) = node else {
+            expected("a mapping from channel (1...16) to its set-up", node)
+            return []
+        }
+        var result: [ChannelSetup] = []
+        for (keyNode, value) in mapping {
+            guard let n = integer(keyNode, in: 1...16, "channel") else { continue }
+            var setup = ChannelSetup(channel: Channel(n - 1))
+            guard let entries = fields(value, allowed: MappingKeys.channelSetup, "channel \(n) set-up") else { continue }
+            for (key, _, v) in entries {
+                switch key {
+                case "soundfont": setup.soundFont = string(v, "a SoundFont file name")
+                case "bank": setup.bank = integer(v, in: 0...16383, "bank")
+                case "program": setup.program = integer(v, in: 0...127, "program").map { UInt7($0) }
+                case "instrument":
+                    guard let name = string(v, "an instrument name") else { break }
+                    if let instrument = ChannelInstrument(rawValue: name) {
+                        setup.instrument = instrument
+                    } else {
+                        let names = ChannelInstrument.allCases.map(\.rawValue).joined(separator: ", ")
+                        error(v, "unknown instrument '\(name)' (instruments: \(names))")
+                    }
+                default: break
+                }
+            }
+            result.append(setup)
+        }
+        return result.sorted { $0.channel < $1.channel }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import MIDI
+import Parameters
+
+/// Scenes, beside the hub's values: a mapping's named sets of presets,
+/// parameter values and control values, switched to by name or by a control
+/// targeting `scene.select`.
+extension ControlHub {
+    /// The mapping's scene names, in file order.
+    public var sceneNames: [String] { lock.withLock { currentMapping?.scenes.map(\.name) ?? [] } }
+
+    /// The scene switched to last (nil before any, and after a reload).
+    public var currentScene: String? {
+        lock.withLock { sceneIndex.flatMap { i in currentMapping?.scenes[i].name } }
+    }
+
+    /// Switches to a scene by name: false when the mapping has none of that name.
+    @discardableResult
+    public func selectScene(named name: String) -> Bool {
+        lock.withLock {
+            guard let i = currentMapping?.scenes.firstIndex(where: { $0.name == name }) else { return false }
+            applyScene(i)
+            return true
+        }
+    }
+
+    /// Under the lock: a scene a control asked for while the surface was busy.
+    func applyPendingScene() {
+        guard let i = pendingScene else { return }
+        pendingScene = nil
+        applyScene(i)
+    }
+
+    /// Under the lock: every value of scene `i` goes out as a change, in order —
+    /// each channel's bank select (CC 0) before its program change, then the
+    /// parameters, then the controls (moved as a UI would; the hardware picks
+    /// them up). Notes are not touched: held ones sound on with the preset
+    /// they started with and their note-offs reach the sampler as always.
+    func applyScene(_ i: Int) {
+        guard let scenes = currentMapping?.scenes, scenes.indices.contains(i) else { return }
+        let scene = scenes[i]
+        sceneIndex = i
+        for setup in scene.channels { selectPresetLocked(setup) }
+        for setting in scene.settings { publishLocked(setting.address, setting.value) }
+        for control in scene.controls { surface.setValue(control.value, ofControl: control.name) }
+        pendingScene = nil  // the scene's own controls do not switch again
+        values[ParameterAddress.sceneSelect.index] = Double(i)
+        surface.parameterDidChange(.sceneSelect, value: Double(i))
+    }
+
+    /// Under the lock: a channel's bank select (CC 0) then program change, as a keyboard selects a preset.
+    func selectPresetLocked(_ setup: ChannelSetup) {
+        // Bank 128 on channel 10 is FluidSynth's percussion channel's own bank: no bank select.
+        if let bank = setup.bank, bank <= 127 { publishLocked(.channelCC(setup.channel, 0), Double(bank)) }
+        if let program = setup.program { publishLocked(.channelProgram(setup.channel), Double(program.value)) }
+    }
+}

@@ -1,0 +1,24 @@
+import Parameters
+
+/// Every parameter's value (in the table's units, by `ParameterAddress.index`):
+/// the one copy the hub and its surface share. Not thread-safe: the hub's
+/// lock guards it (a surface on its own: the surface's thread).
+public final class ParameterValues {
+    private var values: [Double]
+
+    /// Every parameter at the table's default.
+    public init(registry: ParameterRegistry = .standard) { values = registry.all.map(\.defaultValue) }
+
+    public subscript(index: Int) -> Double {
+        get { values[index] }
+        set { values[index] = newValue }
+    }
+
+    public subscript(address: ParameterAddress) -> Double {
+        get { values[address.index] }
+        set { values[address.index] = newValue }
+    }
+
+    /// (index, value) of every parameter.
+    var all: EnumeratedSequence<[Double]> { values.enumerated() }
+}
