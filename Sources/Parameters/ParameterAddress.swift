@@ -1,5 +1,4 @@
 import MIDI
-import Parameters
 
 /// The name of one parameter a control can move, Csound's "named channel":
 /// `master.gain`, `strip.3.pan`, `synth.reverb.room-size`, `channel.1.cc.74`,
@@ -12,7 +11,8 @@ import Parameters
 public enum ParameterAddress: Hashable, Sendable {
     case masterGain
     /// A mixer strip's gain, balance, mute or solo: a MIDI channel's, the
-    /// oscillator's, the tone's or an audio-file track's (`StripID`).
+    /// oscillator's, the tone's, a shared effect return's or an audio-file
+    /// track's (`StripID`).
     case strip(StripID, Strip)
     case reverb(Reverb)
     case chorus(Chorus)
@@ -37,10 +37,14 @@ public enum ParameterAddress: Hashable, Sendable {
         case channel(Channel)
         case oscillator
         case tone
+        /// The shared effect returns (one reverb and chorus for every channel;
+        /// with `--channel-effects` each channel's effects are in its own strip).
+        case reverb
+        case chorus
         case track(Int)
 
         /// Every strip with parameters, in the mixer's (and the index's) order.
-        public static let all: [StripID] = (0..<16).map { .channel(Channel($0)) } + [.oscillator, .tone]
+        public static let all: [StripID] = (0..<16).map { .channel(Channel($0)) } + [.oscillator, .tone, .reverb, .chorus]
             + (0..<ParameterAddress.maxTracks).map { .track($0) }
 
         /// The place in `all` (a track clamped into range).
@@ -49,7 +53,9 @@ public enum ParameterAddress: Hashable, Sendable {
             case .channel(let c): c.intValue
             case .oscillator: 16
             case .tone: 17
-            case .track(let n): 18 + min(max(n, 0), ParameterAddress.maxTracks - 1)
+            case .reverb: 18
+            case .chorus: 19
+            case .track(let n): 20 + min(max(n, 0), ParameterAddress.maxTracks - 1)
             }
         }
     }
@@ -82,6 +88,8 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         // The oscillator's and the tone's gain keep their first name, `level`.
         case .strip(.oscillator, let p): "osc.\(p == .gain ? "level" : p.rawValue)"
         case .strip(.tone, let p): "tone.\(p == .gain ? "level" : p.rawValue)"
+        case .strip(.reverb, let p): "strip.reverb.\(p.rawValue)"
+        case .strip(.chorus, let p): "strip.chorus.\(p.rawValue)"
         case .strip(.track(let n), let p): "track.\(n + 1).\(p.rawValue)"
         case .reverb(let p): "synth.reverb.\(p.rawValue)"
         case .chorus(let p): "synth.chorus.\(p.rawValue)"
@@ -106,8 +114,14 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case "master" where parts.count == 2 && parts[1] == "gain":
             self = .masterGain
         case "strip" where parts.count == 3:
-            guard let c = channel(parts[1]), let p = Strip(rawValue: parts[2]) else { return nil }
-            self = .strip(.channel(c), p)
+            guard let p = Strip(rawValue: parts[2]) else { return nil }
+            switch parts[1] {
+            case "reverb": self = .strip(.reverb, p)
+            case "chorus": self = .strip(.chorus, p)
+            default:
+                guard let c = channel(parts[1]) else { return nil }
+                self = .strip(.channel(c), p)
+            }
         case "synth" where parts.count == 3:
             if parts[1] == "reverb", let p = Reverb(rawValue: parts[2]) {
                 self = .reverb(p)

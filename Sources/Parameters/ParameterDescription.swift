@@ -1,4 +1,3 @@
-import Parameters
 /// What each parameter drives, in a few words: `carillon parameters` and the
 /// generated docs (docs/parameters.md) print it beside the table's row.
 extension ParameterAddress {
@@ -8,6 +7,8 @@ extension ParameterAddress {
         case .strip(.channel, let p): "MIDI channel N's mixer strip: " + Self.strip(p)
         case .strip(.oscillator, let p): "the oscillator's strip: " + Self.strip(p)
         case .strip(.tone, let p): "the tone's strip: " + Self.strip(p)
+        case .strip(.reverb, let p): "the shared reverb return's strip (without --channel-effects; solo-safe): " + Self.strip(p)
+        case .strip(.chorus, let p): "the shared chorus return's strip (without --channel-effects; solo-safe): " + Self.strip(p)
         case .strip(.track, let p): "audio-file track N's mixer strip (--track, tracks:): " + Self.strip(p)
         case .reverb(.level): "the reverb return's level (FluidSynth's synth.reverb.level)"
         case .reverb(.roomSize): "reverb room size (synth.reverb.room-size)"

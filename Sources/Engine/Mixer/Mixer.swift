@@ -97,7 +97,7 @@ final class Mixer {
         let slots = UnsafeMutablePointer<Int>.allocate(capacity: Self.perStrip * strips.count)
         slots.initialize(repeating: -1, count: Self.perStrip * strips.count)
         for (s, strip) in strips.enumerated() {
-            guard let id = strip.parameters else { continue }
+            let id = strip.parameters
             // A channel strip has its parameters when the instrument has the 16 MIDI channels' strips.
             if case .channel = id, channels != Slot.channels { continue }
             for (k, p) in ParameterAddress.Strip.allCases.enumerated() {
@@ -204,19 +204,21 @@ final class Mixer {
 
     /// Strip `s`'s left and right gains: its gain with its pan as balance
     /// (centre is unity on both sides; turning right fades the left), 0 while
-    /// muted or while another strip is soloed. The shared returns: their level.
+    /// muted or while another strip is soloed. The shared returns: their
+    /// effect's level times their gain, and solo-safe (another strip's solo
+    /// leaves them sounding, so a soloed channel keeps its reverb).
     @inline(__always)
     private func targetGains(strip s: Int) -> (Float, Float) {
-        if s == reverbStrip { return (reverb, reverb) }
-        if s == chorusStrip { return (chorus, chorus) }
+        let level: Float = s == reverbStrip ? reverb : s == chorusStrip ? chorus : 1
+        let soloSafe = s == reverbStrip || s == chorusStrip
         let base = Self.perStrip * s
         let gainSlot = slots[base + Self.gain], panSlot = slots[base + Self.pan]
         let muteSlot = slots[base + Self.mute], soloSlot = slots[base + Self.solo]
         let muted = muteSlot >= 0 && values[muteSlot] > 0.5
         let soloed = soloSlot >= 0 && values[soloSlot] > 0.5
-        guard !muted, !anySolo || soloed else { return (0, 0) }
+        guard !muted, !anySolo || soloed || soloSafe else { return (0, 0) }
         let rawGain = gainSlot >= 0 ? values[gainSlot] : 1
-        let gain = rawGain.isNaN ? 0 : max(0, rawGain)
+        let gain = (rawGain.isNaN ? 0 : max(0, rawGain)) * level
         let rawPan = panSlot >= 0 ? values[panSlot] : 0
         let pan = rawPan.isNaN ? 0 : min(1, max(-1, rawPan))
         return (gain * (pan > 0 ? 1 - pan : 1), gain * (pan < 0 ? 1 + pan : 1))

@@ -15,14 +15,15 @@ public enum MixerStrip: Hashable, Sendable {
     /// Audio-file track `n` (0-based, `track.(n+1).*`) and its source's name.
     case track(Int, name: String)
 
-    /// The strip's parameters in the table (`strip(id, …)`); nil for the shared
-    /// effect returns, whose levels are `synth.reverb.level` and `synth.chorus.level`.
-    public var parameters: ParameterAddress.StripID? {
+    /// The strip's parameters in the table (`strip(id, …)`). A shared effect
+    /// return's gain comes after the effect's level (`synth.reverb.level`).
+    public var parameters: ParameterAddress.StripID {
         switch self {
         case .channel(let n): .channel(Channel(truncatingIfNeeded: n))
         case .oscillator: .oscillator
         case .tone: .tone
-        case .reverb, .chorus: nil
+        case .reverb: .reverb
+        case .chorus: .chorus
         case .track(let n, _): .track(n)
         }
     }

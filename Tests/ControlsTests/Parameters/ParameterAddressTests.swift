@@ -124,6 +124,7 @@ import Testing
             ("strip.3.pan", .strip(.channel(2), .pan)), ("osc.level", .strip(.oscillator, .gain)),
             ("osc.solo", .strip(.oscillator, .solo)), ("tone.level", .strip(.tone, .gain)),
             ("tone.mute", .strip(.tone, .mute)), ("track.2.gain", .strip(.track(1), .gain)),
+            ("strip.reverb.gain", .strip(.reverb, .gain)), ("strip.chorus.solo", .strip(.chorus, .solo)),
         ]
         for (text, address) in names {
             #expect(ParameterAddress(text) == address, "\(text)")
@@ -132,6 +133,7 @@ import Testing
         // No second name for the same parameter.
         #expect(ParameterAddress("osc.gain") == nil && ParameterAddress("tone.gain") == nil)
         #expect(ParameterAddress("track.9.gain") == nil && ParameterAddress("track.0.pan") == nil)
+        #expect(ParameterAddress("strip.reverb.level") == nil && ParameterAddress("strip.delay.gain") == nil)
         // Every strip has every strip parameter, each its own slot.
         let slots = Set(ParameterAddress.StripID.all.flatMap { id in ParameterAddress.Strip.allCases.map { ParameterAddress.strip(id, $0).index } })
         #expect(slots.count == ParameterAddress.StripID.all.count * ParameterAddress.Strip.allCases.count)

@@ -187,6 +187,31 @@ import Foundation
         #expect(renderer.meters.stripPeak(strip(renderer, .reverb)) == 0.25)
     }
 
+    @Test func sharedReturns_haveGainPanMuteSolo_afterTheirLevel() {
+        let fake = FakeInstrument()
+        fake.reverbLevel = 0.25
+        let renderer = makeRenderer(fake)
+        renderer.events.push(.now(.noteOn(60, velocity: 127, channel: 2)))
+        #expect(steady(renderer).left == 1.25)
+        // Its gain after the level: -6 dB on the return halves the reverb only.
+        renderer.parameters.set(.strip(.reverb, .gain), 20 * log10(0.5))
+        #expect(abs(steady(renderer).left - 1.125) < 1e-6)
+        #expect(abs(renderer.meters.stripPeak(strip(renderer, .reverb)) - 0.125) < 1e-6)
+        // Balance right: the reverb leaves the left side.
+        renderer.parameters.set(.strip(.reverb, .pan), 1)
+        let panned = steady(renderer)
+        #expect(panned.left == 1 && abs(panned.right - 1.125) < 1e-6)
+        renderer.parameters.set(.strip(.reverb, .pan), 0)
+        renderer.parameters.set(.strip(.reverb, .mute), 1)
+        #expect(steady(renderer).left == 1)
+        // Soloed, the return sounds alone; the level still applies.
+        renderer.parameters.set(.strip(.reverb, .mute), 0)
+        renderer.parameters.set(.strip(.reverb, .solo), 1)
+        #expect(abs(steady(renderer).left - 0.125) < 1e-6)
+        renderer.parameters.set(.reverb(.level), 0.45)
+        #expect(abs(steady(renderer).left - 0.0625) < 1e-6)
+    }
+
     // MARK: Stems
 
     @Test func stems_addUpToTheOutput_throughRamps() {
