@@ -159,3 +159,36 @@ import Testing
         #expect(hub.controlStates.isEmpty)
     }
 }
+
+/// One copy of the values, one observer mechanism.
+@Suite struct ControlHubSharedStateTests {
+    /// A surface given a store reads and writes it: no second copy to drift.
+    @Test func surface_readsAndWritesTheValuesItIsGiven() {
+        let values = ParameterValues()
+        values[.masterGain] = -6
+        let surface = ControlSurface(controls: [
+            ControlDefinition(name: "Vol", kind: .fader, source: .init(.cc(7), channel: 0),
+                              targets: [.init(.strip(.channel(0), .gain))], softTakeover: false)
+        ], values: values)
+        #expect(surface.value(of: .masterGain) == -6)
+        surface.receive(cc(7, 127))
+        #expect(values[.strip(.channel(0), .gain)] == 6)
+    }
+
+    /// Tokens are unique across the hub's lists: ending one subscription
+    /// leaves an observer with the same place in another list alone.
+    @Test func tokens_endOnlyTheirOwnSubscription() {
+        let hub = ControlHub(mapping: nil)
+        nonisolated(unsafe) var changes = 0, feedback = 0
+        let change = hub.subscribe { _ in changes += 1 }
+        let fed = hub.observeFeedback { _ in feedback += 1 }
+        #expect(change != fed)
+        hub.unsubscribe(fed)  // the wrong list: nothing happens
+        hub.set(.masterGain, to: -3)
+        #expect(changes == 1)
+        hub.unsubscribe(change)
+        hub.set(.masterGain, to: -4)
+        #expect(changes == 1)
+        _ = feedback
+    }
+}
