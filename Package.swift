@@ -33,6 +33,7 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CJACK", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev"])]),
 
         // Joinable POSIX threads and real-time scheduling, with their own error: for the
         // ALSA input, the outputs and the render pool alike.
@@ -43,6 +44,8 @@ let package = Package(
         .target(name: "FluidSynth", dependencies: ["CFluidSynth"]),
         .target(name: "SoundFile", dependencies: ["CSndFile"]),
         .target(name: "JACK", dependencies: ["CJACK"]),
+        // LV2 plugins through lilv, the reference host library ("did you mean" from Parameters).
+        .target(name: "LV2", dependencies: ["CLilv", "Parameters"]),
 
         // Measurements and conversions of audio: loudness and true peak (libebur128),
         // resampling (libsamplerate), spectrum (FFTW).
@@ -76,7 +79,7 @@ let package = Package(
 
         // The `carillon` command-line tool, one file per subcommand.
         .executableTarget(name: "CarillonCLI", dependencies: [
-            "Carillon", "MIDI", "Parameters", "Controls", "Engine", "ALSA", "SoundFile", "WebSurface", "Analysis",
+            "Carillon", "MIDI", "Parameters", "Controls", "Engine", "ALSA", "SoundFile", "WebSurface", "Analysis", "LV2",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: [
             // Compiled against the static runtime too, so the libraries Foundation needs are linked.
@@ -109,6 +112,7 @@ let package = Package(
 
         .testTarget(name: "EngineTests", dependencies: ["Parameters", "Engine", "MIDI", "Controls", "CAllocationCounter"]),
         .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
+        .testTarget(name: "LV2Tests", dependencies: ["LV2"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"]),

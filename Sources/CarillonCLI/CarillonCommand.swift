@@ -10,6 +10,7 @@ struct CarillonCommand: ParsableCommand {
             // Each subcommand lives in Subcommands/<Name>.swift.
             Render.self,
             Inspect.self,
+            Plugins.self,
             Ports.self,
             Live.self,
             Play.self,
