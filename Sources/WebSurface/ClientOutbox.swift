@@ -1,13 +1,15 @@
 import Synchronization
 
-/// One page's pending output, bounded whatever the page does: the latest
-/// state of each changed control (a newer change replaces an unsent one), the
-/// latest status, and a few replies. The hub side only ever stores here under
+/// One page's pending output, bounded whatever the page does: a new `hello`
+/// (the whole set of controls after the hub swapped in another mapping), the
+/// latest state of each changed control (a newer change replaces an unsent
+/// one), the latest status, and a few replies. The hub side only ever stores here under
 /// a short lock and never waits for the network; the client's own sender task
 /// takes everything pending when it is free to write, so a page that stops
 /// reading holds back nobody but itself.
 final class ClientOutbox: Sendable {
     struct Pending {
+        var hello: String?
         var controls: [Int: ControlMessage] = [:]
         var status: String?
         var replies: [String] = []
@@ -23,6 +25,16 @@ final class ClientOutbox: Sendable {
     init(counters: CounterBox) {
         self.counters = counters
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Every control anew: replaces an unsent hello and the unsent control
+    /// changes, which were keyed by the old mapping's order.
+    func offer(hello: String) {
+        pending.withLock { p in
+            p.hello = hello
+            p.controls = [:]
+        }
+        wake.yield()
     }
 
     /// Changed controls, keyed by their index in the mapping.
@@ -55,13 +67,13 @@ final class ClientOutbox: Sendable {
         if dropped { counters.update { $0.droppedReplies += 1 } } else { wake.yield() }
     }
 
-    /// Everything pending, in the order to send: replies, controls (mapping order), status.
+    /// Everything pending, in the order to send: a hello, replies, controls (mapping order), status.
     func take() -> [String] {
         let p = pending.withLock { p -> Pending in
-            defer { p.controls = [:]; p.status = nil; p.replies = [] }
+            defer { p.hello = nil; p.controls = [:]; p.status = nil; p.replies = [] }
             return p
         }
-        var out = p.replies
+        var out = (p.hello.map { [$0] } ?? []) + p.replies
         if !p.controls.isEmpty {
             out.append(JSON.encode(ControlsMessage(controls: p.controls.sorted { $0.key < $1.key }.map(\.value))))
         }

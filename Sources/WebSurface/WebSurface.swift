@@ -18,6 +18,12 @@ import Synchronization
 /// subscribes to the hub and never touches the render thread: hub calls cost
 /// the same with or without pages.
 ///
+/// In step with the hub: when another mapping is swapped in (a reload, a
+/// MIDI-learned binding), the surface's list of controls (names, ranges,
+/// curves, steps) is rebuilt from it and every open page gets a new `hello`
+/// at the next pump tick; a page opened later gets the new one at once. A
+/// page never holds a control the host no longer has.
+///
 /// Security: see `WebSurfaceConfiguration` (loopback, token) and `Gate`
 /// (Origin, Host). Threads: `start` and `stop` from one thread (the CLI's);
 /// the server runs on its own event loops; `counters` from any thread.
@@ -42,8 +48,8 @@ public final class WebSurface: @unchecked Sendable {
     private let counterBox = CounterBox()
     private let clients = Mutex<[Int: ClientOutbox]>([:])
     private let nextClient = Atomic<Int>(0)
-    private let controls: ControlIndex
-    private let steps: [String: Int]
+    /// The controls as pages see them, rebuilt when the hub's mapping changes.
+    private let layout: Mutex<Layout>
     private var task: Task<Void, Never>?
     private let boundPort = Mutex<Int?>(nil)
 
@@ -58,10 +64,38 @@ public final class WebSurface: @unchecked Sendable {
         self.hub = hub
         self.status = status
         self.transport = transport
-        let definitions = hub.mapping?.controls ?? []
-        controls = ControlIndex(states: hub.controlStates, definitions: definitions)
-        steps = Dictionary(definitions.filter { $0.kind == .selector }.map { ($0.name, $0.selectorSteps) },
-                           uniquingKeysWith: { a, _ in a })
+        layout = Mutex(Layout(hub.controlSet))
+    }
+
+    /// What a page's messages are read against: the controls by name (range,
+    /// curve), the selectors' steps, and the hub's states they were taken with.
+    struct Layout: Sendable {
+        let controls: ControlSet
+        let index: ControlIndex
+        let steps: [String: Int]
+
+        init(_ controls: ControlSet) {
+            self.controls = controls
+            index = ControlIndex(states: controls.states, definitions: controls.definitions)
+            steps = Dictionary(controls.definitions.filter { $0.kind == .selector }.map { ($0.name, $0.selectorSteps) },
+                               uniquingKeysWith: { a, _ in a })
+        }
+    }
+    typealias ControlSet = ControlHub.ControlSet
+
+    /// The layout of the hub's current mapping, to read a page's message
+    /// against (the one kept, unless the hub swapped in another mapping).
+    private func currentLayout() -> Layout {
+        let generation = hub.mappingGeneration
+        return layout.withLock({ $0.controls.generation == generation ? $0 : nil }) ?? freshLayout()
+    }
+
+    /// The hub's controls and their states now (for a hello); kept as the
+    /// current layout when its mapping is newer than the one kept.
+    private func freshLayout() -> Layout {
+        let fresh = Layout(hub.controlSet)
+        layout.withLock { if $0.controls.generation < fresh.controls.generation { $0 = fresh } }
+        return fresh
     }
 
     public var counters: WebSurfaceCounters { counterBox.snapshot }
@@ -188,7 +222,7 @@ public final class WebSurface: @unchecked Sendable {
             outbox.close()
             counterBox.update { $0.open -= 1 }
         }
-        let hello = helloMessage()
+        let hello = helloMessage(freshLayout())
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
@@ -213,7 +247,7 @@ public final class WebSurface: @unchecked Sendable {
         if !limit.allow() {
             result = .failure(.flood)
         } else if case .text(let text) = message {
-            result = WebProtocol.parse(text, maxBytes: configuration.maxMessageBytes, controls: controls)
+            result = WebProtocol.parse(text, maxBytes: configuration.maxMessageBytes, controls: currentLayout().index)
         } else {
             result = .failure(.binary)
         }
@@ -234,12 +268,12 @@ public final class WebSurface: @unchecked Sendable {
         }
     }
 
-    private func helloMessage() -> String {
+    private func helloMessage(_ layout: Layout) -> String {
         var parameters = [ParameterAddress.masterGain]
         if transport != nil { parameters += ParameterAddress.Transport.allCases.map { .transport($0) } }
         return JSON.encode(HelloMessage(
             mapping: hub.mapping?.name, play: transport != nil,
-            controls: hub.controlStates.map { ControlMessage($0, full: true, steps: steps[$0.name]) },
+            controls: layout.controls.states.map { ControlMessage($0, full: true, steps: layout.steps[$0.name]) },
             parameters: parameters.map {
                 ParameterMessage(address: $0.description, min: $0.spec.range.lowerBound, max: $0.spec.range.upperBound,
                                  unit: $0.spec.unit.rawValue)
@@ -249,14 +283,24 @@ public final class WebSurface: @unchecked Sendable {
     // MARK: - Pump
 
     /// Every `updateInterval`: the controls that changed since the last look go
-    /// to every page; every `statusInterval`: the status. Only while pages are open.
+    /// to every page (all of them in a new `hello` when the hub swapped in
+    /// another mapping); every `statusInterval`: the status. Only while pages are open.
     private func pump() async {
         var last: [ControlState] = hub.controlStates
+        var generation = hub.mappingGeneration
         let statusEvery = max(1, Int(configuration.statusInterval / configuration.updateInterval))
         var tick = 0
         while !Task.isCancelled {
             try? await Task.sleep(for: configuration.updateInterval)
             let outboxes = clients.withLock { Array($0.values) }
+            if hub.mappingGeneration != generation {
+                let layout = freshLayout()
+                generation = layout.controls.generation
+                last = layout.controls.states
+                let hello = helloMessage(layout)
+                for o in outboxes { o.offer(hello: hello) }
+                continue
+            }
             guard !outboxes.isEmpty else { continue }
             let now = hub.controlStates
             var changed: [(Int, ControlMessage)] = []

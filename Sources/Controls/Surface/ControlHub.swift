@@ -37,6 +37,8 @@ public final class ControlHub: @unchecked Sendable {
     /// Scenes: the one switched to last, and one a control asked for (applied once the surface is done).
     var sceneIndex: Int?
     var pendingScene: Int?
+    /// Mappings swapped in since the start (`replace`).
+    private var generation = 0
 
     /// `startValues`: parameters set before anything runs (e.g. `--reverb-level`),
     /// in the parameters' own units; NaN and infinity are ignored.
@@ -81,6 +83,7 @@ public final class ControlHub: @unchecked Sendable {
             surface = next
             let before = currentMapping?.channels ?? []
             currentMapping = mapping
+            generation += 1
             sceneIndex = nil
             var notApplied: [String] = []
             for setup in mapping.channels {
@@ -201,6 +204,23 @@ public final class ControlHub: @unchecked Sendable {
 
     /// Every control's state, in mapping order (for a view).
     public var controlStates: [ControlState] { lock.withLock { surface.states } }
+
+    /// The set of controls as one consistent look: which mapping (its
+    /// generation moves at every `replace`: a reload, a learned binding), its
+    /// definitions and every control's state. A front end that keeps its own
+    /// list of the controls (the web surface) rebuilds it when the generation moves.
+    public struct ControlSet: Sendable {
+        public var generation: Int
+        public var definitions: [ControlDefinition]
+        public var states: [ControlState]
+    }
+
+    public var controlSet: ControlSet {
+        lock.withLock { ControlSet(generation: generation, definitions: surface.definitions, states: surface.states) }
+    }
+
+    /// Counts the mappings swapped in since the start (0: the first one).
+    public var mappingGeneration: Int { lock.withLock { generation } }
 
     /// Moves a control by name, as if its hardware had (a UI's widget).
     @discardableResult
