@@ -15,4 +15,6 @@ fi
 "$venv/bin/python" -c "import selenium" 2>/dev/null || "$venv/bin/pip" install -q "selenium>=4.10" >&2
 probe=.build/debug/carillon-web-probe
 [ -x "$probe" ] || swift build --product carillon-web-probe >&2
+# the reload test runs the host itself
+[ -x .build/debug/carillon ] || swift build --product carillon >&2
 exec "$venv/bin/python" Tests/Browser/web_surface_test.py "$probe"

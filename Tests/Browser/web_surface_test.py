@@ -6,7 +6,9 @@ mapping, fed CCs on stdin) and opens its page. Prints one line per test and
 """
 import glob
 import os
+import shutil
 import subprocess
+import tempfile
 import sys
 import time
 import traceback
@@ -155,6 +157,54 @@ def test_touch_toggle_on_phone(driver):
     finally:
         phone.quit()
         probe.close()
+
+
+def test_reload_of_the_real_host_reaches_the_open_page(driver):
+    """`carillon live --no-audio --web` itself: the mapping file is edited while a
+    page is open; the page shows the new control, which moves, and no longer the old."""
+    carillon = os.path.join(os.path.dirname(PROBE), "carillon")
+    folder = tempfile.mkdtemp(prefix="carillon-reload-")
+    mapping = os.path.join(folder, "nano.yaml")
+    shutil.copy(NANO, mapping)
+    host = subprocess.Popen([carillon, "live", "--no-audio", "--web", "0", "--mapping", mapping],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    later = None
+    try:
+        url = None
+        while url is None:
+            line = host.stdout.readline()
+            assert line, "carillon live ended before serving the page"
+            if line.startswith("web: "):
+                url = line.split()[1]
+        open_page(driver, url)
+        assert widget(driver, "Fader 1") is not None
+        with open(mapping) as f:
+            text = f.read()
+        assert "name: Fader 1\n" in text
+        edited = mapping + ".tmp"
+        with open(edited, "w") as f:
+            f.write(text.replace("name: Fader 1\n", "name: Volume 1\n"))
+        os.rename(edited, mapping)   # as an editor saves
+        wait(lambda: widget(driver, "Volume 1") is not None and widget(driver, "Fader 1") is None,
+             "the page to show the reloaded mapping", 5)
+        before = widget(driver, "Volume 1")["value"]
+        track = driver.find_element(By.CSS_SELECTOR, '.w[data-control="Volume 1"] .track')
+        h = track.size["height"]
+        ActionChains(driver).move_to_element_with_offset(track, 0, -h // 2 + 4).click_and_hold() \
+            .move_by_offset(0, h // 2).release().perform()
+        wait(lambda: widget(driver, "Volume 1")["value"] != before, "the host to take the new control's move", 3)
+        later = browser()
+        open_page(later, url)
+        assert widget(later, "Volume 1") is not None and widget(later, "Fader 1") is None
+    finally:
+        if later:
+            later.quit()
+        host.terminate()
+        try:
+            host.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            host.kill()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_screenshot_for_readme(driver):
