@@ -1,2 +1,6 @@
 #pragma once
 #include <lilv/lilv.h>
+// The host features Carillon gives a plugin (LV2Instance): URID map and unmap, options.
+#include <lv2/urid/urid.h>
+#include <lv2/options/options.h>
+#include <lv2/atom/atom.h>

@@ -3,6 +3,8 @@ public struct LV2Error: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Kind: Equatable, Sendable {
         /// No installed plugin has this URI; `suggestions` are close ones.
         case unknownPlugin(uri: String, suggestions: [String])
+        /// The plugin requires a host feature Carillon does not give.
+        case unsupportedFeature(plugin: String, feature: String)
         /// Any other failing call.
         case call
     }
@@ -22,6 +24,8 @@ public struct LV2Error: Error, Equatable, Sendable, CustomStringConvertible {
             "no LV2 plugin \(uri) is installed"
                 + (suggestions.isEmpty ? "" : " (did you mean \(suggestions.joined(separator: ", "))?)")
                 + " — `carillon plugins` lists the installed ones; LV2_PATH says where to look"
+        case .unsupportedFeature(let plugin, let feature):
+            "\(plugin) requires the LV2 feature \(feature), which Carillon does not provide"
         case .call:
             "\(function) failed" + (context.map { ": \($0)" } ?? "")
         }

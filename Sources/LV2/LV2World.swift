@@ -23,6 +23,16 @@ public final class LV2World {
         lilv_world_free(world)
     }
 
+    /// Loads one more bundle (a folder with a `manifest.ttl`), beside what LV2_PATH gave.
+    public func loadBundle(at path: String) throws(LV2Error) {
+        // A bundle's URI ends in a slash.
+        guard let node = lilv_new_file_uri(world, nil, path.hasSuffix("/") ? path : path + "/") else {
+            throw LV2Error(function: "lilv_new_file_uri", context: path)
+        }
+        defer { lilv_node_free(node) }
+        lilv_world_load_bundle(world, node)
+    }
+
     /// Every installed plugin, by URI.
     public var plugins: [LV2PluginInfo] {
         var result: [LV2PluginInfo] = []

@@ -1,0 +1,233 @@
+import CLilv
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One plugin, instantiated with the host features Carillon gives — URID map
+/// and unmap, options (sample rate, block lengths, sequence size) with block
+/// lengths bounded by `maxFrames`, in-place-broken honoured — and every port
+/// connected to a buffer of its own: audio in and out (planar, `maxFrames`
+/// each), control values, a MIDI input sequence, CV ports (inputs at 0).
+///
+/// A plugin that requires any other feature is refused at `init` with its URI
+/// and the feature's.
+///
+/// Threads: `init`, `activate`, `deactivate` and `deinit` off the render
+/// thread; `clearMIDI`, `appendMIDI`, `setControl(at:)` and `run` on the
+/// render thread only: they do not allocate, lock or log.
+public final class LV2Instance {
+    public let info: LV2PluginInfo
+    public let maxFrames: Int
+    public let sampleRate: Double
+    /// Planar audio buffers, `maxFrames` each, in port order.
+    public let audioInputs: [UnsafeMutablePointer<Float>]
+    public let audioOutputs: [UnsafeMutablePointer<Float>]
+    /// One value per control port (`info.controls`' order): set inputs before
+    /// `run`, read outputs after.
+    public let controls: UnsafeMutableBufferPointer<Float>
+
+    /// The host features a plugin may require, by URI.
+    public static let supportedFeatures: Set<String> = [
+        "http://lv2plug.in/ns/ext/urid#map", "http://lv2plug.in/ns/ext/urid#unmap",
+        "http://lv2plug.in/ns/ext/options#options", "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength",
+        // Inputs and outputs never share a buffer here.
+        "http://lv2plug.in/ns/lv2core#inPlaceBroken",
+    ]
+
+    private let instance: UnsafeMutablePointer<LilvInstance>
+    /// Kept alive as long as the instance: lilv frees an instance's library through its world.
+    private let world: LV2World
+    private let urids: URIDMap
+    private let features: Features
+    /// The MIDI input sequence (nil: the plugin takes no MIDI), and every atom port's buffer.
+    private let midiInput: UnsafeMutableRawPointer?
+    private let atomBuffers: [(buffer: UnsafeMutableRawPointer, isOutput: Bool)]
+    private let cvBuffers: [UnsafeMutablePointer<Float>]
+    private let sequenceType: UInt32, chunkType: UInt32, midiEventType: UInt32
+    private var active = false
+
+    /// Bytes of each atom port's buffer: about 1,000 MIDI events a block.
+    public static let sequenceCapacity = 16_384
+
+    public init(world: LV2World, uri: String, sampleRate: Double, maxFrames: Int, urids: URIDMap) throws(LV2Error) {
+        precondition(sampleRate > 0 && maxFrames > 0)
+        info = try world.plugin(uri: uri)
+        if let missing = info.requiredFeatures.first(where: { !Self.supportedFeatures.contains($0) }) {
+            throw LV2Error(kind: .unsupportedFeature(plugin: uri, feature: missing), function: "lilv_plugin_get_required_features")
+        }
+        guard let plugin = world.lilvPlugin(uri: uri) else {
+            throw LV2Error(kind: .unknownPlugin(uri: uri, suggestions: []), function: "lilv_plugins_get_by_uri")
+        }
+        self.world = world
+        self.maxFrames = maxFrames
+        self.sampleRate = sampleRate
+        self.urids = urids
+        sequenceType = urids.map("http://lv2plug.in/ns/ext/atom#Sequence")
+        chunkType = urids.map("http://lv2plug.in/ns/ext/atom#Chunk")
+        midiEventType = urids.map("http://lv2plug.in/ns/ext/midi#MidiEvent")
+        features = Features(urids: urids, sampleRate: Float(sampleRate), maxFrames: Int32(maxFrames),
+                            sequenceSize: Int32(Self.sequenceCapacity))
+        guard let instance = lilv_plugin_instantiate(plugin, sampleRate, features.list) else {
+            throw LV2Error(function: "lilv_plugin_instantiate", context: "\(uri) did not instantiate at \(Int(sampleRate)) Hz")
+        }
+        self.instance = instance
+
+        // Ports: every one connected, to buffers that live as long as the instance.
+        let v = world.vocabulary
+        var audioIn: [UnsafeMutablePointer<Float>] = [], audioOut: [UnsafeMutablePointer<Float>] = []
+        var atoms: [(UnsafeMutableRawPointer, Bool)] = [], cvs: [UnsafeMutablePointer<Float>] = []
+        var midi: UnsafeMutableRawPointer?
+        controls = .allocate(capacity: info.controls.count)
+        for (k, control) in info.controls.enumerated() {
+            controls[k] = control.defaultValue ?? control.minimum ?? 0
+            lilv_instance_connect_port(instance, UInt32(control.index), controls.baseAddress! + k)
+        }
+        for index in 0..<Int(lilv_plugin_get_num_ports(plugin)) {
+            guard let port = lilv_plugin_get_port_by_index(plugin, UInt32(index)) else { continue }
+            let isInput = lilv_port_is_a(plugin, port, v.inputPort)
+            if lilv_port_is_a(plugin, port, v.audioPort) || lilv_port_is_a(plugin, port, v.cvPort) {
+                let buffer = UnsafeMutablePointer<Float>.allocate(capacity: maxFrames)
+                buffer.initialize(repeating: 0, count: maxFrames)
+                if lilv_port_is_a(plugin, port, v.cvPort) { cvs.append(buffer) }
+                else if isInput { audioIn.append(buffer) } else { audioOut.append(buffer) }
+                lilv_instance_connect_port(instance, UInt32(index), buffer)
+            } else if lilv_port_is_a(plugin, port, v.atomPort) {
+                let buffer = UnsafeMutableRawPointer.allocate(byteCount: Self.sequenceCapacity, alignment: 8)
+                buffer.initializeMemory(as: UInt8.self, repeating: 0, count: Self.sequenceCapacity)
+                atoms.append((buffer, !isInput))
+                if isInput, midi == nil, lilv_port_supports_event(plugin, port, v.midiEvent) { midi = buffer }
+                lilv_instance_connect_port(instance, UInt32(index), buffer)
+            }
+        }
+        audioInputs = audioIn; audioOutputs = audioOut
+        atomBuffers = atoms; cvBuffers = cvs; midiInput = midi
+        for (buffer, isOutput) in atoms { prepareAtom(buffer, isOutput: isOutput) }
+    }
+
+    deinit {
+        deactivate()
+        lilv_instance_free(instance)
+        for b in audioInputs + audioOutputs + cvBuffers { b.deallocate() }
+        for a in atomBuffers { a.buffer.deallocate() }
+        controls.deallocate()
+    }
+
+    /// Before the first `run` (and after `deactivate`, to run again).
+    public func activate() {
+        guard !active else { return }
+        lilv_instance_activate(instance)
+        active = true
+    }
+
+    public func deactivate() {
+        guard active else { return }
+        lilv_instance_deactivate(instance)
+        active = false
+    }
+
+    /// The plugin takes MIDI (it has a MIDI input port).
+    public var takesMIDI: Bool { midiInput != nil }
+
+    /// Empties the MIDI input for the next `run`.
+    public func clearMIDI() {
+        if let midiInput { prepareAtom(midiInput, isOutput: false) }
+    }
+
+    /// Adds a MIDI message (1…3 bytes) at `frame` of the next `run`, in time
+    /// order. False when there is no MIDI input or its buffer is full.
+    @discardableResult
+    public func appendMIDI(frame: Int, status: UInt8, _ data1: UInt8, _ data2: UInt8, count: Int) -> Bool {
+        guard let midiInput, (1...3).contains(count) else { return false }
+        let header = midiInput.assumingMemoryBound(to: UInt32.self)
+        let size = Int(header[0])  // the sequence body's bytes: 8 (unit, pad) + the events'
+        let offset = 8 + size       // after the atom header (size, type)
+        let eventBytes = 16 + 8    // time, body header, the message padded to 8
+        guard offset + eventBytes <= Self.sequenceCapacity else { return false }
+        let event = midiInput + offset
+        event.storeBytes(of: Int64(frame), as: Int64.self)
+        event.storeBytes(of: UInt32(count), toByteOffset: 8, as: UInt32.self)
+        event.storeBytes(of: midiEventType, toByteOffset: 12, as: UInt32.self)
+        let bytes = (event + 16).assumingMemoryBound(to: UInt8.self)
+        bytes[0] = status; bytes[1] = data1; bytes[2] = data2
+        for i in 3..<8 { bytes[i] = 0 }
+        header[0] = UInt32(size + eventBytes)
+        return true
+    }
+
+    /// Sets control `k` (`info.controls`' order) for the next `run`.
+    @inline(__always)
+    public func setControl(at k: Int, to value: Float) { controls[k] = value }
+
+    /// Runs `frames` (≤ `maxFrames`) frames: audio inputs read, outputs
+    /// written, the MIDI sequence consumed (cleared afterwards).
+    public func run(frames: Int) {
+        precondition(frames <= maxFrames && active)
+        for (buffer, isOutput) in atomBuffers where isOutput { prepareAtom(buffer, isOutput: true) }
+        lilv_instance_run(instance, UInt32(frames))
+        clearMIDI()
+    }
+
+    /// An input: an empty sequence. An output: a chunk of the buffer's capacity (the plugin writes a sequence).
+    private func prepareAtom(_ buffer: UnsafeMutableRawPointer, isOutput: Bool) {
+        let header = buffer.assumingMemoryBound(to: UInt32.self)
+        if isOutput {
+            header[0] = UInt32(Self.sequenceCapacity - 8); header[1] = chunkType
+        } else {
+            header[0] = 8; header[1] = sequenceType
+            header[2] = 0; header[3] = 0  // unit (frames), pad
+        }
+    }
+
+    /// The feature structures handed to the plugin, kept alive with the instance.
+    private final class Features {
+        let list: UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>
+        /// What `deinit` releases.
+        private var releases: [() -> Void] = []
+        private let urids: URIDMap
+
+        init(urids: URIDMap, sampleRate: Float, maxFrames: Int32, sequenceSize: Int32) {
+            self.urids = urids
+            let (map, unmap) = urids.makeFeatures()
+            releases += [map.deallocate, unmap.deallocate]
+            // Option values: sample rate (atom:Float), block lengths and sequence size (atom:Int).
+            let rate = UnsafeMutablePointer<Float>.allocate(capacity: 1); rate.initialize(to: sampleRate)
+            let ints = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
+            ints.initialize(from: [1, maxFrames, maxFrames, sequenceSize], count: 4)
+            releases += [rate.deallocate, ints.deallocate]
+            let float = urids.map("http://lv2plug.in/ns/ext/atom#Float"), int = urids.map("http://lv2plug.in/ns/ext/atom#Int")
+            func option(_ key: String, _ type: UInt32, _ value: UnsafeRawPointer) -> LV2_Options_Option {
+                LV2_Options_Option(context: LV2_OPTIONS_INSTANCE, subject: 0, key: urids.map(key), size: 4, type: type, value: value)
+            }
+            let options = UnsafeMutablePointer<LV2_Options_Option>.allocate(capacity: 6)
+            options.initialize(from: [
+                option("http://lv2plug.in/ns/lv2core#sampleRate", float, rate),
+                option("http://lv2plug.in/ns/ext/buf-size#minBlockLength", int, ints),
+                option("http://lv2plug.in/ns/ext/buf-size#maxBlockLength", int, ints + 1),
+                option("http://lv2plug.in/ns/ext/buf-size#nominalBlockLength", int, ints + 2),
+                option("http://lv2plug.in/ns/ext/buf-size#sequenceSize", int, ints + 3),
+                LV2_Options_Option(context: LV2_OPTIONS_INSTANCE, subject: 0, key: 0, size: 0, type: 0, value: nil),
+            ], count: 6)
+            releases.append(options.deallocate)
+            let entries: [(String, UnsafeMutableRawPointer?)] = [
+                ("http://lv2plug.in/ns/ext/urid#map", UnsafeMutableRawPointer(map)),
+                ("http://lv2plug.in/ns/ext/urid#unmap", UnsafeMutableRawPointer(unmap)),
+                ("http://lv2plug.in/ns/ext/options#options", UnsafeMutableRawPointer(options)),
+                ("http://lv2plug.in/ns/ext/buf-size#boundedBlockLength", nil),
+            ]
+            list = .allocate(capacity: entries.count + 1)
+            for (i, (uri, data)) in entries.enumerated() {
+                let feature = UnsafeMutablePointer<LV2_Feature>.allocate(capacity: 1)
+                let name = strdup(uri)!
+                feature.initialize(to: LV2_Feature(URI: name, data: data))
+                releases += [feature.deallocate, { free(name) }]
+                list[i] = UnsafePointer(feature)
+            }
+            list[entries.count] = nil
+        }
+
+        deinit {
+            for release in releases { release() }
+            list.deallocate()
+        }
+    }
+}
