@@ -63,7 +63,7 @@ let package = Package(
 
         // Wiring of engine, sampler, ALSA and files.
         .target(name: "Carillon", dependencies: [
-            "MIDI", "Parameters", "Controls", "Engine", "ALSA", "JACK", "FluidSynth", "SoundFile", "Analysis", "Threads",
+            "MIDI", "Parameters", "Controls", "Engine", "ALSA", "JACK", "FluidSynth", "SoundFile", "Analysis", "Threads", "LV2",
         ]),
 
         // Every control and meter in a browser: HTTP + WebSocket server, the page embedded.
@@ -112,7 +112,7 @@ let package = Package(
 
         .testTarget(name: "EngineTests", dependencies: ["Parameters", "Engine", "MIDI", "Controls", "CAllocationCounter"]),
         .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
-        .testTarget(name: "LV2Tests", dependencies: ["LV2"]),
+        .testTarget(name: "LV2Tests", dependencies: ["LV2", "CAllocationCounter"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"]),

@@ -5,6 +5,8 @@ public struct LV2Error: Error, Equatable, Sendable, CustomStringConvertible {
         case unknownPlugin(uri: String, suggestions: [String])
         /// The plugin requires a host feature Carillon does not give.
         case unsupportedFeature(plugin: String, feature: String)
+        /// The plugin cannot serve where it was asked to (an insert that is not a stereo or mono effect).
+        case unsuitable(plugin: String, reason: String)
         /// Any other failing call.
         case call
     }
@@ -26,6 +28,8 @@ public struct LV2Error: Error, Equatable, Sendable, CustomStringConvertible {
                 + " — `carillon plugins` lists the installed ones; LV2_PATH says where to look"
         case .unsupportedFeature(let plugin, let feature):
             "\(plugin) requires the LV2 feature \(feature), which Carillon does not provide"
+        case .unsuitable(let plugin, let reason):
+            "\(plugin): \(reason)"
         case .call:
             "\(function) failed" + (context.map { ": \($0)" } ?? "")
         }

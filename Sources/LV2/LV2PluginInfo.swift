@@ -58,11 +58,14 @@ public struct LV2PluginInfo: Sendable, Encodable {
     public var requiredFeatures: [String]
     /// The plugin reports its latency on a control output port.
     public var reportsLatency: Bool
+    /// The control input (its place in `controls`) designated `lv2:freeWheeling`:
+    /// 1 while rendering faster than real time (offline).
+    public var freeWheelingControl: Int?
 
     enum CodingKeys: String, CodingKey {
         case uri, name, kind, classLabel = "class", audioInputs = "audio-inputs", audioOutputs = "audio-outputs",
              midiInputs = "midi-inputs", controls, otherPorts = "other-ports", requiredFeatures = "required-features",
-             reportsLatency = "reports-latency"
+             reportsLatency = "reports-latency", freeWheelingControl = "free-wheeling-control"
     }
 
     init(_ plugin: OpaquePointer, in world: LV2World) {
@@ -110,6 +113,10 @@ public struct LV2PluginInfo: Sendable, Encodable {
             lilv_nodes_free(required)
         }
         requiredFeatures = features.sorted()
+        if let port = lilv_plugin_get_port_by_designation(plugin, v.inputPort, v.freeWheeling) {
+            let index = Int(lilv_port_get_index(plugin, port))
+            freeWheelingControl = controls.firstIndex { $0.index == index }
+        }
 
         if classURI == "http://lv2plug.in/ns/lv2core#InstrumentPlugin" || (midiIn > 0 && audioOut > 0 && audioIn == 0) {
             kind = .instrument

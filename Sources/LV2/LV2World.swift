@@ -67,7 +67,7 @@ public final class LV2World {
     /// The URIs Carillon asks lilv about.
     struct Vocabulary {
         let inputPort, outputPort, audioPort, controlPort, atomPort, cvPort: OpaquePointer
-        let midiEvent, integer, toggled, enumeration, unit, unitSymbol, instrumentPlugin: OpaquePointer
+        let midiEvent, integer, toggled, enumeration, unit, unitSymbol, instrumentPlugin, freeWheeling: OpaquePointer
 
         init(world: OpaquePointer) {
             func uri(_ text: String) -> OpaquePointer { lilv_new_uri(world, text)! }
@@ -80,11 +80,12 @@ public final class LV2World {
             unit = uri("http://lv2plug.in/ns/extensions/units#unit")
             unitSymbol = uri("http://lv2plug.in/ns/extensions/units#symbol")
             instrumentPlugin = uri(core + "InstrumentPlugin")
+            freeWheeling = uri(core + "freeWheeling")
         }
 
         func free() {
             for node in [inputPort, outputPort, audioPort, controlPort, atomPort, cvPort, midiEvent, integer, toggled,
-                         enumeration, unit, unitSymbol, instrumentPlugin] { lilv_node_free(node) }
+                         enumeration, unit, unitSymbol, instrumentPlugin, freeWheeling] { lilv_node_free(node) }
         }
     }
 }

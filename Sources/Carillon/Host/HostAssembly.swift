@@ -1,5 +1,6 @@
 import Controls
 import Engine
+import LV2
 import Parameters
 
 /// The one assembly of `live`, `play` and `render`: the hub holding the
@@ -25,14 +26,31 @@ public struct HostAssembly: Sendable {
         ControlHub(mapping: mapping, startValues: sampler.startValues)
     }
 
+    /// The plugins' source for the inserts asked for (nil without any), each
+    /// checked: installed, usable as an insert, no feature Carillon lacks.
+    /// Once per job or session: it reads every installed plugin's data.
+    public func makePluginHost() throws(LV2Error) -> PluginHost? {
+        guard !sampler.inserts.isEmpty else { return nil }
+        let host = try PluginHost()
+        try host.check(sampler.inserts)
+        return host
+    }
+
     /// The renderer over `instrument`: each channel routed to the instrument
     /// that plays it (`--oscillator-channel`, a mapping's `instrument:`), the
-    /// oscillator tuned to `--a4`, sized for blocks of `maxFrames`.
+    /// oscillator tuned to `--a4`, the master's inserts (new instances from
+    /// `plugins`; `offline` tells them they free-wheel), sized for blocks of `maxFrames`.
     public func makeRenderer(
         instrument: any Instrument, tracks: [any TrackSource], sampleRate: Int, maxFrames: Int,
-        eventCapacity: Int = 1024, capturesStems: Bool = false
-    ) -> Renderer {
-        let renderer = Renderer(instrument: instrument, tracks: tracks, eventCapacity: eventCapacity)
+        eventCapacity: Int = 1024, capturesStems: Bool = false, plugins: PluginHost? = nil, offline: Bool = false
+    ) throws(LV2Error) -> Renderer {
+        var inserts: [any AudioInsert] = []
+        for insert in sampler.inserts {
+            guard let plugins else { preconditionFailure("inserts need the PluginHost of makePluginHost") }
+            inserts.append(try LV2Insert(host: plugins, uri: insert.uri, sampleRate: sampleRate, maxFrames: maxFrames,
+                                         offline: offline))
+        }
+        let renderer = Renderer(instrument: instrument, tracks: tracks, eventCapacity: eventCapacity, masterInserts: inserts)
         renderer.capturesStems = capturesStems
         for channel in sampler.oscillatorChannels { renderer.route(channel: channel, to: .oscillator) }
         for setup in channels {

@@ -1,6 +1,7 @@
 import Analysis
 import Controls
 import Engine
+import LV2
 import SoundFile
 
 /// The audio side of a live session: the output (an ALSA device or a JACK
@@ -21,6 +22,8 @@ final class LiveAudio {
     let spectrum: SpectrumTap
     /// `-a jack`: JACK MIDI's way to the router.
     let jackMIDI: JACKMIDIInput?
+    /// The inserts' plugins (nil without inserts): kept as long as the renderer runs them.
+    let plugins: PluginHost?
     private(set) var started = false
 
     /// Opens the output, loads the sampler (`soundFont` and the mapping's
@@ -51,8 +54,11 @@ final class LiveAudio {
         } catch { throw .recording(error) }
         do { tracks = try assembly.sampler.openTracks(sampleRate: rate, offline: false) } catch { throw .track(error) }
         do { spectrum = try SpectrumTap(sampleRate: rate) } catch { throw .spectrum(error) }
-        renderer = assembly.makeRenderer(instrument: sampler.instrument, tracks: tracks, sampleRate: rate,
-                                         maxFrames: blockFrames, eventCapacity: 4096)
+        do {
+            plugins = try assembly.makePluginHost()
+            renderer = try assembly.makeRenderer(instrument: sampler.instrument, tracks: tracks, sampleRate: rate,
+                                                 maxFrames: blockFrames, eventCapacity: 4096, plugins: plugins)
+        } catch { throw .plugin(error) }
         clock = options.timing == .stamped
             ? OutputClock(sampleRate: Double(rate), periodFrames: blockFrames, settleFrames: output.prefillFrames) : nil
         events = EventQueueProducer(renderer.events, clock: clock)

@@ -4,6 +4,7 @@ import Controls
 import Engine
 import FluidSynth
 import JACK
+import LV2
 import MIDI
 import Parameters
 import SoundFile
@@ -147,9 +148,11 @@ public final class LiveHost: @unchecked Sendable {
         case recording(SoundFileError)
         case track(FileTrackError)
         case spectrum(SpectrumError)
+        case plugin(LV2Error)
 
         public var description: String {
             switch self {
+            case .plugin(let e): "\(e)"
             case .track(let e): "\(e)"
             case .spectrum(let e): "\(e)"
             case .recording(let e): "cannot record: \(e)"

@@ -2,6 +2,7 @@ import Analysis
 import Controls
 import Engine
 import FluidSynth
+import LV2
 import MIDI
 import SoundFile
 import Synchronization
@@ -117,9 +118,11 @@ public final class RenderJob {
         case interrupted(output: String)
         case stemsFolder(String)
         case track(FileTrackError)
+        case plugin(LV2Error)
 
         public var description: String {
             switch self {
+            case .plugin(let e): "\(e)"
             case .sampler(let e): "\(e)"
             case .threads(let e): "cannot start the render threads: \(e)"
             case .midiFile(let e): "\(e)"
@@ -149,6 +152,8 @@ public final class RenderJob {
     private let assembly: HostAssembly
     /// The start values (no mapping: a render has no controls).
     private let hub: ControlHub
+    /// The inserts' plugins (nil without inserts).
+    private let plugins: PluginHost?
 
     /// Reads the SoundFont and checks that FluidSynth loads it (a bad font
     /// fails here, before any piece). Each piece then renders on synths built
@@ -158,6 +163,7 @@ public final class RenderJob {
         self.soundFontPath = path
         assembly = HostAssembly(sampler: options.sampler)
         hub = assembly.makeHub(mapping: nil)
+        do { plugins = try assembly.makePluginHost() } catch { throw .plugin(error) }
         let selection = SampleSelection(soundFont: path, byNotes: options.loadsSamplesOnDemand && options.selectsSamplesByNotes,
                                         log: log)
         sampleSelection = selection
@@ -220,8 +226,12 @@ public final class RenderJob {
             } catch { throw .threads("\(error)") }
         }
         let blockFrames = options.blockFrames(threads: samplers.count)
-        let renderer = assembly.makeRenderer(instrument: pool ?? samplers[0].instrument, tracks: tracks,
-                                             sampleRate: options.sampleRate, maxFrames: blockFrames, capturesStems: options.stems)
+        let renderer: Renderer
+        do {
+            renderer = try assembly.makeRenderer(instrument: pool ?? samplers[0].instrument, tracks: tracks,
+                                                 sampleRate: options.sampleRate, maxFrames: blockFrames,
+                                                 capturesStems: options.stems, plugins: plugins, offline: true)
+        } catch { throw .plugin(error) }
         // The same values as live, the same way; nothing moves them during a
         // render, so the subscription ends once they are handed over.
         hub.unsubscribe(assembly.connect(hub, to: renderer, events: EventQueueProducer(renderer.events),

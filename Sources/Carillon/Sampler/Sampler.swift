@@ -29,6 +29,8 @@ public struct SamplerOptions: Sendable {
     public var effectsPerChannel = false
     /// `--track` (and a mapping's `tracks:`): audio files played with the piece, at most `maxTracks`.
     public var tracks: [String] = []
+    /// `--insert master=URI`: LV2 effects on the master, in order (see `HostAssembly`).
+    public var inserts: [InsertSpec] = []
     public init() {}
 
     /// The audio-file tracks a host plays at most (each has a mixer strip, `track.N.*`).

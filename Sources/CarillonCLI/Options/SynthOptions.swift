@@ -45,7 +45,15 @@ struct SynthOptions: ParsableArguments {
         valueName: "file"))
     var track: [String] = []
 
+    @Option(name: .customLong("insert"), help: ArgumentHelp(
+        "An LV2 effect on the master before its gain and meters, as master=URI ('carillon plugins' lists them); repeatable, in order.",
+        valueName: "strip=uri"))
+    var insert: [String] = []
+
     func validate() throws {
+        for text in insert where InsertSpec(text) == nil {
+            throw ValidationError("--insert takes master=URI (inserts on other strips are not built yet), found '\(text)'")
+        }
         guard track.count <= SamplerOptions.maxTracks else {
             throw ValidationError("at most \(SamplerOptions.maxTracks) --track files, found \(track.count)")
         }
@@ -79,6 +87,7 @@ struct SynthOptions: ParsableArguments {
         options.a4 = a4
         options.effectsPerChannel = channelEffects ?? false
         options.tracks = track
+        options.inserts = insert.compactMap(InsertSpec.init)
         return options
     }
 

@@ -134,6 +134,9 @@ struct Render: ParsableCommand {
             throw ValidationError("--stems cannot be used with --normalize: the stems would not add up to the normalised mixdown")
         }
         if let stems, stems.isEmpty { throw ValidationError("--stems needs a folder name") }
+        if stems != nil && !synth.insert.isEmpty {
+            throw ValidationError("--stems cannot be used with --insert master=...: the stems would not add up to a mixdown the insert changes")
+        }
         _ = try audio.resolve(for: output)
     }
 

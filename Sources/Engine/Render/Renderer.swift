@@ -102,8 +102,9 @@ public final class Renderer: @unchecked Sendable {
     public private(set) var sampleTime: UInt64 = 0
 
     /// `tracks`: at most `ParameterAddress.maxTracks` sources, each a strip of its own.
+    /// `masterInserts`: effects on the master, in order, before its gain and meters (sized for `prepare`'s `maxFrames`).
     public init(instrument: any Instrument, tracks: [any TrackSource] = [], eventCapacity: Int = 1024,
-                parameters: ParameterStore = ParameterStore()) {
+                parameters: ParameterStore = ParameterStore(), masterInserts: [any AudioInsert] = []) {
         precondition(tracks.count <= ParameterAddress.maxTracks, "at most \(ParameterAddress.maxTracks) tracks")
         self.instrument = instrument
         self.events = EventQueue(capacity: eventCapacity)
@@ -111,7 +112,7 @@ public final class Renderer: @unchecked Sendable {
         self.tracks = tracks
         effectsCount = 4 * instrument.effectsGroupCount
         mixer = Mixer(stripCount: instrument.stripCount, effectsGroups: instrument.effectsGroupCount,
-                      tracks: tracks.map(\.name), parameters: parameters)
+                      tracks: tracks.map(\.name), parameters: parameters, masterInserts: masterInserts)
         granularity = max(1, instrument.eventGranularity)
         effectWatcher = EffectWatcher(parameters: parameters)
         routes = .allocate(capacity: 16); routes.initialize(repeating: 0, count: 16)

@@ -39,4 +39,34 @@ import FluidSynth
         #expect(blocks == 3_000)
         if !effects { #expect(calls == 0) }
     }
+
+    /// An LV2 insert on the master (mda Delay) runs in the same loop: still no heap call.
+    @Test func renderLoop_withAnLV2MasterInsert_allocatesNothing() throws {
+        let synth = try Synth(settings: Settings.forRendering(sampleRate: 44_100))
+        try synth.setReverb(on: false)
+        try synth.setChorus(on: false)
+        let font = try synth.loadSoundFont(at: timGM)
+        defer { withExtendedLifetime(font) {} }
+        var options = SamplerOptions()
+        options.inserts = [InsertSpec(strip: .master, uri: "http://drobilla.net/plugins/mda/Delay")]
+        let assembly = HostAssembly(sampler: options)
+        let plugins = try assembly.makePluginHost()
+        let renderer = try assembly.makeRenderer(instrument: FluidSynthInstrument(synth: synth), tracks: [], sampleRate: 44_100,
+                                                 maxFrames: 512, plugins: plugins, offline: true)
+        renderer.schedule(try Score(contentsOf: "\(openmsx)/train_filled_with_cash.mid"))
+        let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 1024)
+        defer { output.deallocate() }
+        renderer.render(frames: 512, into: output)
+        var blocks = 1, calls: Int64 = 0
+        while blocks < 1_000 {
+            carillon_allocations_arm()
+            renderer.render(frames: 512, into: output)
+            calls += carillon_allocations_disarm()
+            blocks += 1
+        }
+        print("real-time rule: \(blocks) blocks of 512 frames with an LV2 master insert: \(calls) heap calls")
+        #expect(calls == 0)
+        #expect(renderer.peak > 0.01)
+        withExtendedLifetime(plugins) {}
+    }
 }

@@ -1,0 +1,84 @@
+import Engine
+import LV2
+
+/// Where a session's LV2 plugins come from: the installed plugins (read once)
+/// and the URID map they share. One per job or live session, used from its
+/// owner's thread (lilv's world is not thread-safe); the plugins it makes run
+/// on the render thread.
+public final class PluginHost {
+    public let world: LV2World
+    public let urids = URIDMap()
+
+    public init() throws(LV2Error) { world = try LV2World() }
+
+    /// Checks every insert's plugin before anything runs: installed, an
+    /// effect Carillon can put on a stereo strip, no feature it lacks.
+    public func check(_ inserts: [InsertSpec]) throws(LV2Error) {
+        for insert in inserts {
+            _ = try LV2Insert(host: self, uri: insert.uri, sampleRate: 48_000, maxFrames: 64, offline: false)
+        }
+    }
+}
+
+/// `--insert STRIP=URI`: an LV2 effect on a strip (the master only, so far).
+public struct InsertSpec: Hashable, Sendable, CustomStringConvertible {
+    public enum Strip: String, Hashable, Sendable { case master }
+    public var strip: Strip
+    public var uri: String
+
+    public init(strip: Strip, uri: String) { self.strip = strip; self.uri = uri }
+
+    /// `master=URI`.
+    public init?(_ text: String) {
+        guard let eq = text.firstIndex(of: "="), let strip = Strip(rawValue: String(text[..<eq])) else { return nil }
+        let uri = String(text[text.index(after: eq)...])
+        guard !uri.isEmpty else { return nil }
+        self.init(strip: strip, uri: uri)
+    }
+
+    public var description: String { "\(strip.rawValue)=\(uri)" }
+}
+
+/// An LV2 effect as a master insert: a stereo plugin (two audio inputs and
+/// outputs) runs once per block; a mono one (one in, one out) runs as two
+/// instances, one a side. The block is copied in and out of the plugin's own
+/// buffers (hosts may not hand a plugin buffers it did not ask for in place).
+final class LV2Insert: AudioInsert {
+    private let instances: [LV2Instance]
+
+    init(host: PluginHost, uri: String, sampleRate: Int, maxFrames: Int, offline: Bool) throws(LV2Error) {
+        let first = try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate), maxFrames: maxFrames,
+                                    urids: host.urids)
+        let info = first.info
+        switch (info.audioInputs, info.audioOutputs) {
+        case (2, 2): instances = [first]
+        case (1, 1):
+            instances = [first, try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate),
+                                                maxFrames: maxFrames, urids: host.urids)]
+        default:
+            throw LV2Error(kind: .unsuitable(plugin: uri, reason: "an insert takes an effect with 1 or 2 audio inputs and as many outputs;"
+                + " this one has \(info.audioInputs) in and \(info.audioOutputs) out"), function: "LV2Insert")
+        }
+        for instance in instances {
+            if let k = info.freeWheelingControl { instance.setControl(at: k, to: offline ? 1 : 0) }
+            instance.activate()
+        }
+    }
+
+    func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) {
+        if instances.count == 1 {
+            let p = instances[0]
+            p.audioInputs[0].update(from: left, count: frames)
+            p.audioInputs[1].update(from: right, count: frames)
+            p.run(frames: frames)
+            left.update(from: p.audioOutputs[0], count: frames)
+            right.update(from: p.audioOutputs[1], count: frames)
+        } else {
+            for (p, side) in zip(instances, [left, right]) {
+                p.audioInputs[0].update(from: side, count: frames)
+                p.run(frames: frames)
+                side.update(from: p.audioOutputs[0], count: frames)
+            }
+        }
+    }
+}
