@@ -3,6 +3,7 @@
 //   CarillonBench parse FILE.mid [RUNS]            SMF parse throughput
 //   CarillonBench blocks FILE.mid SF2 [SCALE] [BLOCK...]   time per render block vs its budget
 //   CarillonBench voice-budget SF2 FILE.mid...      a two-synth split render's voice budget flag
+//   CarillonBench insert-cost URI [BLOCK] [FRAMES]  an LV2 effect's cost as a master insert
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -15,7 +16,9 @@ case "blocks":
     try BlockTimingBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "voice-budget":
     try VoiceBudgetBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "insert-cost":
+    try InsertCostBenchmark.run(arguments: Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: CarillonBench generate-smf OUT.mid [NOTES] | parse FILE.mid [RUNS] | blocks FILE.mid SF2 [SCALE] [BLOCK...] | voice-budget SF2 FILE.mid...\n".utf8))
+    FileHandle.standardError.write(Data("usage: CarillonBench generate-smf OUT.mid [NOTES] | parse FILE.mid [RUNS] | blocks FILE.mid SF2 [SCALE] [BLOCK...] | voice-budget SF2 FILE.mid... | insert-cost URI [BLOCK] [FRAMES]\n".utf8))
     exit(2)
 }

@@ -34,6 +34,10 @@ public final class LV2Instance {
         "http://lv2plug.in/ns/lv2core#inPlaceBroken",
     ]
 
+    /// The plugin may not read and write one buffer (`lv2:inPlaceBroken`).
+    public let inPlaceBroken: Bool
+    /// The audio ports' indices, in `audioInputs`' and `audioOutputs`' order.
+    private let audioInputPorts: [UInt32], audioOutputPorts: [UInt32]
     private let instance: UnsafeMutablePointer<LilvInstance>
     /// Kept alive as long as the instance: lilv frees an instance's library through its world.
     private let world: LV2World
@@ -59,6 +63,7 @@ public final class LV2Instance {
             throw LV2Error(kind: .unknownPlugin(uri: uri, suggestions: []), function: "lilv_plugins_get_by_uri")
         }
         self.world = world
+        inPlaceBroken = info.requiredFeatures.contains("http://lv2plug.in/ns/lv2core#inPlaceBroken")
         self.maxFrames = maxFrames
         self.sampleRate = sampleRate
         self.urids = urids
@@ -76,6 +81,7 @@ public final class LV2Instance {
         let v = world.vocabulary
         var audioIn: [UnsafeMutablePointer<Float>] = [], audioOut: [UnsafeMutablePointer<Float>] = []
         var atoms: [(UnsafeMutableRawPointer, Bool)] = [], cvs: [UnsafeMutablePointer<Float>] = []
+        var inputPorts: [UInt32] = [], outputPorts: [UInt32] = []
         var midi: UnsafeMutableRawPointer?
         controls = .allocate(capacity: info.controls.count)
         for (k, control) in info.controls.enumerated() {
@@ -89,7 +95,8 @@ public final class LV2Instance {
                 let buffer = UnsafeMutablePointer<Float>.allocate(capacity: maxFrames)
                 buffer.initialize(repeating: 0, count: maxFrames)
                 if lilv_port_is_a(plugin, port, v.cvPort) { cvs.append(buffer) }
-                else if isInput { audioIn.append(buffer) } else { audioOut.append(buffer) }
+                else if isInput { audioIn.append(buffer); inputPorts.append(UInt32(index)) }
+                else { audioOut.append(buffer); outputPorts.append(UInt32(index)) }
                 lilv_instance_connect_port(instance, UInt32(index), buffer)
             } else if lilv_port_is_a(plugin, port, v.atomPort) {
                 let buffer = UnsafeMutableRawPointer.allocate(byteCount: Self.sequenceCapacity, alignment: 8)
@@ -100,6 +107,7 @@ public final class LV2Instance {
             }
         }
         audioInputs = audioIn; audioOutputs = audioOut
+        audioInputPorts = inputPorts; audioOutputPorts = outputPorts
         atomBuffers = atoms; cvBuffers = cvs; midiInput = midi
         for (buffer, isOutput) in atoms { prepareAtom(buffer, isOutput: isOutput) }
     }
@@ -162,9 +170,22 @@ public final class LV2Instance {
     /// written, the MIDI sequence consumed (cleared afterwards).
     public func run(frames: Int) {
         precondition(frames <= maxFrames && active)
-        for (buffer, isOutput) in atomBuffers where isOutput { prepareAtom(buffer, isOutput: true) }
+        for k in 0..<atomBuffers.count where atomBuffers[k].isOutput { prepareAtom(atomBuffers[k].buffer, isOutput: true) }
         lilv_instance_run(instance, UInt32(frames))
         clearMIDI()
+    }
+
+    /// Runs `frames` frames reading audio input `k` from `inputs[k]` and
+    /// writing output `k` into `outputs[k]` (the caller's buffers, `frames`
+    /// long; an input and an output may be one buffer unless `inPlaceBroken`),
+    /// then connects the ports back to the instance's own buffers.
+    public func run(frames: Int, inputs: UnsafePointer<UnsafeMutablePointer<Float>>, outputs: UnsafePointer<UnsafeMutablePointer<Float>>) {
+        // Index loops: iterators over these arrays made heap calls (measured, debug build).
+        for k in 0..<audioInputPorts.count { lilv_instance_connect_port(instance, audioInputPorts[k], inputs[k]) }
+        for k in 0..<audioOutputPorts.count { lilv_instance_connect_port(instance, audioOutputPorts[k], outputs[k]) }
+        run(frames: frames)
+        for k in 0..<audioInputPorts.count { lilv_instance_connect_port(instance, audioInputPorts[k], audioInputs[k]) }
+        for k in 0..<audioOutputPorts.count { lilv_instance_connect_port(instance, audioOutputPorts[k], audioOutputs[k]) }
     }
 
     /// An input: an empty sequence. An output: a chunk of the buffer's capacity (the plugin writes a sequence).

@@ -47,8 +47,7 @@ public struct HostAssembly: Sendable {
         var inserts: [any AudioInsert] = []
         for insert in sampler.inserts {
             guard let plugins else { preconditionFailure("inserts need the PluginHost of makePluginHost") }
-            inserts.append(try LV2Insert(host: plugins, uri: insert.uri, sampleRate: sampleRate, maxFrames: maxFrames,
-                                         offline: offline))
+            inserts.append(try plugins.makeInsert(uri: insert.uri, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline))
         }
         let renderer = Renderer(instrument: instrument, tracks: tracks, eventCapacity: eventCapacity, masterInserts: inserts)
         renderer.capturesStems = capturesStems

@@ -14,9 +14,13 @@ public final class PluginHost {
     /// Checks every insert's plugin before anything runs: installed, an
     /// effect Carillon can put on a stereo strip, no feature it lacks.
     public func check(_ inserts: [InsertSpec]) throws(LV2Error) {
-        for insert in inserts {
-            _ = try LV2Insert(host: self, uri: insert.uri, sampleRate: 48_000, maxFrames: 64, offline: false)
-        }
+        for insert in inserts { _ = try makeInsert(uri: insert.uri, sampleRate: 48_000, maxFrames: 64, offline: false) }
+    }
+
+    /// A new, activated instance of the effect `uri` as an insert, for blocks
+    /// of up to `maxFrames`; `offline`: it free-wheels (a render).
+    public func makeInsert(uri: String, sampleRate: Int, maxFrames: Int, offline: Bool) throws(LV2Error) -> any AudioInsert {
+        try LV2Insert(host: self, uri: uri, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline)
     }
 }
 
@@ -41,10 +45,13 @@ public struct InsertSpec: Hashable, Sendable, CustomStringConvertible {
 
 /// An LV2 effect as a master insert: a stereo plugin (two audio inputs and
 /// outputs) runs once per block; a mono one (one in, one out) runs as two
-/// instances, one a side. The block is copied in and out of the plugin's own
-/// buffers (hosts may not hand a plugin buffers it did not ask for in place).
+/// instances, one a side. The plugin reads and writes the mixer's buffers in
+/// place; one that may not (`lv2:inPlaceBroken`) writes its own, copied back.
 final class LV2Insert: AudioInsert {
     private let instances: [LV2Instance]
+    /// Per instance: the buffers it reads and writes this block (set in `process`, read by the plugin).
+    private let inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
 
     init(host: PluginHost, uri: String, sampleRate: Int, maxFrames: Int, offline: Bool) throws(LV2Error) {
         let first = try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate), maxFrames: maxFrames,
@@ -63,22 +70,38 @@ final class LV2Insert: AudioInsert {
             if let k = info.freeWheelingControl { instance.setControl(at: k, to: offline ? 1 : 0) }
             instance.activate()
         }
+        inputs = .allocate(capacity: 2)
+        outputs = .allocate(capacity: 2)
+    }
+
+    deinit {
+        inputs.deallocate()
+        outputs.deallocate()
     }
 
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) {
         if instances.count == 1 {
-            let p = instances[0]
-            p.audioInputs[0].update(from: left, count: frames)
-            p.audioInputs[1].update(from: right, count: frames)
-            p.run(frames: frames)
-            left.update(from: p.audioOutputs[0], count: frames)
-            right.update(from: p.audioOutputs[1], count: frames)
+            run(instances[0], frames: frames, left, right)
         } else {
-            for (p, side) in zip(instances, [left, right]) {
-                p.audioInputs[0].update(from: side, count: frames)
-                p.run(frames: frames)
-                side.update(from: p.audioOutputs[0], count: frames)
-            }
+            run(instances[0], frames: frames, left, nil)
+            run(instances[1], frames: frames, right, nil)
+        }
+    }
+
+    /// One instance on `first` (and `second`: a stereo plugin's right side).
+    /// No array is built here: the render thread's rule.
+    @inline(__always)
+    private func run(_ p: LV2Instance, frames: Int, _ first: UnsafeMutablePointer<Float>, _ second: UnsafeMutablePointer<Float>?) {
+        inputs[0] = first
+        outputs[0] = p.inPlaceBroken ? p.audioOutputs[0] : first
+        if let second {
+            inputs[1] = second
+            outputs[1] = p.inPlaceBroken ? p.audioOutputs[1] : second
+        }
+        p.run(frames: frames, inputs: inputs, outputs: outputs)
+        if p.inPlaceBroken {
+            first.update(from: p.audioOutputs[0], count: frames)
+            second?.update(from: p.audioOutputs[1], count: frames)
         }
     }
 }

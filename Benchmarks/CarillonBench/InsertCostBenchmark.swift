@@ -1,0 +1,33 @@
+import Carillon
+import Engine
+import Foundation
+
+/// What an LV2 effect costs as a master insert, the way the mixer calls it
+/// (copy in, run, copy out), on silence as `lv2bench` feeds it: seconds for
+/// FRAMES frames in blocks of BLOCK at 48 kHz. Benchmarks/lv2-insert.sh sets
+/// it beside `lv2bench`'s own time for the plugin's run() alone.
+///
+///   CarillonBench insert-cost URI [BLOCK] [FRAMES]
+enum InsertCostBenchmark {
+    static func run(arguments: [String]) throws {
+        guard let uri = arguments.first else { throw BenchError("usage: CarillonBench insert-cost URI [BLOCK] [FRAMES]") }
+        let block = arguments.count > 1 ? Int(arguments[1]) ?? 512 : 512
+        let frames = arguments.count > 2 ? Int(arguments[2]) ?? 4_800_000 : 4_800_000
+        let host = try PluginHost()
+        let insert = try host.makeInsert(uri: uri, sampleRate: 48_000, maxFrames: block, offline: true)
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: block), right = UnsafeMutablePointer<Float>.allocate(capacity: block)
+        defer { left.deallocate(); right.deallocate() }
+        // Silence in, as lv2bench feeds it; these effects give silence back, so it stays in.
+        left.initialize(repeating: 0, count: block); right.initialize(repeating: 0, count: block)
+        let clock = ContinuousClock()
+        let start = clock.now
+        var done = 0
+        while done < frames {
+            let n = min(block, frames - done)
+            insert.process(left: left, right: right, frames: n)
+            done += n
+        }
+        let (s, atto) = (clock.now - start).components
+        print(String(format: "%.6f", Double(s) + Double(atto) * 1e-18), uri)
+    }
+}
