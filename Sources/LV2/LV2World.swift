@@ -51,7 +51,8 @@ public final class LV2World {
         let all = plugins
         var suggestions = EditDistance.closest(to: uri, among: all.map(\.uri)).map { [$0] } ?? []
         let tail = uri.split(whereSeparator: { "/#:".contains($0) }).last.map { $0.lowercased() } ?? ""
-        if suggestions.isEmpty, !tail.isEmpty {
+        // A short tail ("x") is in too many names to suggest any.
+        if suggestions.isEmpty, tail.count >= 3 {
             suggestions = all.filter { $0.name.lowercased().contains(tail) || $0.uri.lowercased().hasSuffix(tail) }
                 .prefix(3).map(\.uri)
         }

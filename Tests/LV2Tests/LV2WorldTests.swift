@@ -98,5 +98,19 @@ import Testing
             guard let e = error as? LV2Error, case .unknownPlugin(_, let suggestions) = e.kind else { return false }
             return suggestions == [Self.mda + "Piano"] && e.description.contains("carillon plugins")
         }
+        // A name too short to go by: no guess rather than a wrong one.
+        #expect {
+            _ = try world.plugin(uri: "urn:x")
+        } throws: { error in
+            guard let e = error as? LV2Error, case .unknownPlugin(_, let suggestions) = e.kind else { return false }
+            return suggestions.isEmpty
+        }
+        // Another word for the plugin's name: found by its name.
+        #expect {
+            _ = try world.plugin(uri: "http://example.org/overdrive")
+        } throws: { error in
+            guard let e = error as? LV2Error, case .unknownPlugin(_, let suggestions) = e.kind else { return false }
+            return suggestions == [Self.mda + "Overdrive"]
+        }
     }
 }
