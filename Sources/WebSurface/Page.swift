@@ -65,7 +65,7 @@ enum Page {
     @media (orientation:landscape) and (min-width:900px){main{grid-template-columns:repeat(auto-fill,minmax(104px,1fr))}.track{min-height:180px}}
     </style></head>
     <body>
-    <header><span id="conn" title="connection"></span><h1 id="title">Carillon</h1>
+    <header><span id="conn" title="connection"></span><h1 id="title">Carillon</h1><span class="stat" id="conn-text" role="status" aria-live="polite"></span>
       <span class="stat">load <b id="load">–</b></span><span class="stat">xruns <b id="xruns">–</b></span>
       <span class="stat">blocks <b id="blocks">–</b></span><span class="stat">voices <b id="voices">–</b></span>
       <span class="stat">master</span><span class="meter" id="master"><i class="rms"></i><i class="peak"></i></span>
@@ -86,7 +86,7 @@ enum Page {
     const $=id=>document.getElementById(id);
     const widgets=new Map();
     let ws=null,hello=null,params={};
-    window.carillon={widgets,get hello(){return hello},received:0};
+    window.carillon={widgets,get hello(){return hello},received:0,hellos:0,attempts:0,connected:false};
     function send(o){if(ws&&ws.readyState===1)ws.send(JSON.stringify(o))}
     function el(tag,cls,text){const e=document.createElement(tag);if(cls)e.className=cls;if(text!=null)e.textContent=text;return e}
     function clamp(x){return Math.max(0,Math.min(1,x))}
@@ -178,12 +178,18 @@ enum Page {
     $("t-slower").onclick=()=>tempo(1/1.05);$("t-faster").onclick=()=>tempo(1.05);
     $("t-seek").addEventListener("input",()=>{seeking=true});
     $("t-seek").addEventListener("change",e=>{seeking=false;send({type:"set",parameter:"transport.position",value:Number(e.target.value)})});
+    // Reconnect by itself: after 0.5 s, doubling to 10 s at most, saying so; at once back to 0.5 s when it opens.
+    let retries=0;
     function connect(){
       ws=new WebSocket((location.protocol==="https:"?"wss://":"ws://")+location.host+"/ws"+(token?"?token="+encodeURIComponent(token):""));
-      ws.onopen=()=>$("conn").classList.add("up");
-      ws.onclose=()=>{$("conn").classList.remove("up");setTimeout(connect,1000)};
+      ws.onopen=()=>{retries=0;window.carillon.connected=true;$("conn").classList.add("up");$("conn-text").textContent=""};
+      ws.onclose=()=>{
+        window.carillon.connected=false;$("conn").classList.remove("up");
+        const wait=Math.min(10000,500*2**retries);retries++;window.carillon.attempts++;
+        $("conn-text").textContent="host not reachable - retrying in "+(wait/1000).toFixed(1)+" s";
+        setTimeout(connect,wait)};
       ws.onmessage=e=>{let m;try{m=JSON.parse(e.data)}catch(_){return}window.carillon.received++;
-        if(m.type==="hello")build(m);
+        if(m.type==="hello"){window.carillon.hellos++;build(m)}
         else if(m.type==="controls"){for(const c of m.controls){const w=widgets.get(c.name);if(!w)continue;
           const keep=w.dragging?w.state.position:null;Object.assign(w.state,c);if(keep!=null)w.state.position=keep;w.draw()}}
         else if(m.type==="status")status(m);

@@ -159,23 +159,41 @@ def test_touch_toggle_on_phone(driver):
         probe.close()
 
 
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_host(mapping, port):
+    carillon = os.path.join(os.path.dirname(PROBE), "carillon")
+    host = subprocess.Popen([carillon, "live", "--no-audio", "--web", str(port), "--mapping", mapping],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    while True:
+        line = host.stdout.readline()
+        assert line, "carillon live ended before serving the page"
+        if line.startswith("web: "):
+            return host, line.split()[1]
+
+
+def stop_host(host):
+    host.terminate()
+    try:
+        host.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        host.kill()
+
+
 def test_reload_of_the_real_host_reaches_the_open_page(driver):
     """`carillon live --no-audio --web` itself: the mapping file is edited while a
     page is open; the page shows the new control, which moves, and no longer the old."""
-    carillon = os.path.join(os.path.dirname(PROBE), "carillon")
     folder = tempfile.mkdtemp(prefix="carillon-reload-")
     mapping = os.path.join(folder, "nano.yaml")
     shutil.copy(NANO, mapping)
-    host = subprocess.Popen([carillon, "live", "--no-audio", "--web", "0", "--mapping", mapping],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    host, url = start_host(mapping, 0)
     later = None
     try:
-        url = None
-        while url is None:
-            line = host.stdout.readline()
-            assert line, "carillon live ended before serving the page"
-            if line.startswith("web: "):
-                url = line.split()[1]
         open_page(driver, url)
         assert widget(driver, "Fader 1") is not None
         with open(mapping) as f:
@@ -199,12 +217,28 @@ def test_reload_of_the_real_host_reaches_the_open_page(driver):
     finally:
         if later:
             later.quit()
-        host.terminate()
-        try:
-            host.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            host.kill()
+        stop_host(host)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_page_reconnects_when_the_host_restarts(driver):
+    """The host goes away: the page says it retries (backing off); the host comes
+    back on the same port: the page reconnects by itself and shows the controls."""
+    port = free_port()
+    host, url = start_host(NANO, port)
+    try:
+        open_page(driver, url)
+        hellos = driver.execute_script("return window.carillon.hellos")
+        stop_host(host)
+        wait(lambda: "retrying in" in driver.find_element(By.ID, "conn-text").text, "the page to say it retries", 5)
+        wait(lambda: driver.execute_script("return window.carillon.attempts") >= 2, "a second attempt", 5)
+        host, _ = start_host(NANO, port)
+        wait(lambda: driver.execute_script("return window.carillon.connected && window.carillon.hellos > arguments[0]", hellos),
+             "the page to reconnect and get a new hello", 15)
+        assert driver.find_element(By.ID, "conn-text").text == ""
+        assert widget(driver, "Fader 1") is not None
+    finally:
+        stop_host(host)
 
 
 def test_screenshot_for_readme(driver):
