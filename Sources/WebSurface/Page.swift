@@ -103,14 +103,33 @@ enum Page {
         w.state.position=p;w.draw();send({type:"control",name:w.state.name,position:p})}
       target.addEventListener("pointermove",move);
       const end=()=>{w.dragging=false};target.addEventListener("pointerup",end);target.addEventListener("pointercancel",end);
+      // By keyboard too: a slider (arrows step 1/127 as a MIDI value would, Page keys a tenth, Home and End the ends).
+      target.tabIndex=0;target.setAttribute("role","slider");target.setAttribute("aria-label",w.state.name);
+      target.setAttribute("aria-valuemin","0");target.setAttribute("aria-valuemax","100");
+      target.addEventListener("keydown",e=>{
+        const step={ArrowUp:1/127,ArrowRight:1/127,ArrowDown:-1/127,ArrowLeft:-1/127,PageUp:0.1,PageDown:-0.1}[e.key];
+        let p=null;
+        if(step!==undefined)p=clamp(w.state.position+step);else if(e.key==="Home")p=0;else if(e.key==="End")p=1;
+        if(p===null)return;
+        e.preventDefault();w.state.position=p;w.draw();send({type:"control",name:w.state.name,position:p})});
+    }
+    /// A slider's or button's state for assistive technology.
+    function announce(target,w){
+      if(target.getAttribute("role")==="slider"){target.setAttribute("aria-valuenow",Math.round(w.state.position*100));
+        target.setAttribute("aria-valuetext",w.state.display)}
+      else target.setAttribute("aria-pressed",isOn(w.state)?"true":"false");
     }
     function press(btn,w,kind){
-      btn.addEventListener("pointerdown",e=>{e.preventDefault();btn.setPointerCapture(e.pointerId);
-        if(kind==="toggle"){send({type:"control",name:w.state.name,position:isOn(w.state)?0:1})}
-        else{btn.classList.add("on");send({type:"control",name:w.state.name,position:1})}});
+      const down=()=>{if(kind==="toggle"){send({type:"control",name:w.state.name,position:isOn(w.state)?0:1})}
+        else{btn.classList.add("on");send({type:"control",name:w.state.name,position:1})}};
+      btn.addEventListener("pointerdown",e=>{e.preventDefault();btn.setPointerCapture(e.pointerId);down()});
       const up=()=>{if(kind==="button"||kind==="pad"){send({type:"control",name:w.state.name,position:0})}
         if(kind!=="toggle")setTimeout(()=>w.draw(),120)};
       btn.addEventListener("pointerup",up);btn.addEventListener("pointercancel",up);
+      // Space or Enter presses it (held for a button, a pad or a momentary control, as a finger would).
+      btn.setAttribute("aria-label",w.state.name);
+      btn.addEventListener("keydown",e=>{if(e.key===" "||e.key==="Enter"){e.preventDefault();if(!e.repeat)down()}});
+      btn.addEventListener("keyup",e=>{if(e.key===" "||e.key==="Enter"){e.preventDefault();up()}});
     }
     function make(c){
       const box=el("div","w "+c.kind);box.dataset.control=c.name;box.dataset.kind=c.kind;
@@ -120,20 +139,22 @@ enum Page {
       if(c.kind==="fader"){
         const t=el("div","track"),fill=el("div","fill"),cap=el("div","cap");t.append(fill,cap);box.append(t,value);
         drag(t,w,true);
-        w.draw=()=>{const p=w.state.position*100;fill.style.height=p+"%";cap.style.bottom=p+"%"};
+        w.draw=()=>{const p=w.state.position*100;fill.style.height=p+"%";cap.style.bottom=p+"%";announce(t,w)};
       }else if(c.kind==="knob"||c.kind==="encoder"){
         const k=el("div","dial"+(c.kind==="encoder"?" encoder":""));box.append(k,value);drag(k,w,false);
-        w.draw=()=>k.style.setProperty("--p",w.state.position);
+        w.draw=()=>{k.style.setProperty("--p",w.state.position);announce(k,w)};
       }else if(c.kind==="toggle"||c.kind==="button"||c.kind==="momentary"||c.kind==="pad"){
         const b=el("button","press",c.kind==="toggle"?"on/off":c.kind==="pad"?"":"press");box.append(b,value);press(b,w,c.kind);
-        w.draw=()=>b.classList.toggle("on",isOn(w.state));
+        w.draw=()=>{b.classList.toggle("on",isOn(w.state));announce(b,w)};
       }else if(c.kind==="selector"){
         const n=c.steps||2;
         if(n<=12){const s=el("div","sel");if(n>6)box.classList.add("many");const bs=[];
-          for(let i=0;i<n;i++){const b=el("button",null,String(i+1));
-            b.addEventListener("pointerdown",e=>{e.preventDefault();send({type:"control",name:c.name,position:n>1?i/(n-1):0})});s.append(b);bs.push(b)}
+          for(let i=0;i<n;i++){const b=el("button",null,String(i+1));b.setAttribute("aria-label",c.name+" "+(i+1));
+            const pick=e=>{e.preventDefault();send({type:"control",name:c.name,position:n>1?i/(n-1):0})};
+            b.addEventListener("pointerdown",pick);
+            b.addEventListener("keydown",e=>{if(e.key===" "||e.key==="Enter")pick(e)});s.append(b);bs.push(b)}
           box.append(s,value);w.draw=()=>{const i=Math.round(w.state.position*(n-1));bs.forEach((b,j)=>b.classList.toggle("on",i===j))};
-        }else{const k=el("div","dial");box.append(k,value);drag(k,w,false);w.draw=()=>k.style.setProperty("--p",w.state.position)}
+        }else{const k=el("div","dial");box.append(k,value);drag(k,w,false);w.draw=()=>{k.style.setProperty("--p",w.state.position);announce(k,w)}}
       }else{box.append(value)}
       const base=w.draw;
       w.draw=()=>{base();value.textContent=w.state.display;box.classList.toggle("pickup",!!w.state.pickup);

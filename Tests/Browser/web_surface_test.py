@@ -17,6 +17,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 PROBE = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/carillon-web-probe"
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -239,6 +240,39 @@ def test_page_reconnects_when_the_host_restarts(driver):
         assert widget(driver, "Fader 1") is not None
     finally:
         stop_host(host)
+
+
+def test_keyboard_moves_a_fader_and_presses_a_toggle(driver):
+    """Every widget reachable and movable without a pointer: sliders with ARIA
+    roles, labels and values; buttons pressed with Space."""
+    probe = Probe(NANO)
+    try:
+        open_page(driver, probe.url)
+        fader = driver.find_element(By.CSS_SELECTOR, '.w[data-control="Fader 1"] .track')
+        assert fader.get_attribute("role") == "slider" and fader.get_attribute("aria-label") == "Fader 1"
+        assert fader.get_attribute("tabindex") == "0"
+        # Tab order reaches it from the page.
+        driver.find_element(By.TAG_NAME, "body").click()
+        for _ in range(60):
+            ActionChains(driver).send_keys(Keys.TAB).perform()
+            if driver.switch_to.active_element == fader:
+                break
+        assert driver.switch_to.active_element == fader, "Tab never reached Fader 1"
+        fader.send_keys(Keys.END)
+        wait(lambda: probe.ask("value strip.1.gain") == "6.0", "End to put strip.1.gain at its top (6 dB)")
+        fader.send_keys(Keys.PAGE_DOWN, Keys.ARROW_DOWN)
+        wait(lambda: float(probe.ask("value strip.1.gain")) < 6, "PageDown and ArrowDown to lower it")
+        wait(lambda: fader.get_attribute("aria-valuenow") == str(round((0.9 - 1 / 127) * 100)), "aria-valuenow to follow")
+        assert fader.get_attribute("aria-valuetext").endswith("dB"), fader.get_attribute("aria-valuetext")
+        knob = driver.find_element(By.CSS_SELECTOR, '.w[data-control="Knob 1"] .dial')
+        assert knob.get_attribute("role") == "slider" and knob.get_attribute("aria-label") == "Knob 1"
+        mute = driver.find_element(By.CSS_SELECTOR, '.w[data-control="Mute 1"] .press')
+        assert mute.get_attribute("aria-label") == "Mute 1" and mute.get_attribute("aria-pressed") == "false"
+        mute.send_keys(Keys.SPACE)
+        wait(lambda: probe.ask("value strip.1.mute") == "1.0", "Space to turn Mute 1 on")
+        wait(lambda: mute.get_attribute("aria-pressed") == "true", "aria-pressed to follow")
+    finally:
+        probe.close()
 
 
 def test_screenshot_for_readme(driver):
