@@ -50,15 +50,21 @@ public final class LV2Instance {
     private let sequenceType: UInt32, chunkType: UInt32, midiEventType: UInt32
     private var active = false
 
+    /// Refuses a plugin that requires a host feature Carillon does not give,
+    /// naming it; from its data alone, before anything is instantiated.
+    public static func checkFeatures(_ info: LV2PluginInfo) throws(LV2Error) {
+        if let missing = info.requiredFeatures.first(where: { !supportedFeatures.contains($0) }) {
+            throw LV2Error(kind: .unsupportedFeature(plugin: info.uri, feature: missing), function: "lilv_plugin_get_required_features")
+        }
+    }
+
     /// Bytes of each atom port's buffer: about 1,000 MIDI events a block.
     public static let sequenceCapacity = 16_384
 
     public init(world: LV2World, uri: String, sampleRate: Double, maxFrames: Int, urids: URIDMap) throws(LV2Error) {
         precondition(sampleRate > 0 && maxFrames > 0)
         info = try world.plugin(uri: uri)
-        if let missing = info.requiredFeatures.first(where: { !Self.supportedFeatures.contains($0) }) {
-            throw LV2Error(kind: .unsupportedFeature(plugin: uri, feature: missing), function: "lilv_plugin_get_required_features")
-        }
+        try Self.checkFeatures(info)
         guard let plugin = world.lilvPlugin(uri: uri) else {
             throw LV2Error(kind: .unknownPlugin(uri: uri, suggestions: []), function: "lilv_plugins_get_by_uri")
         }

@@ -11,10 +11,11 @@ public final class PluginHost {
 
     public init() throws(LV2Error) { world = try LV2World() }
 
-    /// Checks every insert's plugin before anything runs: installed, an
-    /// effect Carillon can put on a stereo strip, no feature it lacks.
+    /// Checks every insert's plugin before anything runs, from its data (no
+    /// instance is made: each renderer makes its own): installed, an effect
+    /// Carillon can put on a stereo strip, no feature it lacks.
     public func check(_ inserts: [InsertSpec]) throws(LV2Error) {
-        for insert in inserts { _ = try makeInsert(uri: insert.uri, sampleRate: 48_000, maxFrames: 64, offline: false) }
+        for insert in inserts { try LV2Insert.check(try world.plugin(uri: insert.uri)) }
     }
 
     /// A new, activated instance of the effect `uri` as an insert, for blocks
@@ -57,15 +58,9 @@ final class LV2Insert: AudioInsert {
         let first = try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate), maxFrames: maxFrames,
                                     urids: host.urids)
         let info = first.info
-        switch (info.audioInputs, info.audioOutputs) {
-        case (2, 2): instances = [first]
-        case (1, 1):
-            instances = [first, try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate),
-                                                maxFrames: maxFrames, urids: host.urids)]
-        default:
-            throw LV2Error(kind: .unsuitable(plugin: uri, reason: "an insert takes an effect with 1 or 2 audio inputs and as many outputs;"
-                + " this one has \(info.audioInputs) in and \(info.audioOutputs) out"), function: "LV2Insert")
-        }
+        try Self.check(info)
+        instances = info.audioInputs == 2 ? [first] : [first, try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate),
+                                                                           maxFrames: maxFrames, urids: host.urids)]
         for instance in instances {
             if let k = info.freeWheelingControl { instance.setControl(at: k, to: offline ? 1 : 0) }
             instance.activate()
@@ -77,6 +72,15 @@ final class LV2Insert: AudioInsert {
     deinit {
         inputs.deallocate()
         outputs.deallocate()
+    }
+
+    /// An effect with 1 or 2 audio inputs and as many outputs, and no feature Carillon lacks.
+    static func check(_ info: LV2PluginInfo) throws(LV2Error) {
+        try LV2Instance.checkFeatures(info)
+        guard (1...2).contains(info.audioInputs), info.audioOutputs == info.audioInputs else {
+            throw LV2Error(kind: .unsuitable(plugin: info.uri, reason: "an insert takes an effect with 1 or 2 audio inputs and as many outputs;"
+                + " this one has \(info.audioInputs) in and \(info.audioOutputs) out"), function: "LV2Insert")
+        }
     }
 
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) {

@@ -62,31 +62,38 @@ extension MappingReader {
     }
 
     func channelSetups(_ node: Node) -> [ChannelSetup] {
+        channelSetups(node, each: "set-up") { setup, key, _, v in
+            switch key {
+            case "soundfont": setup.soundFont = string(v, "a SoundFont file name")
+            case "bank": setup.bank = integer(v, in: 0...16383, "bank")
+            case "program": setup.program = integer(v, in: 0...127, "program").map { UInt7($0) }
+            case "instrument":
+                guard let name = string(v, "an instrument name") else { break }
+                if let instrument = ChannelInstrument(rawValue: name) {
+                    setup.instrument = instrument
+                } else {
+                    let names = ChannelInstrument.allCases.map(\.rawValue).joined(separator: ", ")
+                    error(v, "unknown instrument '\(name)' (instruments: \(names))")
+                }
+            default: break
+            }
+        }
+    }
+
+    /// A mapping from channel (1...16) to its `each` (set-up, preset): every
+    /// entry of a channel handed to `read` (key, key node, value), in channel order.
+    func channelSetups(_ node: Node, each: String,
+                       read: (_ setup: inout ChannelSetup, _ key: String, _ keyNode: Node, _ value: Node) -> Void) -> [ChannelSetup] {
         guard case .mapping(let mapping) = node else {
-            expected("a mapping from channel (1...16) to its set-up", node)
+            expected("a mapping from channel (1...16) to its \(each)", node)
             return []
         }
         var result: [ChannelSetup] = []
         for (keyNode, value) in mapping {
             guard let n = integer(keyNode, in: 1...16, "channel") else { continue }
             var setup = ChannelSetup(channel: Channel(n - 1))
-            guard let entries = fields(value, allowed: MappingKeys.channelSetup, "channel \(n) set-up") else { continue }
-            for (key, _, v) in entries {
-                switch key {
-                case "soundfont": setup.soundFont = string(v, "a SoundFont file name")
-                case "bank": setup.bank = integer(v, in: 0...16383, "bank")
-                case "program": setup.program = integer(v, in: 0...127, "program").map { UInt7($0) }
-                case "instrument":
-                    guard let name = string(v, "an instrument name") else { break }
-                    if let instrument = ChannelInstrument(rawValue: name) {
-                        setup.instrument = instrument
-                    } else {
-                        let names = ChannelInstrument.allCases.map(\.rawValue).joined(separator: ", ")
-                        error(v, "unknown instrument '\(name)' (instruments: \(names))")
-                    }
-                default: break
-                }
-            }
+            guard let entries = fields(value, allowed: MappingKeys.channelSetup, "channel \(n) \(each)") else { continue }
+            for (key, keyNode, v) in entries { read(&setup, key, keyNode, v) }
             result.append(setup)
         }
         return result.sorted { $0.channel < $1.channel }

@@ -84,32 +84,20 @@ extension MappingReader {
     /// from the fonts already loaded, so no SoundFont and no bank above 127
     /// (except 128, the percussion bank, on channel 10).
     func sceneChannels(_ node: Node) -> [ChannelSetup] {
-        guard case .mapping(let mapping) = node else {
-            expected("a mapping from channel (1...16) to its preset", node)
-            return []
-        }
-        var result: [ChannelSetup] = []
-        for (keyNode, value) in mapping {
-            guard let n = integer(keyNode, in: 1...16, "channel") else { continue }
-            var setup = ChannelSetup(channel: Channel(n - 1))
-            guard let entries = fields(value, allowed: MappingKeys.channelSetup, "channel \(n) preset") else { continue }
-            for (key, keyNode, v) in entries {
-                switch key {
-                case "soundfont":
-                    error(keyNode, "a scene cannot change a channel's SoundFont (fonts load once, at start); give it in the top-level 'channels:' and choose its presets here by bank and program")
-                case "bank":
-                    guard let bank = integer(v, in: 0...16383, "bank") else { continue }
-                    if bank > 127 && !(bank == 128 && n == 10) {
-                        error(v, "a scene selects banks 0...127 (bank select, CC 0), or 128 on channel 10; found \(bank)")
-                        continue
-                    }
-                    setup.bank = bank
-                case "program": setup.program = integer(v, in: 0...127, "program").map { UInt7($0) }
-                default: break
+        channelSetups(node, each: "preset") { setup, key, keyNode, v in
+            switch key {
+            case "soundfont":
+                error(keyNode, "a scene cannot change a channel's SoundFont (fonts load once, at start); give it in the top-level 'channels:' and choose its presets here by bank and program")
+            case "bank":
+                guard let bank = integer(v, in: 0...16383, "bank") else { return }
+                if bank > 127 && !(bank == 128 && setup.channel.intValue == 9) {
+                    error(v, "a scene selects banks 0...127 (bank select, CC 0), or 128 on channel 10; found \(bank)")
+                    return
                 }
+                setup.bank = bank
+            case "program": setup.program = integer(v, in: 0...127, "program").map { UInt7($0) }
+            default: break
             }
-            result.append(setup)
         }
-        return result.sorted { $0.channel < $1.channel }
     }
 }

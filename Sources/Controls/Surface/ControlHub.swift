@@ -164,10 +164,8 @@ public final class ControlHub: @unchecked Sendable {
     /// the hub records it and the controls follow; nothing is published.
     public func engineDidChange(_ address: ParameterAddress, to value: Double) {
         guard let v = address.spec.clamp(value) else { return }
-        lock.withLock {
-            values[address.index] = v
-            surface.parameterDidChange(address, value: v)
-        }
+        // The surface records it in the values it shares with the hub.
+        lock.withLock { surface.parameterDidChange(address, value: v) }
     }
 
     /// The render-block boundary (the control thread's tick): momentary
@@ -235,8 +233,7 @@ public final class ControlHub: @unchecked Sendable {
     /// even when unchanged; the controls follow. NaN and infinity are dropped.
     func publishLocked(_ address: ParameterAddress, _ value: Double) {
         guard let v = address.spec.clamp(value) else { return }
-        values[address] = v
         subscribers.send(ParameterChange(address, Float(v)))
-        surface.parameterDidChange(address, value: v)
+        surface.parameterDidChange(address, value: v)  // records it in the shared values; the controls follow
     }
 }
