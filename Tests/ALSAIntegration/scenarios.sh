@@ -12,6 +12,13 @@ ok() { echo "PASS $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 ms() { date +%s%3N; }
 
+# The loopback captures: arecord at a real-time priority above Carillon's render thread (75) and
+# with a 2 s buffer. On the one emulated CPU, Carillon's SCHED_FIFO threads could otherwise keep
+# a normal arecord off the CPU for half a second, and its overruns cut seconds out of the capture
+# (CI, stop 24: "capture vs recording" lost 1.5 s while Carillon itself had no xrun).
+if chrt -f 80 true 2>/dev/null; then ARECORD=(chrt -f 80 arecord --buffer-time=2000000)
+else ARECORD=(arecord --buffer-time=2000000); fi
+
 # wait_for FILE REGEX [SECONDS]: until a line of FILE matches.
 wait_for() {
   local file=$1 re=$2 limit=${3:-10} i
@@ -153,7 +160,7 @@ for spec in "64 S16_LE" "256 FLOAT_LE"; do
   read -r period fmt <<<"$spec"
   t=$(ms)
   wav=$out/capture-$period.wav
-  arecord -q -D hw:Loopback,1 -f "$fmt" -r 48000 -c 2 -d 4 "$wav" & rec=$!
+  "${ARECORD[@]}" -q -D hw:Loopback,1 -f "$fmt" -r 48000 -c 2 -d 4 "$wav" & rec=$!
   sleep 0.5
   "$probe" sine --device hw:Loopback,0 --period "$period" --periods 2 --seconds 2 --freq 440 --rt >"$out/sine-$period.log" 2>&1; rc=$?
   wait $rec
@@ -202,7 +209,7 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
   live_run() {  # live_run NAME SECONDS ARGS... : starts carillon live (sets LIVEPID, LIVELOG) and arecord
     local name=$1 secs=$2; shift 2
     LIVELOG=$out/live-$name.log
-    arecord -q -D hw:Loopback,1 -f FLOAT_LE -r "$rate" -c 2 -d $((secs + 3)) "$out/live-$name.wav" & RECPID=$!
+    "${ARECORD[@]}" -q -D hw:Loopback,1 -f FLOAT_LE -r "$rate" -c 2 -d $((secs + 3)) "$out/live-$name.wav" & RECPID=$!
     env ${LIVE_PRELOAD:+LD_PRELOAD=$LIVE_PRELOAD} "$LIVE_CARILLON" live -d hw:Loopback,0 -r "$rate" --period 512 --periods 8 --soundfont "$LIVE_SF2" \
       --duration "$secs" "$@" >"$LIVELOG" 2>&1 & LIVEPID=$!
     wait_for "$LIVELOG" 'MIDI in at' 20
@@ -280,7 +287,7 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
   play_run() {  # play_run NAME RECORD_SECONDS ARGS... : runs carillon play to its end (PLAYRC, PLAYLOG)
     local name=$1 secs=$2; shift 2
     PLAYLOG=$out/play-$name.log
-    arecord -q -D hw:Loopback,1 -f FLOAT_LE -r "$rate" -c 2 -d "$secs" "$out/play-$name.wav" & RECPID=$!
+    "${ARECORD[@]}" -q -D hw:Loopback,1 -f FLOAT_LE -r "$rate" -c 2 -d "$secs" "$out/play-$name.wav" & RECPID=$!
     sleep 0.3
     env ${RTCHECK:+LD_PRELOAD=$RTCHECK} "$LIVE_CARILLON" play "$fastmid" -d hw:Loopback,0 -r "$rate" --period 512 --periods 8 --soundfont "$LIVE_SF2" \
       --mapping "$LIVE_MAPPING" "$@" >"$PLAYLOG" 2>&1 & PLAYPID=$!

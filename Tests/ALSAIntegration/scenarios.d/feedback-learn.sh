@@ -15,7 +15,7 @@ fl_audio() {
   local name=$1 secs=$2; shift 2
   FLWAV=$out/fl-$name.wav
   # Long enough for the SoundFont's loading under emulation (seconds) before the first note.
-  arecord -q -D hw:Loopback,1 -f FLOAT_LE -r "${LIVE_RATE:-22050}" -c 2 -d $((secs + 12)) "$FLWAV" & FLREC=$!
+  "${ARECORD[@]}" -q -D hw:Loopback,1 -f FLOAT_LE -r "${LIVE_RATE:-22050}" -c 2 -d $((secs + 12)) "$FLWAV" & FLREC=$!
   sleep 0.3
   fl_live "$name" "$secs" -d hw:Loopback,0 -r "${LIVE_RATE:-22050}" --period 512 --periods 8 --soundfont "$LIVE_SF2" "$@"
 }

@@ -13,7 +13,7 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
   else
     # timing_capture NAME [FORMAT]: arecord into $out/timing-NAME.wav until timing_capture_end (at most 60 s).
     # The loopback gives both ends one format: FORMAT is what the playing side opened (FLOAT_LE unless told).
-    timing_capture() { arecord -q -D hw:Loopback,1 -f "${2:-FLOAT_LE}" -r "$rate" -c 2 -d 60 "$out/timing-$1.wav" & RECPID=$!; }
+    timing_capture() { "${ARECORD[@]}" -q -D hw:Loopback,1 -f "${2:-FLOAT_LE}" -r "$rate" -c 2 -d 60 "$out/timing-$1.wav" & RECPID=$!; }
     timing_capture_end() { kill -INT "$RECPID" 2>/dev/null; wait "$RECPID" 2>/dev/null; }
     # The click, then a second for the last note to sound.
     timing_play() { aplaymidi -p 14:0 "$click"; local rc=$?; sleep 1; return $rc; }

@@ -22,7 +22,7 @@ PY
   if "$LIVE_CARILLON" render "$fastmid" --track "$drums" -o "$out/tracks-render.wav" -r "$rate" --soundfont "$LIVE_SF2" -q \
       >"$out/tracks-render.log" 2>&1; then
     TRACKLOG=$out/tracks-play.log
-    arecord -q -D hw:Loopback,1 -f FLOAT_LE -r "$rate" -c 2 -d 25 "$out/tracks-capture.wav" & RECPID=$!
+    "${ARECORD[@]}" -q -D hw:Loopback,1 -f FLOAT_LE -r "$rate" -c 2 -d 25 "$out/tracks-capture.wav" & RECPID=$!
     sleep 0.3
     # --no-channel-effects: 16 reverbs fill most of a period on the emulated CPU; the track is what is tested.
     "$LIVE_CARILLON" play "$fastmid" --track "$drums" -d hw:Loopback,0 -r "$rate" --period 512 --periods 8 --no-channel-effects \
