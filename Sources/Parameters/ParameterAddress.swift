@@ -20,6 +20,11 @@ public enum ParameterAddress: Hashable, Sendable {
     case channelCC(Channel, UInt7)
     case channelProgram(Channel)
     case channelPitchBend(Channel)
+    /// The pitch a control plays on the channel while `channelGate` holds it
+    /// (an xy pad's x, a page's keyboard): a new pitch while held is a new note.
+    case channelNote(Channel)
+    /// Holds `channelNote` down: note-on at 1, note-off at 0.
+    case channelGate(Channel)
     case transport(Transport)
     case tone(Tone)
     /// The oscillator instrument (the MIDI channels routed to it play it).
@@ -46,6 +51,18 @@ public enum ParameterAddress: Hashable, Sendable {
         /// Every strip with parameters, in the mixer's (and the index's) order.
         public static let all: [StripID] = (0..<16).map { .channel(Channel($0)) } + [.oscillator, .tone, .reverb, .chorus]
             + (0..<ParameterAddress.maxTracks).map { .track($0) }
+
+        /// A short, stable name: `1`…`16`, `osc`, `tone`, `reverb`, `chorus`, `track1`…
+        public var key: String {
+            switch self {
+            case .channel(let c): "\(c.intValue + 1)"
+            case .oscillator: "osc"
+            case .tone: "tone"
+            case .reverb: "reverb"
+            case .chorus: "chorus"
+            case .track(let n): "track\(n + 1)"
+            }
+        }
 
         /// The place in `all` (a track clamped into range).
         public var ordinal: Int {
@@ -96,6 +113,8 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case .channelCC(let c, let cc): "channel.\(c.intValue + 1).cc.\(cc.intValue)"
         case .channelProgram(let c): "channel.\(c.intValue + 1).program"
         case .channelPitchBend(let c): "channel.\(c.intValue + 1).pitch-bend"
+        case .channelNote(let c): "channel.\(c.intValue + 1).note"
+        case .channelGate(let c): "channel.\(c.intValue + 1).gate"
         case .transport(let p): "transport.\(p.rawValue)"
         case .tone(let p): "tone.\(p.rawValue)"
         case .osc(let p): "osc.\(p.rawValue)"
@@ -138,6 +157,8 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
                 self = .channelCC(c, cc)
             case (3, "program"): self = .channelProgram(c)
             case (3, "pitch-bend"): self = .channelPitchBend(c)
+            case (3, "note"): self = .channelNote(c)
+            case (3, "gate"): self = .channelGate(c)
             default: return nil
             }
         case "transport" where parts.count == 2:
@@ -177,7 +198,9 @@ extension ParameterAddress {
     private static let ccBase = chorusBase + Chorus.allCases.count
     private static let programBase = ccBase + 16 * 128
     private static let pitchBendBase = programBase + 16
-    private static let transportBase = pitchBendBase + 16
+    private static let noteBase = pitchBendBase + 16
+    private static let gateBase = noteBase + 16
+    private static let transportBase = gateBase + 16
     private static let toneBase = transportBase + Transport.allCases.count
     private static let oscBase = toneBase + Tone.allCases.count
     private static let sceneSelectIndex = oscBase + Osc.allCases.count
@@ -211,6 +234,8 @@ extension ParameterAddress {
         case .channelCC(let c, let cc): Self.ccBase + c.intValue * 128 + cc.intValue
         case .channelProgram(let c): Self.programBase + c.intValue
         case .channelPitchBend(let c): Self.pitchBendBase + c.intValue
+        case .channelNote(let c): Self.noteBase + c.intValue
+        case .channelGate(let c): Self.gateBase + c.intValue
         case .transport(let p): Self.transportBase + Self.ordinal(p, in: Self.transports)
         case .tone(let p): Self.toneBase + Self.ordinal(p, in: Self.tones)
         case .osc(let p): Self.oscBase + Self.ordinal(p, in: Self.oscs)
@@ -231,7 +256,9 @@ extension ParameterAddress {
             let i = index - Self.ccBase
             self = .channelCC(Channel(i / 128), UInt7(i % 128))
         case Self.programBase..<Self.pitchBendBase: self = .channelProgram(Channel(index - Self.programBase))
-        case Self.pitchBendBase..<Self.transportBase: self = .channelPitchBend(Channel(index - Self.pitchBendBase))
+        case Self.pitchBendBase..<Self.noteBase: self = .channelPitchBend(Channel(index - Self.pitchBendBase))
+        case Self.noteBase..<Self.gateBase: self = .channelNote(Channel(index - Self.noteBase))
+        case Self.gateBase..<Self.transportBase: self = .channelGate(Channel(index - Self.gateBase))
         case Self.transportBase..<Self.toneBase: self = .transport(Self.transports[index - Self.transportBase])
         case Self.toneBase..<Self.oscBase: self = .tone(Self.tones[index - Self.toneBase])
         case Self.oscBase..<Self.sceneSelectIndex: self = .osc(Self.oscs[index - Self.oscBase])

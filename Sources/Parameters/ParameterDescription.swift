@@ -23,6 +23,8 @@ extension ParameterAddress {
         case .channelCC: "control change C to the sampler on MIDI channel N"
         case .channelProgram: "program change to the sampler on MIDI channel N"
         case .channelPitchBend: "pitch bend to the sampler on MIDI channel N (8192 = centre)"
+        case .channelNote: "the pitch channel.N.gate plays on MIDI channel N (a new pitch while held: a new note)"
+        case .channelGate: "holds channel.N.note down on MIDI channel N: note-on (velocity 100) at on, note-off at off"
         case .transport(.play): "play the piece (a press)"
         case .transport(.stop): "stop the piece (a press)"
         case .transport(.tempo): "the piece's tempo (its first tempo = ×1)"

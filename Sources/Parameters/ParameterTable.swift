@@ -67,6 +67,10 @@ public enum ChannelVoiceTarget: Hashable, Sendable {
     case programChange(Channel)
     /// 0...16383, 8192 centre.
     case pitchBend(Channel)
+    /// A held note's pitch and its gate: note-on and note-off follow from
+    /// both (the router keeps which note sounds).
+    case notePitch(Channel)
+    case noteGate(Channel)
 }
 
 /// One row of the parameter table.
@@ -119,6 +123,8 @@ extension ParameterAddress {
             ParameterSpec(0...127, .none, Self.powerOnValue(cc), .integer, .channelMessage(.controlChange(c, cc)))
         case .channelProgram(let c): ParameterSpec(0...127, .none, 0, .integer, .channelMessage(.programChange(c)))
         case .channelPitchBend(let c): ParameterSpec(0...16383, .none, 8192, .integer, .channelMessage(.pitchBend(c)))
+        case .channelNote(let c): ParameterSpec(0...127, .none, 60, .integer, .channelMessage(.notePitch(c)))
+        case .channelGate(let c): ParameterSpec(0...1, .none, 0, .toggle, .channelMessage(.noteGate(c)))
         // Triggers: each change to 1 is a press (see ParameterInfo.Kind.trigger).
         case .transport(.play): ParameterSpec(0...1, .none, 0, .trigger, .transport(.play))
         case .transport(.stop): ParameterSpec(0...1, .none, 0, .trigger, .transport(.stop))

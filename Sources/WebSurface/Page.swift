@@ -15,7 +15,7 @@ enum Page {
     <meta name="viewport" content="width=device-width,initial-scale=1,maximum-scale=1,user-scalable=no">
     <title>Carillon</title>
     <style>
-    :root{--bg:#14161a;--panel:#1e2228;--line:#323842;--fg:#e8ebef;--dim:#8d96a3;--acc:#f0a030;--on:#3fbf7f;--warn:#e5533d}
+    :root{--bg:#14161a;--panel:#1e2228;--line:#3a414c;--fg:#eef1f4;--dim:#aab3bf;--acc:#f0a030;--on:#3fbf7f;--warn:#e5533d}
     *{box-sizing:border-box}
     html,body{margin:0;background:var(--bg);color:var(--fg);font:14px system-ui,-apple-system,"DejaVu Sans",sans-serif;
       -webkit-user-select:none;user-select:none;touch-action:manipulation}
@@ -30,16 +30,31 @@ enum Page {
     #transport{display:none;gap:8px;align-items:center;padding:8px 10px;background:var(--panel);border-bottom:1px solid var(--line);flex-wrap:wrap}
     #transport.show{display:flex}
     #transport input[type=range]{flex:1;min-width:140px;accent-color:var(--acc);height:28px}
-    #transport button,.btn{min-width:44px;min-height:40px;border-radius:8px;border:1px solid var(--line);background:#2a3038;color:var(--fg);font-size:16px}
+    #transport button,.btn{min-width:44px;min-height:44px;border-radius:8px;border:1px solid var(--line);background:#2a3038;color:var(--fg);font-size:16px}
     #transport button.on{background:var(--acc);color:#000}
-    main{display:grid;grid-template-columns:repeat(auto-fill,minmax(92px,1fr));gap:8px;padding:10px}
+    main{display:flex;flex-wrap:wrap;gap:8px;padding:10px;align-items:stretch}
+    .group{display:flex;flex-direction:column;gap:6px;background:#181b20;border:1px solid var(--line);border-radius:12px;padding:6px;
+      flex:1 1 108px;min-width:108px;max-width:200px}
+    .group h2{font-size:13px;margin:0;color:var(--fg);text-align:center;font-weight:600;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+    .gbody{display:flex;flex-direction:column;gap:6px;flex:1}
+    .with-meter{display:flex;gap:4px;flex:1}.with-meter .w{flex:1}
+    .switches{display:flex;flex-direction:column;gap:6px}
+    .w.xy{min-width:180px}
+    .xy-area{position:relative;width:100%;min-width:160px;aspect-ratio:1;background:#0c0e11;border:1px solid var(--line);
+      border-radius:8px;touch-action:none;cursor:crosshair;overflow:hidden}
+    .xy-area .dot{position:absolute;width:24px;height:24px;margin:-12px;border-radius:50%;background:var(--acc);pointer-events:none}
+    .w.xy.on .dot{background:var(--on);box-shadow:0 0 0 6px rgba(63,191,127,.35)}
+    .gmeter{position:relative;width:10px;background:#000;border:1px solid var(--line);border-radius:3px;overflow:hidden}
+    .gmeter i{position:absolute;left:0;right:0;bottom:0;background:linear-gradient(0deg,#3fbf7f,#e5c33d 80%,#e5533d)}
+    #bar-groups{display:flex;flex-wrap:wrap;gap:8px;padding:0 10px}#bar-groups .group{max-width:none;flex:0 1 auto;flex-direction:row;align-items:center}
+    #bar-groups .gbody,#bar-groups .switches{flex-direction:row;flex-wrap:wrap}#bar-groups .w{min-width:92px}
     .w{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:6px;display:flex;flex-direction:column;
       align-items:center;gap:4px;min-height:92px;touch-action:none}
     .w .label{font-size:12px;color:var(--dim);text-align:center;line-height:1.15;max-height:2.4em;overflow:hidden;word-break:break-word}
     .w .value{font-variant-numeric:tabular-nums;font-size:13px;text-align:center;white-space:nowrap}
     .w.pickup .value{color:var(--acc)}
-    .w.fader{grid-row:span 2}
-    .track{position:relative;width:36px;flex:1;min-height:150px;background:#0c0e11;border:1px solid var(--line);border-radius:6px;cursor:ns-resize}
+    .w.fader{flex:1}
+    .track{position:relative;width:44px;flex:1;min-height:150px;background:#0c0e11;border:1px solid var(--line);border-radius:6px;cursor:ns-resize}
     .track .fill{position:absolute;left:0;right:0;bottom:0;background:linear-gradient(0deg,#a86a10,var(--acc));border-radius:5px}
     .track .cap{position:absolute;left:-6px;right:-6px;height:14px;margin-bottom:-7px;background:#dde2e8;border-radius:3px}
     .dial{width:64px;height:64px;border-radius:50%;cursor:ns-resize;
@@ -47,13 +62,15 @@ enum Page {
       display:grid;place-items:center}
     .dial::after{content:"";width:44px;height:44px;border-radius:50%;background:var(--panel)}
     .dial.encoder{background:conic-gradient(from calc(var(--p)*360deg),var(--acc) 0 20deg,#0c0e11 0)}
-    .press{width:100%;flex:1;min-height:52px;border-radius:8px;border:1px solid var(--line);background:#2a3038;color:var(--fg);font-size:13px}
+    /* A switch is its button, named (as a hardware S/M/R key is), its state its colour and aria-pressed. */
+    .w.toggle,.w.button,.w.momentary{min-height:0;padding:4px}
+    .w.toggle>.label,.w.button>.label,.w.momentary>.label,.w.toggle>.value,.w.button>.value,.w.momentary>.value{display:none}
+    .press{width:100%;flex:1;min-height:44px;border-radius:8px;border:1px solid var(--line);background:#2a3038;color:var(--fg);font-size:13px}
     .press.on{background:var(--on);color:#000}
     .pad .press{min-height:64px}.pad .press.on{background:var(--acc)}
     .sel{display:flex;flex-wrap:wrap;gap:3px;justify-content:center}
-    .sel button{min-width:30px;min-height:32px;border-radius:6px;border:1px solid var(--line);background:#2a3038;color:var(--fg)}
+    .sel button{min-width:44px;min-height:44px;border-radius:6px;border:1px solid var(--line);background:#2a3038;color:var(--fg)}
     .sel button.on{background:var(--acc);color:#000}
-    .w.selector.many{grid-column:span 2}
     .w.readout .value{font-size:18px;margin:auto}
     .empty{color:var(--dim);padding:20px}
     #strips{display:none;gap:3px;padding:4px 10px;height:34px}#strips.show{display:flex}
@@ -61,8 +78,13 @@ enum Page {
     #strips .strip i{position:absolute;bottom:0;left:0;right:0;background:var(--acc)}
     #spectrum{display:none;gap:1px;padding:4px 10px;height:40px}#spectrum.show{display:flex}
     #spectrum i{flex:1;align-self:flex-end;background:#9fd;min-height:1px}
-    @media (orientation:portrait) and (max-width:600px){main{grid-template-columns:repeat(3,1fr)}.track{min-height:130px}}
-    @media (orientation:landscape) and (min-width:900px){main{grid-template-columns:repeat(auto-fill,minmax(104px,1fr))}.track{min-height:180px}}
+    /* Phone, portrait: each group a row, swiped sideways. */
+    @media (orientation:portrait) and (max-width:600px){main{flex-direction:column}
+      .group{max-width:none;flex:none;flex-direction:row;align-items:stretch}
+      .group h2{writing-mode:vertical-rl;transform:rotate(180deg);flex:none}
+      .gbody{flex-direction:row;overflow-x:auto;scroll-snap-type:x mandatory}.gbody>*{flex:none;scroll-snap-align:start}
+      .gbody>.w,.switches .w,.with-meter .w{width:96px}.switches{justify-content:center}.track{min-height:120px}.w.fader{min-height:190px}}
+    @media (orientation:landscape) and (min-width:900px){.track{min-height:160px}}
     </style></head>
     <body>
     <header><span id="conn" title="connection"></span><h1 id="title">Carillon</h1><span class="stat" id="conn-text" role="status" aria-live="polite"></span>
@@ -70,14 +92,14 @@ enum Page {
       <span class="stat">blocks <b id="blocks">–</b></span><span class="stat">voices <b id="voices">–</b></span>
       <span class="stat">master</span><span class="meter" id="master"><i class="rms"></i><i class="peak"></i></span>
     </header>
-    <section id="transport">
+    <section id="bar"><div id="transport">
       <button id="t-play" title="play">▶</button><button id="t-stop" title="stop">■</button>
       <span class="stat" id="t-pos">0:00.0</span><input type="range" id="t-seek" min="0" max="100" step="0.1" value="0">
       <span class="stat" id="t-dur">0:00.0</span><button id="t-loop" title="loop">⟳</button>
       <button id="t-slower" title="slower">−</button><span class="stat"><b id="t-bpm">–</b> bpm</span><button id="t-faster" title="faster">+</button>
-    </section>
+    </div><div id="bar-groups"></div>
+    <div id="spectrum" title="master spectrum, third-octave bands 25 Hz – 20 kHz, −72…0 dB"></div></section>
     <section id="strips" title="strip peaks: MIDI channels 1–16, osc, tone, effect returns, tracks"></section>
-    <section id="spectrum" title="master spectrum, third-octave bands 25 Hz – 20 kHz, −72…0 dB"></section>
     <main id="controls"></main>
     <script>
     "use strict";
@@ -144,7 +166,7 @@ enum Page {
         const k=el("div","dial"+(c.kind==="encoder"?" encoder":""));box.append(k,value);drag(k,w,false);
         w.draw=()=>{k.style.setProperty("--p",w.state.position);announce(k,w)};
       }else if(c.kind==="toggle"||c.kind==="button"||c.kind==="momentary"||c.kind==="pad"){
-        const b=el("button","press",c.kind==="toggle"?"on/off":c.kind==="pad"?"":"press");box.append(b,value);press(b,w,c.kind);
+        const b=el("button","press",c.kind==="pad"?"":c.name);box.append(b,value);press(b,w,c.kind);
         w.draw=()=>{b.classList.toggle("on",isOn(w.state));announce(b,w)};
       }else if(c.kind==="selector"){
         const n=c.steps||2;
@@ -161,12 +183,63 @@ enum Page {
         box.dataset.value=w.state.value;box.dataset.position=w.state.position};
       w.draw();return w;
     }
+    // The controls in their groups, as the host orders them: a group is a column (a row on a phone),
+    // its strip's meter beside its fader; the transport's groups go in the bar with the transport.
+    // An xy pad: its parts (x, y, touch: controls of their own on the host) drawn as one square.
+    // A finger down sends x and y, then touch 1; moving sends x and y once a frame; lifting sends touch 0.
+    function makePad(name){
+      const box=el("div","w xy"),area=el("div","xy-area"),dot=el("i","dot"),value=el("div","value");
+      box.dataset.control=name;box.dataset.kind="xy";area.append(dot);box.append(el("div","label",name),area,value);
+      area.tabIndex=0;area.setAttribute("role","group");area.setAttribute("aria-label",name+" (arrows move, Space touches)");
+      const pad={box,parts:{},down:false,pending:false};
+      const pos=k=>pad.parts[k]?pad.parts[k].state.position:0.5;
+      pad.draw=()=>{dot.style.left=(pos("x")*100)+"%";dot.style.top=((1-pos("y"))*100)+"%";
+        const t=pad.parts.touch;box.classList.toggle("on",!!t&&t.state.value>0);
+        value.textContent=["x","y"].filter(k=>pad.parts[k]).map(k=>pad.parts[k].state.display).join(" · ");
+        box.dataset.x=pos("x");box.dataset.y=pos("y")};
+      const sendAxes=()=>{for(const k of ["x","y"])if(pad.parts[k])send({type:"control",name:pad.parts[k].state.name,position:pad.parts[k].state.position})};
+      const touch=on=>{const t=pad.parts.touch;if(t)send({type:"control",name:t.state.name,position:on?1:0})};
+      const hold=on=>{pad.down=on;for(const k in pad.parts)pad.parts[k].dragging=on};
+      function at(e){const r=area.getBoundingClientRect();
+        if(pad.parts.x)pad.parts.x.state.position=clamp((e.clientX-r.left)/r.width);
+        if(pad.parts.y)pad.parts.y.state.position=clamp(1-(e.clientY-r.top)/r.height);pad.draw()}
+      area.addEventListener("pointerdown",e=>{e.preventDefault();area.setPointerCapture(e.pointerId);hold(true);at(e);sendAxes();touch(true)});
+      area.addEventListener("pointermove",e=>{if(!pad.down)return;at(e);
+        if(!pad.pending){pad.pending=true;requestAnimationFrame(()=>{pad.pending=false;sendAxes()})}});
+      const up=()=>{if(!pad.down)return;hold(false);sendAxes();touch(false)};
+      area.addEventListener("pointerup",up);area.addEventListener("pointercancel",up);
+      area.addEventListener("keydown",e=>{
+        const d={ArrowLeft:["x",-1],ArrowRight:["x",1],ArrowDown:["y",-1],ArrowUp:["y",1]}[e.key];
+        if(d&&pad.parts[d[0]]){e.preventDefault();const w=pad.parts[d[0]];w.state.position=clamp(w.state.position+d[1]/127);pad.draw();
+          send({type:"control",name:w.state.name,position:w.state.position})}
+        else if((e.key===" "||e.key==="Enter")&&!e.repeat){e.preventDefault();touch(true)}});
+      area.addEventListener("keyup",e=>{if(e.key===" "||e.key==="Enter"){e.preventDefault();touch(false)}});
+      return pad;
+    }
     function build(h){
-      hello=h;const main=$("controls");main.textContent="";widgets.clear();
+      hello=h;const main=$("controls"),bar=$("bar-groups");main.textContent="";bar.textContent="";widgets.clear();
+      const pads=new Map();
       $("title").textContent="Carillon"+(h.mapping?" — "+h.mapping:"");
       for(const p of h.parameters)params[p.address]=p;
       if(!h.controls.length)main.append(el("div","empty","No mapping: start with --mapping FILE to see controls here."));
-      for(const c of h.controls){const w=make(c);widgets.set(c.name,w);main.append(w.box)}
+      const byName=new Map(h.controls.map(c=>[c.name,c]));
+      for(const g of h.groups||[]){
+        const box=el("section","group");box.dataset.group=g.name;box.setAttribute("role","group");box.setAttribute("aria-label",g.name);
+        const body=el("div","gbody");box.append(el("h2",null,g.name),body);
+        let meter=null;
+        if(g.strip!=null){meter=el("span","gmeter");meter.dataset.strip=g.strip;meter.title="strip "+g.strip+" peak";meter.append(el("i"))}
+        let switches=null;   // a group's buttons stand together, as a strip's S/M/R keys do
+        for(const name of g.controls){const c=byName.get(name);if(!c)continue;
+          if(c.pad){let pad=pads.get(c.pad);if(!pad){pad=makePad(c.pad);pads.set(c.pad,pad);body.append(pad.box)}
+            const part={state:c,box:pad.box,dragging:false,draw:()=>pad.draw()};pad.parts[c.part]=part;widgets.set(name,part);pad.draw();continue}
+          const w=make(c);widgets.set(name,w);
+          const isSwitch=c.kind==="toggle"||c.kind==="button"||c.kind==="momentary";
+          if(!isSwitch)switches=null;
+          if(meter&&!meter.parentNode&&c.kind==="fader"){const row=el("div","with-meter");row.append(w.box,meter);body.append(row)}
+          else if(isSwitch){if(!switches){switches=el("div","switches");body.append(switches)}switches.append(w.box)}
+          else body.append(w.box)}
+        (g.transport?bar:main).append(box);
+      }
       $("transport").classList.toggle("show",!!h.play);
     }
     function clock(s){s=Math.max(0,s||0);const m=Math.floor(s/60),r=(s-60*m).toFixed(1);return m+":"+(r<10?"0":"")+r}
@@ -181,7 +254,9 @@ enum Page {
       if(s.strips){const box=$("strips");box.classList.add("show");
         while(box.children.length<s.strips.length){const m=el("span","strip");m.append(el("i"));box.append(m)}
         s.strips.forEach((p,i)=>{const n=s.stripNames?s.stripNames[i]:String(i+1);box.children[i].title=isNaN(n)?n:"channel "+n})
-        s.strips.forEach((p,i)=>{box.children[i].firstChild.style.height=(db(p)*100)+"%"})}
+        s.strips.forEach((p,i)=>{box.children[i].firstChild.style.height=(db(p)*100)+"%"})
+        if(s.stripKeys)for(const m of document.querySelectorAll(".gmeter")){const i=s.stripKeys.indexOf(m.dataset.strip);
+          m.firstChild.style.height=(i<0?0:db(s.strips[i])*100)+"%"}}
       if(s.spectrum){const box=$("spectrum");box.classList.add("show");
         while(box.children.length<s.spectrum.length)box.append(el("i"));
         s.spectrum.forEach((d,i)=>{box.children[i].style.height=(Math.max(0,Math.min(1,(d+72)/72))*100)+"%"})}

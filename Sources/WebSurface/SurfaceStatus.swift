@@ -15,6 +15,8 @@ public struct SurfaceStatus: Sendable, Equatable {
     public var stripPeaks: [Float]
     /// The strips' short names (`1`…`16`, `osc`, `tone`, `reverb`, `chorus`, the tracks').
     public var stripNames: [String]
+    /// The strips' stable keys (`1`…`16`, `osc`, `tone`, `reverb`, `chorus`, `track1`…): a group's meter finds its strip by it.
+    public var stripKeys: [String]
     /// The master's spectrum: dB per third-octave band; empty without audio.
     public var spectrum: [Float]
     /// Messages lost because the render thread's queue was full.
@@ -23,10 +25,11 @@ public struct SurfaceStatus: Sendable, Equatable {
     public var refusedParameters: Int
 
     public init(load: Double, xruns: Int, blocks: Int, voices: Int, peak: Float, rms: Float,
-                stripPeaks: [Float] = [], stripNames: [String] = [], spectrum: [Float] = [],
+                stripPeaks: [Float] = [], stripNames: [String] = [], stripKeys: [String] = [], spectrum: [Float] = [],
                 queueOverflows: Int = 0, refusedParameters: Int = 0) {
         self.load = load; self.xruns = xruns; self.blocks = blocks; self.voices = voices
         self.peak = peak; self.rms = rms; self.stripPeaks = stripPeaks; self.stripNames = stripNames
+        self.stripKeys = stripKeys
         self.spectrum = spectrum; self.queueOverflows = queueOverflows; self.refusedParameters = refusedParameters
     }
 }

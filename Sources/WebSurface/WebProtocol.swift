@@ -6,12 +6,14 @@ import Parameters
 /// holding one JSON object with a `type`.
 ///
 /// Server → page:
-/// - `{"type":"hello","version":1,"mapping":"…","play":false,"controls":[C…],"parameters":[P…]}`
-///   once, on connect. C = `{"name","kind","value","position","min","max","unit","display","pickup","steps"}`
-///   (`steps`: selectors only); P = the `transport.*` and `master.gain` specs `{"address","min","max","unit"}`.
+/// - `{"type":"hello","version":1,"mapping":"…","play":false,"controls":[C…],"groups":[G…],"parameters":[P…]}`
+///   on connect and again whenever the hub's set of controls changes. C = `{"name","kind","value","position","min","max","unit","display","pickup","steps","pad","part"}`
+///   (`steps`: selectors only; `pad`, `part`: an xy pad's name and `x`, `y` or `touch`, its parts drawn as one square); G = `{"name","controls":[name…],"strip":"3","transport":false}` in page order
+///   (`strip`: the `stripKeys` entry whose meter goes beside the group's fader);
+///   P = the `transport.*` and `master.gain` specs `{"address","min","max","unit"}`.
 /// - `{"type":"controls","controls":[C…]}` what changed (coalesced: at most one per
 ///   control every ~20 ms), same fields as in hello minus the static ones.
-/// - `{"type":"status","load":0.12,"xruns":0,"blocks":123,"voices":12,"peak":0.5,"rms":0.1,"strips":[p…],"stripNames":[n…],
+/// - `{"type":"status","load":0.12,"xruns":0,"blocks":123,"voices":12,"peak":0.5,"rms":0.1,"strips":[p…],"stripNames":[n…],"stripKeys":[k…],
 ///   "spectrum":[dB…30],"overflows":0,"refused":0,"transport":{"position":s,"duration":s,"playing":b,"looping":b,"bpm":x}}`
 ///   about every 100 ms (`transport` for `play` only; numbers absent without audio).
 /// - `{"type":"refused","reason":"unknown-control"}` answer to a refused message (not to floods).
@@ -128,8 +130,11 @@ struct ControlMessage: Encodable, Equatable {
     var display: String
     var pickup: Bool
     var steps: Int?
+    /// An xy pad's part: the pad's name, and `x`, `y` or `touch`.
+    var pad: String?
+    var part: String?
 
-    init(_ s: ControlState, full: Bool, steps: Int? = nil) {
+    init(_ s: ControlState, full: Bool, steps: Int? = nil, pad: PadPart? = nil) {
         name = s.name
         value = s.value.isFinite ? s.value : 0
         position = s.position.isFinite ? s.position : 0
@@ -141,6 +146,8 @@ struct ControlMessage: Encodable, Equatable {
             max = s.range.to
             unit = s.unit.rawValue
             self.steps = steps
+            self.pad = pad?.name
+            part = pad?.part.rawValue
         }
     }
 }
@@ -158,7 +165,24 @@ struct HelloMessage: Encodable {
     var mapping: String?
     var play: Bool
     var controls: [ControlMessage]
+    var groups: [GroupMessage]
     var parameters: [ParameterMessage]
+}
+
+/// One group of controls on the page, in order: its controls top to bottom,
+/// the strip whose meter stands beside its fader, whether it goes in the transport's bar.
+struct GroupMessage: Encodable {
+    var name: String
+    var controls: [String]
+    var strip: String?
+    var transport: Bool
+
+    init(_ g: ControlGroup) {
+        name = g.name
+        controls = g.controls
+        strip = g.strip?.key
+        transport = g.isTransport
+    }
 }
 
 struct ControlsMessage: Encodable {
@@ -189,6 +213,8 @@ struct StatusMessage: Encodable {
     var strips: [Double]?
     /// The strips' names (`1`…`16`, `osc`, `tone`, …), as `strips` orders them.
     var stripNames: [String]?
+    /// The strips' keys (`1`…`16`, `osc`, `tone`, `reverb`, `chorus`, `track1`…), as a group's `strip` names one.
+    var stripKeys: [String]?
     var rms: Double?
     /// The master's spectrum: dB per third-octave band, 25 Hz … 20 kHz.
     var spectrum: [Double]?

@@ -73,9 +73,13 @@ public final class WebSurface: @unchecked Sendable {
         let controls: ControlSet
         let index: ControlIndex
         let steps: [String: Int]
+        let groups: [ControlGroup]
+        let pads: [String: PadPart]
 
         init(_ controls: ControlSet) {
             self.controls = controls
+            groups = controls.groups
+            pads = Dictionary(controls.definitions.compactMap { d in d.pad.map { (d.name, $0) } }, uniquingKeysWith: { a, _ in a })
             index = ControlIndex(states: controls.states, definitions: controls.definitions)
             steps = Dictionary(controls.definitions.filter { $0.kind == .selector }.map { ($0.name, $0.selectorSteps) },
                                uniquingKeysWith: { a, _ in a })
@@ -273,7 +277,10 @@ public final class WebSurface: @unchecked Sendable {
         if transport != nil { parameters += ParameterAddress.Transport.allCases.map { .transport($0) } }
         return JSON.encode(HelloMessage(
             mapping: hub.mapping?.name, play: transport != nil,
-            controls: layout.controls.states.map { ControlMessage($0, full: true, steps: layout.steps[$0.name]) },
+            controls: layout.controls.states.map {
+                ControlMessage($0, full: true, steps: layout.steps[$0.name], pad: layout.pads[$0.name])
+            },
+            groups: layout.groups.map(GroupMessage.init),
             parameters: parameters.map {
                 ParameterMessage(address: $0.description, min: $0.spec.range.lowerBound, max: $0.spec.range.upperBound,
                                  unit: $0.spec.unit.rawValue)
@@ -329,6 +336,7 @@ public final class WebSurface: @unchecked Sendable {
             if !s.stripPeaks.isEmpty {
                 m.strips = s.stripPeaks.map { $0.isFinite ? Double($0) : 0 }
                 if s.stripNames.count == s.stripPeaks.count { m.stripNames = s.stripNames }
+                if s.stripKeys.count == s.stripPeaks.count { m.stripKeys = s.stripKeys }
             }
             m.peak = finite(Double(s.peak)); m.rms = finite(Double(s.rms))
             if !s.spectrum.isEmpty { m.spectrum = s.spectrum.map { $0.isFinite ? Double($0) : -90 } }

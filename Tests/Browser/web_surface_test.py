@@ -22,6 +22,7 @@ from selenium.webdriver.common.keys import Keys
 PROBE = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/carillon-web-probe"
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 NANO = os.path.join(ROOT, "mappings", "korg-nanokontrol2.yaml")
+AKAI = os.path.join(ROOT, "mappings", "akai-mpk-mini-mk3.yaml")
 
 
 class Probe:
@@ -47,11 +48,11 @@ class Probe:
             self.proc.kill()
 
 
-def browser(width=1280, height=800, mobile=False):
+def browser(width=1280, height=800, mobile=False, extra=()):
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                f"--window-size={width},{height}", "--hide-scrollbars"):
+                f"--window-size={width},{height}", "--hide-scrollbars", *extra):
         options.add_argument(arg)
     if mobile:
         options.add_experimental_option("mobileEmulation", {
@@ -94,10 +95,25 @@ def test_page_shows_every_control_of_each_mapping(driver):
                 expected.append((name, display))
             open_page(driver, probe.url)
             shown = driver.execute_script(
-                "return [...document.querySelectorAll('#controls .w')].map(e=>"
+                "return [...document.querySelectorAll('.group .w')].map(e=>"
                 "[e.dataset.control, e.querySelector('.value').textContent, e.offsetWidth>0&&e.offsetHeight>0])")
-            assert [(n, d) for n, d, _ in shown] == expected, f"{os.path.basename(mapping)}: {shown[:3]} vs {expected[:3]}"
-            assert all(visible for _, _, visible in shown), f"{os.path.basename(mapping)}: a widget has no size"
+            name = os.path.basename(mapping)
+            # An xy pad's parts (x, y, touch) are one widget named for the pad.
+            pads = dict(driver.execute_script(
+                "return window.carillon.hello.controls.filter(c=>c.pad).map(c=>[c.name,c.pad])"))
+            expected = sorted({(pads[n], None) if n in pads else (n, d) for n, d in expected})
+            shown_ = sorted((n, None if n in pads.values() else d) for n, d, _ in shown)
+            assert shown_ == expected, f"{name}: {shown_[:3]} vs {expected[:3]}"
+            assert all(visible for _, _, visible in shown), f"{name}: a widget has no size"
+            # Each group on the page holds the hello's controls for it, in its order.
+            groups = driver.execute_script(
+                "return [...document.querySelectorAll('.group')].map(g=>[g.dataset.group,"
+                "[...g.querySelectorAll('.w')].map(w=>w.dataset.control)])")
+            hello = driver.execute_script(
+                "const pad=new Map(window.carillon.hello.controls.filter(c=>c.pad).map(c=>[c.name,c.pad]));"
+                "return window.carillon.hello.groups.map(g=>[g.name,[...new Set(g.controls.map(n=>pad.get(n)||n))]])")
+            assert sorted(map(tuple, map(lambda g: (g[0], tuple(g[1])), groups))) == \
+                sorted(map(lambda g: (g[0], tuple(g[1])), hello)), f"{name}: {groups[:2]} vs {hello[:2]}"
         finally:
             probe.close()
 
@@ -149,9 +165,13 @@ def test_touch_toggle_on_phone(driver):
     phone = browser(390, 844, mobile=True)
     try:
         open_page(phone, probe.url)
-        columns = phone.execute_script(
-            "return getComputedStyle(document.getElementById('controls')).gridTemplateColumns.split(' ').length")
-        assert columns == 3, f"phone portrait shows {columns} columns"
+        # Portrait: each group a row (knob, the buttons stacked, the fader side by side), the groups one under another.
+        rows = phone.execute_script(
+            "return [...document.querySelectorAll('#controls .group')].map(g=>[g.getBoundingClientRect().top,"
+            "[...g.querySelectorAll('.gbody>*')].map(w=>Math.round(w.getBoundingClientRect().left))])")
+        assert [r[0] for r in rows] == sorted(r[0] for r in rows) and rows[0][0] < rows[1][0], rows[:2]
+        for _, lefts in rows:
+            assert len(lefts) == 3 and lefts == sorted(lefts) and len(set(lefts)) == 3, f"a group is not one row: {lefts}"
         button = phone.find_element(By.CSS_SELECTOR, '.w[data-control="Mute 1"] .press')
         button.click()   # a tap: pointer events from touch emulation
         wait(lambda: probe.ask("value strip.1.mute") == "1.0", "strip.1.mute on")
@@ -275,26 +295,239 @@ def test_keyboard_moves_a_fader_and_presses_a_toggle(driver):
         probe.close()
 
 
-def test_screenshot_for_readme(driver):
-    probe = Probe(NANO)
+def test_keyboard_holds_a_pad_and_picks_a_selector_step(driver):
+    """The Akai page by keyboard: Enter on a selector's step picks it; Space on
+    a velocity pad holds it (its target at the top) until released."""
+    probe = Probe(AKAI)
     try:
-        driver.set_window_size(1280, 800)
         open_page(driver, probe.url)
-        for cc, v in ((0, 127), (0, 100), (1, 90), (2, 70), (16, 64), (17, 100), (33, 127), (49, 127)):
-            probe.ask(f"cc 1 {cc} {v}")
-        time.sleep(0.3)
-        # docs/web-surface.png (the README's) only when asked: a test run leaves the tree clean.
-        folder = "docs" if os.environ.get("CARILLON_UPDATE_SCREENSHOT") == "1" else ".build"
-        os.makedirs(os.path.join(ROOT, folder), exist_ok=True)
-        path = os.path.join(ROOT, folder, "web-surface.png")
-        assert driver.save_screenshot(path), "no screenshot"
-        assert os.path.getsize(path) > 10_000
+        step = driver.find_element(By.CSS_SELECTOR, '.w[data-control="K3 Waveform"] button[aria-label="K3 Waveform 3"]')
+        step.send_keys(Keys.ENTER)
+        wait(lambda: probe.ask("value tone.waveform") == "2.0", "Enter on step 3 to pick waveform 2")
+        pad = driver.find_element(By.CSS_SELECTOR, '.w[data-control="Pad A7 Accent"] .press')
+        assert pad.get_attribute("aria-label") == "Pad A7 Accent"
+        driver.execute_script("arguments[0].focus()", pad)   # as Tab leaves it (a click would press it too)
+        ActionChains(driver).key_down(Keys.SPACE).perform()
+        wait(lambda: probe.ask("value tone.level") == "0.0", "Space to hold the pad (tone.level at its top, 0 dB)")
+        time.sleep(0.2)
+        assert probe.ask("value tone.level") == "0.0", "held while the key is down"
+        ActionChains(driver).key_up(Keys.SPACE).perform()
+        wait(lambda: probe.ask("value tone.level") == "-60.0", "the release to let go (-60 dB)")
     finally:
         probe.close()
 
 
+LAYOUT_JS = """
+return [...document.querySelectorAll(arguments[0])].map(g=>{const r=g.getBoundingClientRect();
+  const m=g.querySelector('.gmeter'),mr=m&&m.getBoundingClientRect();
+  return {name:g.dataset.group,left:r.left,top:r.top,
+    widgets:[...g.querySelectorAll('.w')].map(w=>{const b=w.getBoundingClientRect();
+      return {name:w.dataset.control,kind:w.dataset.kind,top:b.top,bottom:b.bottom,left:b.left,right:b.right}}),
+    meter:m?{strip:m.dataset.strip,left:mr.left,top:mr.top,bottom:mr.bottom,height:mr.height}:null}})
+"""
+
+
+def test_nanokontrol2_page_is_laid_out_like_the_hardware(driver):
+    """Eight strips left to right, each its knob over its S/M(/R) buttons over its
+    fader with the strip's meter beside it; the transport in the bar above."""
+    probe = Probe(NANO)
+    try:
+        driver.set_window_size(1280, 800)
+        open_page(driver, probe.url)
+        groups = driver.execute_script(LAYOUT_JS, "#controls .group")
+        assert [g["name"] for g in groups] == [f"Strip {n}" for n in range(1, 9)], [g["name"] for g in groups]
+        lefts = [g["left"] for g in groups]
+        assert lefts == sorted(lefts) and len({round(g["top"]) for g in groups}) == 1, "not one row of columns"
+        for n, g in enumerate(groups, 1):
+            names = [w["name"] for w in g["widgets"]]
+            assert names == [f"Knob {n}", f"Solo {n}", f"Mute {n}"] + ([f"Record {n}"] if n <= 3 else []) + [f"Fader {n}"], names
+            tops = [w["top"] for w in g["widgets"]]
+            assert tops == sorted(tops) and len(set(tops)) == len(tops), f"Strip {n} is not top to bottom: {tops}"
+            fader, meter = g["widgets"][-1], g["meter"]
+            assert meter and meter["strip"] == str(n), meter
+            assert meter["left"] >= fader["right"] - 1 and meter["top"] < fader["bottom"] and meter["bottom"] > fader["top"], \
+                f"Strip {n}'s meter is not beside its fader: {meter} {fader}"
+            assert meter["height"] > 100, meter
+        bar = driver.execute_script(LAYOUT_JS, "#bar .group")
+        assert [(g["name"], [w["name"] for w in g["widgets"]]) for g in bar] == [("Transport", ["Play", "Stop", "Cycle"])], bar
+        assert bar[0]["top"] < groups[0]["top"], "the transport bar is not above the strips"
+    finally:
+        probe.close()
+
+
+CONTRAST_AND_SIZES_JS = """
+function lum(c){const v=c.match(/[\\d.]+/g).map(Number).slice(0,3).map(x=>{x/=255;return x<=0.03928?x/12.92:Math.pow((x+0.055)/1.055,2.4)});
+  return 0.2126*v[0]+0.7152*v[1]+0.0722*v[2]}
+function behind(e){for(;e;e=e.parentElement){const c=getComputedStyle(e).backgroundColor,a=c.match(/[\\d.]+/g).map(Number);
+  if(a.length<4||a[3]>0)return c}return "rgb(0,0,0)"}
+const low=[],small=[];
+for(const e of document.querySelectorAll('.label,.value,.group h2,.stat,h1,.press,.sel button')){
+  if(!e.textContent.trim()||!e.offsetWidth)continue;
+  const a=lum(getComputedStyle(e).color),b=lum(behind(e)),ratio=(Math.max(a,b)+0.05)/(Math.min(a,b)+0.05);
+  if(ratio<4.5)low.push([e.className||e.tagName,e.textContent.slice(0,20),ratio.toFixed(2)])}
+for(const e of document.querySelectorAll('button,[role=slider]')){const r=e.getBoundingClientRect();
+  if(!r.width)continue;if(r.width<44||r.height<44)small.push([e.getAttribute('aria-label')||e.title,Math.round(r.width),Math.round(r.height)])}
+return {low,small}
+"""
+
+
+def test_touch_pad_plays_a_note_while_touched(driver):
+    """The Akai mapping's page-only xy pad, by a finger (touch events, as a
+    phone sends them): a square; touching plays channel 1's note under the
+    finger (x: C3...C6) with y as expression, a slide changes both, lifting
+    the finger ends the note. Then by keyboard: arrows move, Space touches."""
+    probe = Probe(AKAI)
+    phone = browser(390, 844, mobile=True)
+    try:
+        open_page(phone, probe.url)
+        area = phone.find_element(By.CSS_SELECTOR, '.w[data-control="Touch pad"] .xy-area')
+        phone.execute_script("arguments[0].scrollIntoView({block:'center'})", area)
+        left, top, w, h = phone.execute_script(
+            "const r=arguments[0].getBoundingClientRect();return [r.left,r.top,r.width,r.height]", area)
+        assert abs(w - h) <= 1 and w >= 160, (w, h)
+
+        def finger(kind, fx=None, fy=None):   # fx, fy: 0...1 across and down the pad
+            points = [] if fx is None else [{"x": left + w * fx, "y": top + h * fy}]
+            phone.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+        assert probe.ask("value channel.1.gate") == "0.0"
+        finger("touchStart", 0.25, 0.25)   # a quarter across, three quarters up
+        wait(lambda: probe.ask("value channel.1.gate") == "1.0", "the touch to open the gate")
+        note = float(probe.ask("value channel.1.note"))
+        assert abs(note - (48 + 0.25 * 36)) <= 1.5, note
+        expression = float(probe.ask("value channel.1.cc.11"))
+        assert abs(expression - (40 + 0.75 * 87)) <= 3, expression
+        for i in range(1, 11):   # slide right and down
+            finger("touchMove", 0.25 + 0.05 * i, 0.25 + 0.05 * i)
+            time.sleep(0.02)
+        wait(lambda: abs(float(probe.ask("value channel.1.note")) - (48 + 0.75 * 36)) <= 1.5, "the slide to raise the note")
+        assert float(probe.ask("value channel.1.cc.11")) < expression - 30, "sliding down lowers the expression"
+        assert probe.ask("value channel.1.gate") == "1.0"
+        finger("touchEnd")
+        wait(lambda: probe.ask("value channel.1.gate") == "0.0", "lifting the finger to close the gate")
+        before = float(probe.ask("value channel.1.note"))
+        area.send_keys(*[Keys.ARROW_RIGHT] * 8)   # 8/127 of the way: more than a semitone
+        wait(lambda: float(probe.ask("value channel.1.note")) > before, "ArrowRight to raise the note")
+        ActionChains(phone).key_down(Keys.SPACE).perform()   # the pad has the focus from the arrows
+        wait(lambda: probe.ask("value channel.1.gate") == "1.0", "Space to touch")
+        ActionChains(phone).key_up(Keys.SPACE).perform()
+        wait(lambda: probe.ask("value channel.1.gate") == "0.0", "Space's release to lift")
+    finally:
+        phone.quit()
+        probe.close()
+
+
+def test_contrast_and_touch_sizes_on_a_phone(driver):
+    """Daylight on a phone: every text at least 4.5:1 against what is behind it
+    (WCAG AA), every button and slider at least 44 x 44 CSS pixels."""
+    phone = browser(390, 844, mobile=True)
+    try:
+        for mapping in (NANO, AKAI):
+            probe = Probe(mapping)
+            try:
+                open_page(phone, probe.url)
+                found = phone.execute_script(CONTRAST_AND_SIZES_JS)
+                assert not found["low"], f"{os.path.basename(mapping)}: text below 4.5:1: {found['low'][:5]}"
+                assert not found["small"], f"{os.path.basename(mapping)}: targets under 44 px: {found['small'][:5]}"
+            finally:
+                probe.close()
+    finally:
+        phone.quit()
+
+
+def test_an_afternoon_with_the_page_open_grows_no_memory(driver):
+    """The real host and a page under steady use: controls moved from the page 50
+    times a second and the mapping reloaded (every page rebuilt) every few seconds,
+    in rounds. After a warm-up round, neither the page's heap (after a garbage
+    collection), its element count nor the host's resident memory grows."""
+    folder = tempfile.mkdtemp(prefix="carillon-memory-")
+    mapping = os.path.join(folder, "nano.yaml")
+    shutil.copy(NANO, mapping)
+    with open(mapping) as f:
+        original = f.read()
+    host, url = start_host(mapping, 0)
+    page = browser(extra=("--js-flags=--expose-gc", "--enable-precise-memory-info"))
+    try:
+        open_page(page, url)
+        page.execute_script("""
+            window.moves=0;const sliders=()=>[...document.querySelectorAll('[role=slider]')];
+            setInterval(()=>{const s=sliders();if(!s.length)return;const e=s[window.moves%s.length];
+              e.dispatchEvent(new KeyboardEvent('keydown',{key:window.moves%2?'ArrowUp':'PageDown',bubbles:true}));window.moves++},20)""")
+
+        def one_round(seconds=12, reloads=4):
+            for i in range(reloads):
+                hellos = page.execute_script("return window.carillon.hellos")
+                text = original.replace("name: Fader 1\n", f"name: Fader 1 v{i}\n") if i % 2 == 0 else original
+                with open(mapping + ".tmp", "w") as f:
+                    f.write(text)
+                os.rename(mapping + ".tmp", mapping)
+                wait(lambda: page.execute_script("return window.carillon.hellos") > hellos, "the reload's hello", 5)
+                time.sleep(seconds / reloads)
+
+        def measure():
+            page.execute_script("window.gc()")
+            heap = page.execute_script("return performance.memory.usedJSHeapSize")
+            nodes = page.execute_script("return document.getElementsByTagName('*').length")
+            with open(f"/proc/{host.pid}/status") as f:
+                rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+            return heap, nodes, rss
+
+        one_round()
+        heap0, nodes0, rss0 = measure()
+        for _ in range(3):
+            one_round()
+        heap1, nodes1, rss1 = measure()
+        moves = page.execute_script("return window.moves")
+        received = page.execute_script("return window.carillon.received")
+        print(f"  {moves} moves, {received} messages, 12 reloads: page heap {heap0 / 1e6:.2f} -> {heap1 / 1e6:.2f} MB, "
+              f"elements {nodes0} -> {nodes1}, host RSS {rss0 / 1024:.1f} -> {rss1 / 1024:.1f} MiB")
+        assert moves > 1500 and host.poll() is None
+        assert nodes1 == nodes0, (nodes0, nodes1)
+        assert heap1 - heap0 < 512 * 1024, f"page heap grew {heap0} -> {heap1}"
+        assert rss1 - rss0 < 4 * 1024, f"host RSS grew {rss0} -> {rss1} KiB"
+    finally:
+        page.quit()
+        stop_host(host)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+SIZES = {"phone": (390, 844, True), "tablet": (820, 1180, True), "desktop": (1280, 800, False)}
+
+
+def test_screenshots_of_the_shipped_mappings(driver):
+    """docs/screenshots/MAPPING-SIZE.png at phone, tablet and desktop sizes, and
+    docs/web-surface.png (the README's): written to docs/ only when asked
+    (CARILLON_UPDATE_SCREENSHOT=1), so a test run leaves the tree clean."""
+    docs = os.environ.get("CARILLON_UPDATE_SCREENSHOT") == "1"
+    folder = os.path.join(ROOT, "docs" if docs else ".build", "screenshots")
+    os.makedirs(folder, exist_ok=True)
+    for mapping in sorted(glob.glob(os.path.join(ROOT, "mappings", "*.yaml"))):
+        stem = os.path.splitext(os.path.basename(mapping))[0]
+        probe = Probe(mapping)
+        try:
+            for size, (w, h, mobile) in SIZES.items():
+                page = browser(w, h, mobile=mobile) if mobile else driver
+                try:
+                    page.set_window_size(w, h) if not mobile else None
+                    open_page(page, probe.url)
+                    if mapping == NANO:
+                        for cc, v in ((0, 127), (0, 100), (1, 90), (2, 70), (16, 64), (17, 100), (33, 127), (49, 127)):
+                            probe.ask(f"cc 1 {cc} {v}")
+                        time.sleep(0.3)
+                    path = os.path.join(folder, f"{stem}-{size}.png")
+                    assert page.save_screenshot(path) and os.path.getsize(path) > 10_000, path
+                    if mapping == NANO and size == "desktop":
+                        shutil.copy(path, os.path.join(ROOT, "docs" if docs else ".build", "web-surface.png"))
+                finally:
+                    if mobile:
+                        page.quit()
+        finally:
+            probe.close()
+
+
 def main():
-    tests = [v for k, v in globals().items() if k.startswith("test_")]
+    only = sys.argv[2] if len(sys.argv) > 2 else ""   # a part of the test names to run
+    tests = [v for k, v in globals().items() if k.startswith("test_") and only in k]
     driver = browser()
     passed = failed = 0
     try:

@@ -7,7 +7,8 @@ import Testing
 struct StatusMessageTests {
     static func status() -> SurfaceStatus {
         SurfaceStatus(load: 0.2, xruns: 2, blocks: 10, voices: 12, peak: 0.5, rms: 0.1,
-                      stripPeaks: (0..<19).map { Float($0) / 16 }, stripNames: (1...16).map(String.init) + ["osc", "tone", "drums"])
+                      stripPeaks: (0..<19).map { Float($0) / 16 }, stripNames: (1...16).map(String.init) + ["osc", "tone", "drums"],
+                      stripKeys: (1...16).map(String.init) + ["osc", "tone", "track1"])
     }
 
     @Test func status_carriesVoicesAndStripPeaks() throws {
@@ -24,5 +25,8 @@ struct StatusMessageTests {
         #expect(strips[15] == 15.0 / 16)
         let names = message["stripNames"] as? [String] ?? []
         #expect(names.suffix(3) == ["osc", "tone", "drums"] && names.first == "1")
+        // A group's meter finds its strip by key, whatever the strip's shown name.
+        let keys = message["stripKeys"] as? [String] ?? []
+        #expect(keys.count == 19 && keys.suffix(3) == ["osc", "tone", "track1"] && keys[2] == "3")
     }
 }

@@ -59,6 +59,24 @@ import Testing
         try Self.expectAfter(ws, hub)
     }
 
+    @Test func severalReloadsWithinOneTick_thePageEndsOnTheLast() throws {
+        let hub = ControlHub(mapping: try ControlMapping.parse(yaml: Self.before))
+        let (surface, port) = try serving(hub)
+        defer { surface.stop() }
+        let ws = try RawClient.webSocket(port: port)
+        _ = try ws.receive(type: "hello")
+        // Three swaps faster than the 20 ms tick: before → after → before → after.
+        hub.replace(mapping: try ControlMapping.parse(yaml: Self.after))
+        hub.replace(mapping: try ControlMapping.parse(yaml: Self.before))
+        hub.replace(mapping: try ControlMapping.parse(yaml: Self.after))
+        var last = try ws.receive(type: "hello", within: 2)
+        // Any later hello is for a later look; the last one is the hub's current set.
+        while let more = try? ws.receive(type: "hello", within: 0.3) { last = more }
+        #expect(Self.names(last) == ["Vol", "New"])
+        #expect((last["groups"] as? [[String: Any]])?.flatMap { $0["controls"] as? [String] ?? [] }.sorted() == ["New", "Vol"])
+        try Self.expectAfter(ws, hub)
+    }
+
     @Test func twoPages_bothGetTheNewSet_andStayInStep() throws {
         let hub = ControlHub(mapping: try ControlMapping.parse(yaml: Self.before))
         let (surface, port) = try serving(hub)

@@ -144,6 +144,13 @@ struct WebSurfaceServerTests {
                 #expect(c["unit"] as? String == s.unit.rawValue)
                 #expect(c["display"] as? String == s.display)
             }
+            // Every control in exactly one group, in the hub's groups' order.
+            let groups = hello["groups"] as? [[String: Any]] ?? []
+            let expected = hub.controlSet.groups
+            #expect(groups.map { $0["name"] as? String } == expected.map(\.name), "\(file)")
+            #expect(groups.map { $0["controls"] as? [String] ?? [] } == expected.map(\.controls))
+            #expect(groups.map { $0["strip"] as? String } == expected.map { $0.strip?.key })
+            #expect(groups.flatMap { $0["controls"] as? [String] ?? [] }.sorted() == hub.controlStates.map(\.name).sorted())
         }
     }
 

@@ -130,6 +130,8 @@ public final class LiveHost: @unchecked Sendable {
         public var stripPeaks: [Float]
         /// The strips' short names (`1`…`16`, `osc`, `tone`, `reverb`, `chorus`, the tracks').
         public var stripNames: [String] = []
+        /// The strips' stable keys (`ParameterAddress.StripID.key`), in the same order.
+        public var stripKeys: [String] = []
         public var messagesBySource: [SeqAddress: Int]
         public var sources: Set<SeqAddress>
         public var failure: String?
@@ -340,6 +342,7 @@ public final class LiveHost: @unchecked Sendable {
             peak: renderer?.meters.peak ?? 0, rms: renderer?.meters.rms ?? 0,
             stripPeaks: renderer.map { r in (0..<r.meters.stripCount).map { r.meters.stripPeak($0) } } ?? [],
             stripNames: renderer.map { $0.meters.strips.map(\.name) } ?? [],
+            stripKeys: renderer.map { $0.meters.strips.map(\.parameters.key) } ?? [],
             messagesBySource: router.messagesBySource, sources: router.sources,
             failure: shared.failure.withLock { $0 }, timing: audio?.events.timing)
     }

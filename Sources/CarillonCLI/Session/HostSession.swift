@@ -169,7 +169,7 @@ extension SurfaceStatus {
     /// The part of the host's status the web page shows.
     init(_ s: LiveHost.Status) {
         self.init(load: s.load, xruns: s.xruns, blocks: s.blocks, voices: s.voices, peak: s.peak, rms: s.rms,
-                  stripPeaks: s.stripPeaks, stripNames: s.stripNames, spectrum: s.spectrum,
+                  stripPeaks: s.stripPeaks, stripNames: s.stripNames, stripKeys: s.stripKeys, spectrum: s.spectrum,
                   queueOverflows: s.queueOverflows, refusedParameters: s.refusedParameters)
     }
 }

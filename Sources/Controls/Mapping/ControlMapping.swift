@@ -20,6 +20,8 @@ public struct ControlMapping: Hashable, Sendable {
     /// `tracks:` audio files played with the piece (`track.1.*` is the first),
     /// paths resolved against the mapping file's folder.
     public var tracks: [String] = []
+    /// `groups:` the order of the controls' groups on a page (controls name theirs with `group:`).
+    public var groups: [String] = []
     /// The most `tracks:` a mapping may list (the mixer's track strips).
     public static let maxTracks = ParameterAddress.maxTracks
 

@@ -35,7 +35,7 @@ extension ControlMapping {
     public func explanation(registry: ParameterRegistry = .standard) -> String {
         var rows: [[String]] = [["CONTROL", "KIND", "SOURCE", "TARGETS"]]
         for def in controls {
-            let source = def.source?.description ?? "(set by engine)"
+            let source = def.source?.description ?? (def.pad != nil ? "(xy pad on the page)" : "(set by engine)")
             var detail: [String] = []
             if case .encoder = def.kind { detail.append(def.encoding.rawValue) }
             if def.softTakeover { detail.append("pick-up") }

@@ -46,13 +46,13 @@ extension ControlMapping {
 
 /// The keys a mapping file may use, in one place (for "did you mean" and the README).
 enum MappingKeys {
-    static let top = ["name", "description", "port", "channel", "channels", "tracks", "controls", "scenes"]
+    static let top = ["name", "description", "port", "channel", "channels", "tracks", "controls", "scenes", "groups"]
     static let scene = ["name", "channels", "set", "controls"]
     static let channelSetup = ["soundfont", "bank", "program", "instrument"]
     static let control = [
         "name", "kind", "source", "targets", "curve", "shape", "points", "invert", "steps", "values", "range",
         "unit", "default", "soft-takeover", "encoding", "acceleration", "resolution", "follow-value", "shows",
-        "feedback",
+        "feedback", "group", "targets-x", "targets-y", "targets-touch",
     ]
     static let sourceMessages = ["cc", "cc14", "nrpn", "rpn", "note", "program-change", "pitch-bend", "channel-pressure"]
     static let source = sourceMessages + ["channel", "order", "bits"]
@@ -211,6 +211,7 @@ final class MappingReader {
         var defaultChannel = ChannelChoice.any
         var controlsNode: Node?
         var scenesNode: Node?
+        var groupsNode: Node?
         for (key, _, value) in top {
             switch key {
             case "name": mapping.name = string(value)
@@ -221,6 +222,7 @@ final class MappingReader {
             case "controls": controlsNode = value
             case "scenes": scenesNode = value
             case "tracks": mapping.tracks = tracks(value)
+            case "groups": groupsNode = value
             default: break
             }
         }
@@ -246,6 +248,7 @@ final class MappingReader {
             }
         }
         checkConflicts(all)
+        if let groupsNode { mapping.groups = groups(groupsNode, controls: Array(list)) }
         if let scenesNode { mapping.scenes = scenes(scenesNode, controls: all.map(\.definition)) }
         // A button's release (0) would switch to the first scene: scenes are chosen by selectors.
         for entry in all where entry.definition.targets.contains(where: { $0.address == .sceneSelect }) {

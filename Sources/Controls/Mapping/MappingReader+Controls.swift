@@ -29,13 +29,15 @@ extension MappingReader {
         var kind: ControlKind?
         if let k = byKey["kind"] {
             if let text = string(k.value, "a control kind") {
+                if text == "xy" { return xyPad(node, byKey, name: label ?? "") }
                 kind = ControlKind(rawValue: text)
                 if kind == nil {
                     var message = "unknown control kind '\(text)'"
-                    if let s = EditDistance.closest(to: text, among: ControlKind.allCases.map(\.rawValue)) {
+                    let kinds = ControlKind.allCases.map(\.rawValue) + ["xy"]
+                    if let s = EditDistance.closest(to: text, among: kinds) {
                         message += "; did you mean '\(s)'?"
                     } else {
-                        message += " (one of \(ControlKind.allCases.map(\.rawValue).joined(separator: ", ")))"
+                        message += " (one of \(kinds.joined(separator: ", ")))"
                     }
                     error(k.value, message)
                 }
@@ -139,10 +141,17 @@ extension MappingReader {
         } else {
             definition.softTakeover = kind == .fader || kind == .knob
         }
+        if let g = byKey["group"], let text = string(g.value, "a group name") {
+            if text.trimmingCharacters(in: .whitespaces).isEmpty { error(g.value, "a group name cannot be empty") }
+            else { definition.group = text }
+        }
         if let s = byKey["shows"], let text = string(s.value, "a parameter address") {
             definition.readoutParameter = address(text, s.value)
         }
 
+        for key in ["targets-x", "targets-y", "targets-touch"] where byKey[key] != nil {
+            error(byKey[key]!.keyNode, "'\(key)' applies to xy pads only (kind: xy)")
+        }
         var templates: [String?] = []
         if let t = byKey["targets"] {
             (definition.targets, templates) = targets(t.value, each: each)
@@ -294,5 +303,85 @@ extension MappingReader {
                 }
             }
         }
+    }
+}
+
+extension MappingReader {
+    /// `groups:` the order of the page's groups: distinct names, each the
+    /// `group:` of some control, and every control's `group:` among them.
+    func groups(_ node: Node, controls: [Node]) -> [String] {
+        guard case .sequence(let items) = node else {
+            expected("a list of group names", node)
+            return []
+        }
+        var names: [String] = []
+        var nodes: [Node] = []
+        for item in items {
+            guard let name = string(item, "a group name") else { continue }
+            if names.contains(name) { error(item, "group '\(name)' is listed twice") } else { names.append(name); nodes.append(item) }
+        }
+        var used: Set<String> = []
+        for control in controls {
+            // (An empty name is reported where the control reads it.)
+            guard let g = control["group"], case .scalar(let s) = g,
+                  !s.string.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+            used.insert(s.string)
+            if !names.contains(s.string) {
+                var message = "group '\(s.string)' is not in the file's 'groups:'"
+                if let close = EditDistance.closest(to: s.string, among: names) { message += "; did you mean '\(close)'?" }
+                error(g, message)
+            }
+        }
+        for (item, name) in zip(nodes, names) where !used.contains(name) {
+            error(item, "group '\(name)' has no control (give one 'group: \(name)')")
+        }
+        return names
+    }
+}
+
+extension MappingReader {
+    static let xyKeys = ["name", "kind", "group", "targets-x", "targets-y", "targets-touch"]
+
+    /// `kind: xy`: a square pad on the page, read as its parts (`PadPart`):
+    /// no MIDI source (a hardware XY pad sends two CCs: map them as two faders).
+    func xyPad(_ node: Node, _ byKey: [String: (keyNode: Node, value: Node)], name: String) -> ([ControlDefinition], Node?, Bool) {
+        let before = diagnostics.count
+        for (key, entry) in byKey.sorted(by: { $0.key < $1.key }) where !Self.xyKeys.contains(key) {
+            if key == "source" {
+                error(entry.keyNode, "an xy pad has no MIDI source: it is played on the page (map a hardware XY pad's two CCs as two faders)")
+            } else {
+                error(entry.keyNode, "'\(key)' does not apply to an xy pad (it has targets-x, targets-y, targets-touch and group)")
+            }
+        }
+        if byKey["targets-x"] == nil && byKey["targets-y"] == nil {
+            error(node, "xy pad '\(name)' needs 'targets-x' or 'targets-y'")
+        }
+        var parts: [ControlDefinition] = []
+        var touch: [TargetBinding] = []
+        for (part, key) in [(PadPart.Part.x, "targets-x"), (.y, "targets-y")] {
+            guard let t = byKey[key] else { continue }
+            var axis = ControlDefinition(name: "\(name) \(part.rawValue)", kind: .fader, source: nil, softTakeover: false)
+            axis.targets = targets(t.value, each: false).0
+            axis.pad = PadPart(name: name, part: part)
+            // A channel's note on an axis sounds while the pad is touched.
+            for b in axis.targets { if case .channelNote(let c) = b.address { touch.append(TargetBinding(.channelGate(c))) } }
+            parts.append(axis)
+        }
+        if let t = byKey["targets-touch"] { touch += targets(t.value, each: false).0 }
+        var seen: Set<ParameterAddress> = []
+        touch = touch.filter { seen.insert($0.address).inserted }
+        if !touch.isEmpty {
+            var press = ControlDefinition(name: "\(name) touch", kind: .button, source: nil, targets: touch)
+            press.pad = PadPart(name: name, part: .touch)
+            parts.append(press)
+        }
+        // The parts stay together on the page: the group given, else the x axis's.
+        var group: String?
+        if let g = byKey["group"], let text = string(g.value, "a group name") {
+            if text.trimmingCharacters(in: .whitespaces).isEmpty { error(g.value, "a group name cannot be empty") } else { group = text }
+        }
+        let shared = group ?? parts.first?.drivenGroup
+        for i in parts.indices { parts[i].group = shared }
+        return (parts, nil, diagnostics.count == before)
     }
 }

@@ -87,6 +87,10 @@ public struct ControlDefinition: Hashable, Sendable {
     /// Send the control's state back to its controller when it changes
     /// elsewhere (`feedback: false` in a mapping turns it off).
     public var feedback: Bool
+    /// Where the control sits on a page: the mapping's `group:` (nil: by what it drives, `ControlGroup.arrange`).
+    public var group: String?
+    /// One part of an xy pad (`kind: xy` in a mapping): its x or y axis, or its touch.
+    public var pad: PadPart?
 
     public init(
         name: String, kind: ControlKind, source: ControlSource?, shaping: Shaping = .linear,
@@ -116,4 +120,17 @@ public struct ControlDefinition: Hashable, Sendable {
 
     /// The number of selector steps (values count, else shaping steps, else 128).
     public var selectorSteps: Int { selectorValues?.count ?? shaping.steps ?? 128 }
+}
+
+/// An xy pad is three controls of the surface, shown as one square on a page:
+/// the x axis and the y axis (faders with no source, `NAME x`, `NAME y`) and
+/// the touch (a button, `NAME touch`: 1 while a finger is on the pad, on
+/// `channel.N.gate` for every `channel.N.note` an axis drives, and on the
+/// mapping's `targets-touch`).
+public struct PadPart: Hashable, Sendable {
+    public enum Part: String, Hashable, Sendable { case x, y, touch }
+    /// The pad's name in the mapping.
+    public var name: String
+    public var part: Part
+    public init(name: String, part: Part) { self.name = name; self.part = part }
 }

@@ -22,6 +22,7 @@ extension ControlHub {
             if case .control(let name) = target {
                 guard let def = mapping.controls.first(where: { $0.name == name }) else { throw LearnError.unknownControl(name) }
                 guard def.kind != .readout else { throw LearnError.readout(name) }
+                if let pad = def.pad { throw LearnError.padPart(name, pad: pad.name) }
             }
             learnTarget = target
             learnDetector.reset()

@@ -211,10 +211,18 @@ public final class ControlHub: @unchecked Sendable {
         public var generation: Int
         public var definitions: [ControlDefinition]
         public var states: [ControlState]
+        /// The mapping's `groups:` order.
+        public var groupOrder: [String]
+
+        /// The controls' groups for a page.
+        public var groups: [ControlGroup] { ControlGroup.arrange(definitions, order: groupOrder) }
     }
 
     public var controlSet: ControlSet {
-        lock.withLock { ControlSet(generation: generation, definitions: surface.definitions, states: surface.states) }
+        lock.withLock {
+            ControlSet(generation: generation, definitions: surface.definitions, states: surface.states,
+                       groupOrder: currentMapping?.groups ?? [])
+        }
     }
 
     /// Counts the mappings swapped in since the start (0: the first one).

@@ -53,12 +53,16 @@ public enum LearnError: Error, Hashable, Sendable, CustomStringConvertible {
     case noMapping
     case unknownControl(String)
     case readout(String)
+    /// A part of an xy pad (played on the page; the file's pad has no source to write).
+    case padPart(String, pad: String)
 
     public var description: String {
         switch self {
         case .noMapping: "MIDI learn needs a mapping file (--mapping) to write the binding into"
         case .unknownControl(let name): "no control named '\(name)'"
         case .readout(let name): "'\(name)' is a readout; the engine sets it, no MIDI source can"
+        case .padPart(let name, let pad):
+            "'\(name)' is part of the xy pad '\(pad)', played on the page; learn a fader for its parameter instead"
         }
     }
 }

@@ -78,8 +78,10 @@ import Engine
             case .store, .instrumentEffect:
                 #expect(store.read(address.index).counter == before &+ 1, "\(address)")
                 #expect(store.value(address) == spec.storeValue(value), "\(address)")
+            case .channelMessage(.notePitch):
+                #expect(queue.count == queued, "\(address)")  // a pitch alone: its gate is closed
             case .channelMessage:
-                #expect(queue.count == queued + 1, "\(address)")
+                #expect(queue.count == queued + 1, "\(address)")  // a gate opening: the note-on
                 queue.pop()
             case .transport:
                 break  // covered above

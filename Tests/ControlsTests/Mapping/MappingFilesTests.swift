@@ -36,8 +36,9 @@ func mappingFiles() -> [String] {
 
     @Test func readmeExample_loadsWithoutErrors() throws {
         let readme = try String(contentsOf: mappingsFolder.appendingPathComponent("README.md"), encoding: .utf8)
-        // The first ```yaml block is the full example.
-        guard let start = readme.range(of: "```yaml\n"),
+        // The ```yaml block after "## A full example".
+        guard let section = readme.range(of: "## A full example"),
+            let start = readme.range(of: "```yaml\n", range: section.upperBound..<readme.endIndex),
             let end = readme.range(of: "```", range: start.upperBound..<readme.endIndex)
         else {
             Issue.record("no yaml example in mappings/README.md")
