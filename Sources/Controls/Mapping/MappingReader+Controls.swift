@@ -273,11 +273,16 @@ extension MappingReader {
 
     func checkConflicts(_ all: [Checked]) {
         var names: [String: Int] = [:]
-        for (i, entry) in all.enumerated() where !entry.definition.name.isEmpty {
-            if let j = names[entry.definition.name] {
-                error(at: entry.location, "control name '\(entry.definition.name)' is already used at line \(all[j].location.line)")
-            } else {
-                names[entry.definition.name] = i
+        for (i, entry) in all.enumerated() {
+            // An xy pad's name is taken too (the page shows the pad by it): once, with its first part.
+            var taken = [entry.definition.name]
+            if let pad = entry.definition.pad, i == 0 || all[i - 1].location != entry.location { taken.append(pad.name) }
+            for name in taken where !name.isEmpty {
+                if let j = names[name] {
+                    error(at: entry.location, "control name '\(name)' is already used at line \(all[j].location.line)")
+                } else {
+                    names[name] = i
+                }
             }
         }
         for i in all.indices {

@@ -82,6 +82,20 @@ import Testing
             "m.yaml:15:12: error: a group name cannot be empty",
         ])
         #expect(diagnostics("""
+            controls:
+              - { name: P, kind: xy, targets-x: [tone.level] }
+              - { name: P, kind: xy, targets-y: [osc.level] }
+              - { name: Q, kind: fader, source: { cc: 1 }, targets: [master.gain] }
+              - { name: Q, kind: xy, targets-x: [osc.detune], targets-y: [osc.level] }
+              - { name: R, kind: xy, source: { cc: 2 }, targets: [tone.level] }
+            """) == [
+            "m.yaml:3:5: error: control name 'P' is already used at line 2",
+            "m.yaml:5:5: error: control name 'Q' is already used at line 4",
+            "m.yaml:6:5: error: xy pad 'R' needs 'targets-x' or 'targets-y'",
+            "m.yaml:6:26: error: an xy pad has no MIDI source: it is played on the page (map a hardware XY pad's two CCs as two faders)",
+            "m.yaml:6:45: error: 'targets' does not apply to an xy pad (it has targets-x, targets-y, targets-touch and group)",
+        ])
+        #expect(diagnostics("""
             groups: Strip 1
             controls:
               - { name: A, kind: fader, source: { cc: 1 }, targets: [strip.1.gain] }
