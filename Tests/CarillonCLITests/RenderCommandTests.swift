@@ -209,6 +209,29 @@ import Foundation
         #expect(!Self.contents("\(dir)/batch/tttheme2").isEmpty)
     }
 
+    @Test func labels_goBesideEachOutput_csvOrJSONLines() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let one = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "-o", "\(dir)/mix.wav", "--labels",
+                                     "--soundfont", Self.timGM, "--max-duration", "5", "-q"])
+        #expect(one.status == 0, "\(one.stderr)")
+        #expect(Self.contents(dir) == ["mix.beats.csv", "mix.notes.csv", "mix.tempo.csv", "mix.wav"])
+        let notes = try String(contentsOfFile: "\(dir)/mix.notes.csv", encoding: .utf8).split(separator: "\n")
+        #expect(notes.first?.hasPrefix("onset,offset,pitch,velocity,channel") == true && notes.count > 5)
+        // --max-duration: the labels hold what the audio holds.
+        #expect(notes.dropFirst().allSatisfy { Double($0.split(separator: ",")[1])! <= 5 })
+
+        let batch = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "\(Self.openmsx)/tttheme2.mid",
+                                       "--output-dir", "\(dir)/out", "--labels-format", "jsonl",
+                                       "--soundfont", Self.timGM, "--max-duration", "2", "--jobs", "2", "-q"])
+        #expect(batch.status == 0, "\(batch.stderr)")
+        #expect(Self.contents("\(dir)/out").filter { $0.hasPrefix("tttheme2") }
+                == ["tttheme2.beats.jsonl", "tttheme2.notes.jsonl", "tttheme2.tempo.jsonl", "tttheme2.wav"])
+
+        let stdout = try Self.carillon(["render", "\(Self.openmsx)/coconut_run2.mid", "-o", "-", "--labels", "--soundfont", Self.timGM])
+        #expect(stdout.status != 0 && stdout.stderr.contains("--labels writes files beside the output"))
+    }
+
     /// One MIDI file named, with or without -o or --output-dir: its stems in --stems itself
     /// (the README's `carillon render song.mid --stems D`); a folder is a batch: D/<name>/.
     @Test func stems_ofOneNamedFile_goIntoTheFolderItself_withOrWithoutO() throws {

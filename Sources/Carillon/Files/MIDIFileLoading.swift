@@ -35,14 +35,21 @@ func readBytes(_ path: String) throws(MIDIFileError) -> [UInt8] {
     }
 }
 
-extension Score {
+extension StandardMIDIFile {
     /// Reads and parses the MIDI file at `path`.
     public init(contentsOf path: String) throws(MIDIFileError) {
         let bytes = try readBytes(path)
         do {
-            self.init(try StandardMIDIFile(bytes: bytes))
+            try self.init(bytes: bytes)
         } catch {
             throw .notReadable(path: path, error)
         }
+    }
+}
+
+extension Score {
+    /// Reads and parses the MIDI file at `path`.
+    public init(contentsOf path: String) throws(MIDIFileError) {
+        self.init(try StandardMIDIFile(contentsOf: path))
     }
 }

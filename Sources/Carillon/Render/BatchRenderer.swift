@@ -28,6 +28,9 @@ public final class BatchRenderer: Sendable {
         public var loudness: RenderJob.Loudness = .off
         /// Written in every manifest line.
         public var version = ""
+        /// `--labels`: each output's notes, beats and tempo beside it in this
+        /// format (`RenderLabels`); needs `job.labels`.
+        public var labels: RenderLabels.Format? = nil
         public init() {}
     }
 
@@ -202,6 +205,13 @@ public final class BatchRenderer: Sendable {
                 input: item.input, output: item.output, format: settings.format, encoding: settings.encoding,
                 loudness: settings.loudness, stemsDirectory: item.stems, cancel: cancel,
                 progress: { [self] p in state.withLock { $0.snapshot.current[worker] = p; refresh(&$0) } })
+            if let format = settings.labels, let labels = s.labels {
+                do throws(ManifestError) { try labels.write(beside: item.output, format: format) } catch {
+                    // Without its labels the render is not what was asked for: nothing stays.
+                    for path in [item.output] + s.stems { unlink(path) }
+                    return Outcome(item: item, entry: entry(item, .failed, error: "labels: \(error)"))
+                }
+            }
             var e = entry(item, .ok)
             e.pieceDuration = s.pieceDuration; e.duration = s.duration
             e.peakDBFS = s.peakDBFS; e.clippedSamples = s.clippedSamples

@@ -54,6 +54,8 @@ public final class RenderJob {
         /// per channel (so each channel's stem carries its own) and the
         /// renderer keeping each strip's block.
         public var stems = false
+        /// Work out each piece's labels (`Summary.labels`, `RenderLabels`).
+        public var labels = false
         public init() {}
 
         /// The block size the render loop uses.
@@ -96,6 +98,8 @@ public final class RenderJob {
         public var renderedOnOneSynth = false
         /// The stem files written (strips that sounded), with `stemsDirectory`.
         public var stems: [String] = []
+        /// The piece's notes, beats and tempo as rendered, with `Options.labels`.
+        public var labels: RenderLabels?
 
         public var peakDBFS: Double { peak > 0 ? 20 * log10(Double(peak)) : -.infinity }
         public var speed: Double { elapsed > 0 ? duration / elapsed : .infinity }
@@ -285,8 +289,16 @@ public final class RenderJob {
         let clock = ContinuousClock()
         let start = clock.now
         var score: Score
-        do throws(MIDIFileError) { score = try Score(contentsOf: input) } catch { throw .midiFile(error) }
-        let gaps = options.maxGap.map { score.shortenGaps(longerThan: $0) } ?? []
+        let gaps: [Score.Gap]
+        var maps: RenderLabels.FileMaps? = nil
+        do {
+            // The file lives only here: a render keeps its score, not the file.
+            let file: StandardMIDIFile
+            do throws(MIDIFileError) { file = try StandardMIDIFile(contentsOf: input) } catch { throw .midiFile(error) }
+            score = Score(file)
+            gaps = options.maxGap.map { score.shortenGaps(longerThan: $0) } ?? []
+            if options.labels { maps = RenderLabels.FileMaps(file, score: score, gaps: gaps, maxGap: options.maxGap) }
+        }
         if let stems {
             do throws(BatchPlanError) { try BatchPlan.makeFolders(stems.directory) } catch { throw .stemsFolder("\(error)") }
         }
@@ -315,6 +327,10 @@ public final class RenderJob {
                 summary.shortenedGaps = gaps
                 summary.secondsCut = gaps.reduce(0) { $0 + $1.length - (options.maxGap ?? 0) }
                 summary.renderedOnOneSynth = threads < options.threads
+                if let maps, let plan {
+                    summary.labels = labels(maps, score, plan: plan, rig: rig)
+                    if summary.truncated { summary.labels?.clip(to: summary.duration) }
+                }
                 return summary
             } catch {
                 writer.discard()
@@ -322,6 +338,20 @@ public final class RenderJob {
                 throw error
             }
         }
+    }
+
+    /// The piece's labels as `rig` rendered it: its grid, the oscillator's
+    /// channels, and each note-on's preset as the scout's FluidSynth chose it.
+    private func labels(_ maps: RenderLabels.FileMaps, _ score: Score, plan: SampleSelection.Plan, rig: Rig) -> RenderLabels {
+        let grid = rig.pool?.eventGranularity ?? rig.samplers[0].instrument.eventGranularity
+        let presets: [(bank: Int, program: Int, name: String)] = (scout.soundFont?.presets ?? []).map { ($0.bank, $0.program, $0.name) }
+        let notePresets: [(bank: Int, program: Int)?] = plan.selection.notePresets.map { p in
+            p.map { (bank: Int($0.bank), program: Int($0.program)) }
+        }
+        let rendering = RenderLabels.Rendering(sampleRate: options.sampleRate, grid: grid,
+                                               oscillatorChannels: Set(options.sampler.oscillatorChannels),
+                                               presets: presets, notePresets: notePresets)
+        return RenderLabels(maps, score: score, rendering: rendering)
     }
 
     /// The synths, pool and renderer for `score`, by note unless FluidSynth

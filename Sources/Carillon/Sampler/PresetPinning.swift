@@ -27,6 +27,9 @@ extension FluidSynthInstrument {
         public var interactingChannels: UInt16 = 0
         /// Per preset: the channels (bit c) that play a note-on on it.
         public var channelsPlaying: [Synth.PresetAddress: UInt16] = [:]
+        /// The preset each note-on (velocity above 0, on a channel not
+        /// skipped) plays, in score order, as FluidSynth chose it: for labels.
+        public var notePresets: [Synth.PresetAddress?] = []
     }
 
     /// Pins every preset `score` selects, unpins those pinned for an earlier
@@ -85,8 +88,9 @@ extension FluidSynthInstrument {
                 selection.interactingChannels |= reach
                 if message.data1 == 68 { notes.mayPlayMono(reach) }
             default:
-                if message.kind == 0x90 && message.data2 > 0, let preset = channelPreset[channel] {
-                    selection.channelsPlaying[preset, default: 0] |= 1 << channel
+                if message.kind == 0x90 && message.data2 > 0 {
+                    selection.notePresets.append(channelPreset[channel])
+                    if let preset = channelPreset[channel] { selection.channelsPlaying[preset, default: 0] |= 1 << channel }
                 }
                 notes.observe(message, preset: channelPreset[channel], into: &selection.notes)
             }

@@ -113,6 +113,12 @@ struct Render: ParsableCommand {
     @Option(name: .customLong("true-peak"), parsing: .unconditional, help: ArgumentHelp("With --normalize: the highest true peak allowed.", valueName: "dBTP"))
     var truePeak: Double = -1
 
+    @Flag(help: "Also write beside each output its notes as rendered (NAME.notes.csv: onset and offset where the synth applied them, pitch, velocity, channel, program, bank, preset, track, drum, stem), its beats (NAME.beats.csv) and its tempo map (NAME.tempo.csv).")
+    var labels = false
+
+    @Option(name: .customLong("labels-format"), help: ArgumentHelp("The labels as csv, or jsonl for JSON Lines; implies --labels.", valueName: "format"))
+    var labelsFormat: RenderLabels.Format?
+
     @Flag(name: [.customShort("q"), .long], help: "No progress bar and no summary.")
     var quiet = false
 
@@ -137,8 +143,14 @@ struct Render: ParsableCommand {
         if stems != nil && !synth.insert.isEmpty {
             throw ValidationError("--stems cannot be used with --insert master=...: the stems would not add up to a mixdown the insert changes")
         }
+        if labelFormat != nil && output == AudioFileWriter.standardOutput {
+            throw ValidationError("--labels writes files beside the output; it cannot go with -o - (standard output)")
+        }
         _ = try audio.resolve(for: output)
     }
+
+    /// `--labels` / `--labels-format`: the labels' format, nil for none.
+    var labelFormat: RenderLabels.Format? { labels || labelsFormat != nil ? labelsFormat ?? .csv : nil }
 
     /// `--jobs`, or a file per core.
     var jobCount: Int { jobs ?? RenderJob.Options.cores }
@@ -198,6 +210,8 @@ struct Render: ParsableCommand {
         settings.job.maxDuration = maxDuration
         settings.job.maxGap = maxGap > 0 ? maxGap : nil
         settings.job.stems = stems != nil
+        settings.job.labels = labelFormat != nil
+        settings.labels = labelFormat
         settings.format = format
         settings.encoding = encoding
         settings.jobs = jobCount
@@ -321,3 +335,5 @@ struct Render: ParsableCommand {
             + (s.truncated ? ", cut at --max-duration" : "")
     }
 }
+
+extension RenderLabels.Format: ExpressibleByArgument {}

@@ -7,8 +7,10 @@ public struct Score: Sendable {
     public struct Event: Hashable, Sendable {
         public var seconds: Double
         public var message: ChannelMessage
-        public init(seconds: Double, message: ChannelMessage) {
-            self.seconds = seconds; self.message = message
+        /// The file's track it comes from (0 for a score made otherwise): for labels.
+        public var track: UInt16
+        public init(seconds: Double, message: ChannelMessage, track: UInt16 = 0) {
+            self.seconds = seconds; self.message = message; self.track = track
         }
     }
 
@@ -57,7 +59,7 @@ extension Score {
             switch timed.event {
             case .midi(let message):
                 if let channel = ChannelMessage(message) {
-                    events.append(Score.Event(seconds: timed.seconds, message: channel))
+                    events.append(Score.Event(seconds: timed.seconds, message: channel, track: UInt16(clamping: timed.track)))
                 } else if case .sysEx(let s) = message {
                     unfinished[timed.track] = nil
                     addSysEx(s.data, at: timed.seconds)
