@@ -5,9 +5,9 @@ import Parameters
 /// controls, the oscillator's, the transport's).
 public struct ControlGroup: Hashable, Sendable {
     public var name: String
-    /// The controls' names, dials first, then switches, then faders and
-    /// readouts (a hardware strip's knob over its buttons over its fader);
-    /// mapping order within each.
+    /// The controls' names top to bottom: dials, selectors, buttons and pads,
+    /// faders, readouts (a hardware strip's knob over its buttons over its
+    /// fader); mapping order within each.
     public var controls: [String]
     /// The mixer strip whose meter goes beside the group's fader: the strip
     /// the first fader on a strip parameter moves, else the first control's
