@@ -141,10 +141,7 @@ extension MappingReader {
         } else {
             definition.softTakeover = kind == .fader || kind == .knob
         }
-        if let g = byKey["group"], let text = string(g.value, "a group name") {
-            if text.trimmingCharacters(in: .whitespaces).isEmpty { error(g.value, "a group name cannot be empty") }
-            else { definition.group = text }
-        }
+        if let g = byKey["group"] { definition.group = groupName(g.value) }
         if let s = byKey["shows"], let text = string(s.value, "a parameter address") {
             definition.readoutParameter = address(text, s.value)
         }
@@ -312,6 +309,16 @@ extension MappingReader {
 }
 
 extension MappingReader {
+    /// A control's `group:`: a name that is not empty.
+    func groupName(_ node: Node) -> String? {
+        guard let text = string(node, "a group name") else { return nil }
+        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+            error(node, "a group name cannot be empty")
+            return nil
+        }
+        return text
+    }
+
     /// `groups:` the order of the page's groups: distinct names, each the
     /// `group:` of some control, and every control's `group:` among them.
     func groups(_ node: Node, controls: [Node]) -> [String] {
@@ -381,11 +388,7 @@ extension MappingReader {
             parts.append(press)
         }
         // The parts stay together on the page: the group given, else the x axis's.
-        var group: String?
-        if let g = byKey["group"], let text = string(g.value, "a group name") {
-            if text.trimmingCharacters(in: .whitespaces).isEmpty { error(g.value, "a group name cannot be empty") } else { group = text }
-        }
-        let shared = group ?? parts.first?.drivenGroup
+        let shared = byKey["group"].flatMap { groupName($0.value) } ?? parts.first?.drivenGroup
         for i in parts.indices { parts[i].group = shared }
         return (parts, nil, diagnostics.count == before)
     }
