@@ -13,8 +13,8 @@ enum InsertCostBenchmark {
         guard let uri = arguments.first else { throw BenchError("usage: CarillonBench insert-cost URI [BLOCK] [FRAMES]") }
         let block = arguments.count > 1 ? Int(arguments[1]) ?? 512 : 512
         let frames = arguments.count > 2 ? Int(arguments[2]) ?? 4_800_000 : 4_800_000
-        let host = try PluginHost()
-        let insert = try host.makeInsert(uri: uri, sampleRate: 48_000, maxFrames: block, offline: true)
+        let host = try PluginHost(instruments: [], inserts: [InsertSpec(strip: .master, uri: uri)])
+        let insert = try host.makeInsert(0, sampleRate: 48_000, maxFrames: block, offline: true, parameters: ParameterStore())
         let left = UnsafeMutablePointer<Float>.allocate(capacity: block), right = UnsafeMutablePointer<Float>.allocate(capacity: block)
         defer { left.deallocate(); right.deallocate() }
         // Silence in, as lv2bench feeds it; these effects give silence back, so it stays in.

@@ -31,6 +31,9 @@ public enum ParameterAddress: Hashable, Sendable {
     case osc(Osc)
     /// The mapping's scene to switch to, by its place in `scenes:` (0 = the first).
     case sceneSelect
+    /// A plugin's control port: row `k` of `PluginParameters`, registered at
+    /// load time (`plugin.N.SYMBOL`, `insert.STRIP.K.SYMBOL`).
+    case plugin(Int)
 
     /// What every strip has. Adding a per-strip parameter is a case here, its
     /// row in `spec` and its DSP in the `Mixer`.
@@ -119,6 +122,7 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case .tone(let p): "tone.\(p.rawValue)"
         case .osc(let p): "osc.\(p.rawValue)"
         case .sceneSelect: "scene.select"
+        case .plugin(let k): PluginParameters.row(k)?.name ?? "plugin.unregistered.\(k)"
         }
     }
 
@@ -178,6 +182,9 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
             guard let n = Int(parts[1]), (1...Self.maxTracks).contains(n), String(n) == parts[1],
                   let p = Strip(rawValue: parts[2]) else { return nil }
             self = .strip(.track(n - 1), p)
+        case "plugin", "insert":
+            guard let address = PluginParameters.address(named: text) else { return nil }
+            self = address
         default:
             return nil
         }
@@ -219,8 +226,11 @@ extension ParameterAddress {
         return i
     }
 
-    /// How many addresses exist; every `index` is below this.
-    public static let count = sceneSelectIndex + 1
+    private static let pluginBase = sceneSelectIndex + 1
+
+    /// How many addresses there is room for; every `index` is below this
+    /// (the plugin rows' slots are reserved, registered or not).
+    public static let count = pluginBase + PluginParameters.capacity
 
     /// A dense number in 0..<`count`, stable for a given build: the render
     /// thread's parameter store can be a flat array indexed by it.
@@ -240,6 +250,7 @@ extension ParameterAddress {
         case .tone(let p): Self.toneBase + Self.ordinal(p, in: Self.tones)
         case .osc(let p): Self.oscBase + Self.ordinal(p, in: Self.oscs)
         case .sceneSelect: Self.sceneSelectIndex
+        case .plugin(let k): Self.pluginBase + min(max(k, 0), PluginParameters.capacity - 1)
         }
     }
 
@@ -263,10 +274,16 @@ extension ParameterAddress {
         case Self.toneBase..<Self.oscBase: self = .tone(Self.tones[index - Self.toneBase])
         case Self.oscBase..<Self.sceneSelectIndex: self = .osc(Self.oscs[index - Self.oscBase])
         case Self.sceneSelectIndex: self = .sceneSelect
+        case Self.pluginBase..<Self.count:
+            guard PluginParameters.row(index - Self.pluginBase) != nil else { return nil }
+            self = .plugin(index - Self.pluginBase)
         default: return nil
         }
     }
 
-    /// Every address, in index order.
-    public static var all: [ParameterAddress] { (0..<count).map { ParameterAddress(index: $0)! } }
+    /// The built-in addresses, in index order (every build has them).
+    public static let builtIn: [ParameterAddress] = (0..<pluginBase).map { ParameterAddress(index: $0)! }
+
+    /// Every address: the built-in ones, then the plugin rows registered so far.
+    public static var all: [ParameterAddress] { builtIn + PluginParameters.all }
 }

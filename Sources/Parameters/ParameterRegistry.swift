@@ -42,23 +42,34 @@ public struct ParameterRegistry: Sendable {
 
     public static let standard = ParameterRegistry()
 
+    /// The built-in rows, by index; the plugin rows are read as they are registered.
     private init() {
-        infos = ParameterAddress.all.map(Self.describe)
+        infos = ParameterAddress.builtIn.map(Self.describe)
     }
 
-    /// How many parameters exist (= `ParameterAddress.count`).
-    public var count: Int { infos.count }
+    /// How many parameters exist: the built-in ones and the plugin rows registered so far.
+    public var count: Int { all.count }
 
     /// Every parameter, in index order.
-    public var all: [ParameterInfo] { infos }
+    public var all: [ParameterInfo] { infos + PluginParameters.all.map(Self.describe) }
 
-    public func info(for address: ParameterAddress) -> ParameterInfo { infos[address.index] }
+    public func info(for address: ParameterAddress) -> ParameterInfo {
+        if case .plugin = address { return Self.describe(address) }
+        return infos[address.index]
+    }
 
-    public func info(at index: Int) -> ParameterInfo? { infos.indices.contains(index) ? infos[index] : nil }
+    /// The parameter at a dense index; nil outside the table (or a plugin slot with no row).
+    public func info(at index: Int) -> ParameterInfo? {
+        if infos.indices.contains(index) { return infos[index] }
+        return ParameterAddress(index: index).map(Self.describe)
+    }
 
     /// Parses an address; if it is unknown, the closest known address (for "did you mean").
     public func resolve(_ text: String) -> Result<ParameterAddress, UnknownAddress> {
         if let address = ParameterAddress(text) { return .success(address) }
+        if text.hasPrefix("plugin.") || text.hasPrefix("insert.") {
+            return .failure(UnknownAddress(text: text, suggestion: PluginParameters.suggestion(for: text)))
+        }
         return .failure(UnknownAddress(text: text, suggestion: Self.suggestion(for: text)))
     }
 
@@ -99,7 +110,7 @@ public struct ParameterRegistry: Sendable {
     /// "strip.N.gain", "channel.N.cc.K", "master.gain" …, in index order.
     private static let shapes: [String] = {
         var seen = Set<String>(), result: [String] = []
-        for address in ParameterAddress.all {
+        for address in ParameterAddress.builtIn {
             var parts = address.description.split(separator: ".").map(String.init)
             var numbers = 0
             for i in parts.indices where Int(parts[i]) != nil {

@@ -149,6 +149,8 @@ extension ParameterAddress {
         case .osc(.release): ParameterSpec(0.001...10, .seconds, 0.1, .continuous, .store(.none))
         case .osc(.detune): ParameterSpec(-1...1, .semitones, 0, .continuous, .store(.none))
         case .sceneSelect: ParameterSpec(0...127, .none, 0, .integer, .scene)
+        // A plugin's port: its own range and default (an unregistered row holds nothing).
+        case .plugin(let k): PluginParameters.row(k)?.spec ?? ParameterSpec(0...0, .none, 0, .continuous, .store(.none))
         }
     }
 

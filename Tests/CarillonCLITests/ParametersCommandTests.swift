@@ -19,7 +19,7 @@ import Testing
         let r = try RenderCommandTests.carillon(["parameters", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let entries = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]] ?? []
-        #expect(entries.count == ParameterRegistry.standard.count)
+        #expect(entries.count == ParameterAddress.builtIn.count)
         let addresses = Set(entries.compactMap { $0["address"] as? String })
         #expect(addresses.count == entries.count)
         for e in entries {

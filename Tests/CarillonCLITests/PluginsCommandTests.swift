@@ -63,21 +63,26 @@ import Testing
         return (0..<u32(at + 4) / 4).map { Float(bitPattern: UInt32(u32(at + 8 + 4 * $0))) }
     }
 
-    /// The bar: the render with the insert is lv2apply applied to the dry render, within -90 dB.
-    @Test func masterInsert_isTheEffectAppliedToTheDryRender_asLv2applyDoes() throws {
+    /// The bar: the render with the insert is lv2apply applied to the
+    /// dry render, within -90 dB; with its controls set by --set as by lv2apply's -c.
+    @Test(arguments: [[:], ["feedback": 0.9, "l_delay": 0.2]] as [[String: Double]])
+    func masterInsert_isTheEffectAppliedToTheDryRender_asLv2applyDoes(_ controls: [String: Double]) throws {
         let dir = RenderCommandTests.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let song = "\(RenderCommandTests.openmsx)/busy_schedule.mid"
         let common = ["--soundfont", RenderCommandTests.timGM, "--bits", "32", "--max-duration", "8", "-q"]
+        let settings = controls.sorted { $0.key < $1.key }
         let dry = try RenderCommandTests.carillon(["render", song, "-o", "\(dir)/dry.wav"] + common)
         #expect(dry.status == 0, "\(dry.stderr)")
         for run in ["wet", "again"] {
-            let wet = try RenderCommandTests.carillon(["render", song, "-o", "\(dir)/\(run).wav", "--insert", "master=\(Self.delay)"] + common)
+            let wet = try RenderCommandTests.carillon(["render", song, "-o", "\(dir)/\(run).wav", "--insert", "master=\(Self.delay)"]
+                + settings.flatMap { ["--set", "insert.master.1.\($0.key)=\($0.value)"] } + common)
             #expect(wet.status == 0, "\(wet.stderr)")
         }
         let apply = Process()
         apply.executableURL = URL(fileURLWithPath: "/usr/bin/lv2apply")
-        apply.arguments = ["-i", "\(dir)/dry.wav", "-o", "\(dir)/reference.wav", Self.delay]
+        apply.arguments = ["-i", "\(dir)/dry.wav", "-o", "\(dir)/reference.wav"]
+            + settings.flatMap { ["-c", $0.key, String($0.value)] } + [Self.delay]
         try apply.run()
         apply.waitUntilExit()
         #expect(apply.terminationStatus == 0)
@@ -91,13 +96,82 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/wet.wav")) == Data(contentsOf: URL(fileURLWithPath: "\(dir)/again.wav")))
     }
 
+    /// An insert on a channel's strip: that channel's stem is lv2apply applied
+    /// to its dry stem (the strip's gain and pan at unity come after the insert),
+    /// the other stems are untouched, and the stems still add up to the mix.
+    @Test func channelInsert_isTheEffectOnThatStripsStem_asLv2applyDoes() throws {
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let song = "\(RenderCommandTests.openmsx)/busy_schedule.mid"
+        let common = ["--soundfont", RenderCommandTests.timGM, "--bits", "32", "--max-duration", "6", "-q", "--no-reverb", "--no-chorus"]
+        let dry = try RenderCommandTests.carillon(["render", song, "-o", "\(dir)/dry.wav", "--stems", "\(dir)/dry"] + common)
+        let wet = try RenderCommandTests.carillon(["render", song, "-o", "\(dir)/wet.wav", "--stems", "\(dir)/wet",
+                                                   "--insert", "10=\(Self.delay)", "--set", "insert.10.1.feedback=0.5"] + common)
+        #expect(dry.status == 0 && wet.status == 0, "\(dry.stderr) \(wet.stderr)")
+        let apply = Process()
+        apply.executableURL = URL(fileURLWithPath: "/usr/bin/lv2apply")
+        apply.arguments = ["-i", "\(dir)/dry/ch10.wav", "-o", "\(dir)/reference.wav", "-c", "feedback", "0.5", Self.delay]
+        try apply.run()
+        apply.waitUntilExit()
+        #expect(apply.terminationStatus == 0)
+        let reference = try Self.samples("\(dir)/reference.wav"), drums = try Self.samples("\(dir)/wet/ch10.wav")
+        #expect(drums.count == reference.count && drums.count > 100_000)
+        let worst = zip(drums, reference).map { abs($0 - $1) }.max() ?? 1
+        #expect(worst == 0 || 20 * log10(Double(worst)) <= -90, "\(worst)")
+        #expect(zip(drums, try Self.samples("\(dir)/dry/ch10.wav")).contains { abs($0 - $1) > 1e-3 })
+        #expect(try Self.samples("\(dir)/wet/ch02.wav") == Self.samples("\(dir)/dry/ch02.wav"))
+        // The stems add up to the mix.
+        let mix = try Self.samples("\(dir)/wet.wav")
+        var sum = [Float](repeating: 0, count: mix.count)
+        for stem in try FileManager.default.contentsOfDirectory(atPath: "\(dir)/wet") {
+            for (i, x) in try Self.samples("\(dir)/wet/\(stem)").enumerated() where i < sum.count { sum[i] += x }
+        }
+        #expect(zip(sum, mix).map { abs($0 - $1) }.max()! < 1e-5)
+    }
+
+    /// --set moved the plugin: the render with the controls set is not the one
+    /// with the plugin's defaults. On the drum channel: it has no program
+    /// change, which an mda instrument takes as a switch to its own patch.
+    @Test func setControls_changeTheRender() throws {
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let song = "\(RenderCommandTests.openmsx)/busy_schedule.mid"
+        let common = ["--soundfont", RenderCommandTests.timGM, "--bits", "32", "--max-duration", "4", "-q",
+                      "--instrument", "10=http://drobilla.net/plugins/mda/JX10"]
+        let plain = try RenderCommandTests.carillon(["render", song, "-o", "\(dir)/plain.wav"] + common)
+        let set = try RenderCommandTests.carillon(["render", song, "-o", "\(dir)/set.wav", "--set", "plugin.10.vcf_freq=0.2"] + common)
+        #expect(plain.status == 0 && set.status == 0, "\(plain.stderr) \(set.stderr)")
+        let a = try Self.samples("\(dir)/plain.wav"), b = try Self.samples("\(dir)/set.wav")
+        #expect(a.count == b.count && zip(a, b).contains { abs($0 - $1) > 1e-2 })
+    }
+
+    @Test func parameters_listsAPluginsControls() throws {
+        let r = try RenderCommandTests.carillon(["parameters", "--instrument", "3=http://drobilla.net/plugins/mda/JX10",
+                                                 "--insert", "master=\(Self.delay)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("plugin.3.vcf_freq") && r.stdout.contains("MDA JX10 on MIDI channel 3: VCF Freq"))
+        #expect(r.stdout.contains("insert.master.1.feedback") && r.stdout.contains("MDA Delay, insert master: Feedback"))
+    }
+
     @Test(arguments: [
         (["--insert", "master=http://drobilla.net/plugins/mda/Pianno"],
          "carillon: error: no LV2 plugin http://drobilla.net/plugins/mda/Pianno is installed (did you mean http://drobilla.net/plugins/mda/Piano?)"),
         (["--insert", "master=http://drobilla.net/plugins/mda/Piano"],
          "carillon: error: http://drobilla.net/plugins/mda/Piano: an insert takes an effect with 1 or 2 audio inputs and as many outputs; this one has 0 in and 2 out"),
-        (["--insert", "strip3=\(delay)"], "Error: --insert takes master=URI (inserts on other strips are not built yet), found 'strip3="),
+        (["--insert", "strip3=\(delay)"], "Error: --insert takes STRIP=URI with STRIP master, 1...16, osc, tone or track1...track8, found 'strip3="),
+        (["--insert", "track2=\(delay)"], "carillon: error: \(delay): --insert track2=…: there is no track 2 (0 tracks given)"),
         (["--insert", "master=\(delay)", "--stems", "s"], "Error: --stems cannot be used with --insert master=..."),
+        (["--instrument", "3=http://drobilla.net/plugins/mda/EPian"],
+         "carillon: error: no LV2 plugin http://drobilla.net/plugins/mda/EPian is installed (did you mean http://drobilla.net/plugins/mda/EPiano?)"),
+        (["--instrument", "3=\(delay)"], "carillon: error: \(delay): an instrument takes MIDI in and gives audio out"),
+        (["--instrument", "17=\(delay)"], "Error: --instrument takes N=URI with N a MIDI channel 1...16, found '17="),
+        (["--instrument", "2=http://drobilla.net/plugins/mda/Piano", "--oscillator-channel", "2"],
+         "Error: MIDI channel 2 is given to both --instrument and --oscillator-channel"),
+        (["--insert", "master=\(delay)", "--set", "insert.master.1.feedbak=0.5"],
+         "carillon: error: --set insert.master.1.feedbak=0.5: no parameter insert.master.1.feedbak (did you mean insert.master.1.feedback?)"),
+        (["--insert", "master=\(delay)", "--set", "insert.master.1.feedback=2"],
+         "carillon: error: --set insert.master.1.feedback must be between 0 and 1"),
+        (["--set", "master.gain"], "Error: --set takes NAME=VALUE with VALUE a number"),
     ])
     func aWrongInsert_isOneClearLine_andNothingWritten(_ flags: [String], _ message: String) throws {
         let dir = RenderCommandTests.scratch()

@@ -26,34 +26,61 @@ public struct HostAssembly: Sendable {
         ControlHub(mapping: mapping, startValues: sampler.startValues)
     }
 
-    /// The plugins' source for the inserts asked for (nil without any), each
-    /// checked: installed, usable as an insert, no feature Carillon lacks.
-    /// Once per job or session: it reads every installed plugin's data.
+    /// The plugins' source for the instruments and inserts asked for (nil
+    /// without any), each checked (installed, usable where it goes, no feature
+    /// Carillon lacks) and its controls registered as parameters. Once per
+    /// job or session, before its hub is made (the hub starts every parameter
+    /// at its default): it reads every installed plugin's data.
     public func makePluginHost() throws(LV2Error) -> PluginHost? {
-        guard !sampler.inserts.isEmpty else { return nil }
-        let host = try PluginHost()
-        try host.check(sampler.inserts)
-        return host
+        guard !sampler.inserts.isEmpty || !sampler.instruments.isEmpty else { return nil }
+        for spec in sampler.inserts {
+            if case .strip(.track(let n)) = spec.strip, n >= sampler.tracks.count {
+                let given = sampler.tracks.count
+                throw LV2Error(kind: .unsuitable(plugin: spec.uri, reason: "--insert track\(n + 1)=…: there is no track \(n + 1)"
+                    + " (\(given) track\(given == 1 ? "" : "s") given)"), function: "HostAssembly")
+            }
+        }
+        return try PluginHost(instruments: sampler.instruments, inserts: sampler.inserts)
     }
 
     /// The renderer over `instrument`: each channel routed to the instrument
-    /// that plays it (`--oscillator-channel`, a mapping's `instrument:`), the
-    /// oscillator tuned to `--a4`, the master's inserts (new instances from
-    /// `plugins`; `offline` tells them they free-wheel), sized for blocks of `maxFrames`.
+    /// that plays it (`--oscillator-channel`, a mapping's `instrument:`,
+    /// `--instrument`'s plugins), the oscillator tuned to `--a4`, the master's
+    /// and the strips' inserts, sized for blocks of `maxFrames`. Plugins are new instances
+    /// from `plugins`, reading their controls from the renderer's parameters;
+    /// `offline` tells them they free-wheel.
     public func makeRenderer(
         instrument: any Instrument, tracks: [any TrackSource], sampleRate: Int, maxFrames: Int,
         eventCapacity: Int = 1024, capturesStems: Bool = false, plugins: PluginHost? = nil, offline: Bool = false
     ) throws(LV2Error) -> Renderer {
-        var inserts: [any AudioInsert] = []
-        for insert in sampler.inserts {
-            guard let plugins else { preconditionFailure("inserts need the PluginHost of makePluginHost") }
-            inserts.append(try plugins.makeInsert(uri: insert.uri, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline))
+        precondition(plugins != nil || (sampler.inserts.isEmpty && sampler.instruments.isEmpty),
+                     "plugins need the PluginHost of makePluginHost")
+        let parameters = ParameterStore()
+        var master: [any AudioInsert] = [], strips: [ParameterAddress.StripID: [any AudioInsert]] = [:]
+        for (k, spec) in sampler.inserts.enumerated() {
+            if case .strip(let id) = spec.strip {
+                if case .channel = id, instrument.stripCount != 16 {
+                    throw LV2Error(kind: .unsuitable(plugin: spec.uri, reason: "--insert \(id.key)=…: the instrument has no channel strips"),
+                                   function: "HostAssembly")
+                }
+            }
+            let insert = try plugins!.makeInsert(k, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline,
+                                                 parameters: parameters)
+            switch spec.strip {
+            case .master: master.append(insert)
+            case .strip(let id): strips[id, default: []].append(insert)
+            }
         }
-        let renderer = Renderer(instrument: instrument, tracks: tracks, eventCapacity: eventCapacity, masterInserts: inserts)
+        let renderer = Renderer(instrument: instrument, tracks: tracks, eventCapacity: eventCapacity,
+                                parameters: parameters, masterInserts: master, stripInserts: strips)
         renderer.capturesStems = capturesStems
         for channel in sampler.oscillatorChannels { renderer.route(channel: channel, to: .oscillator) }
         for setup in channels {
             if let instrument = setup.instrument { renderer.route(channel: setup.channel.intValue, to: instrument) }
+        }
+        for spec in sampler.instruments {
+            renderer.attach(try plugins!.makeInstrument(spec, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline,
+                                                        parameters: parameters), toChannel: spec.channel)
         }
         renderer.oscillator.a4 = sampler.a4
         renderer.prepare(sampleRate: Double(sampleRate), maxFrames: maxFrames)

@@ -22,14 +22,16 @@ final class LiveAudio {
     let spectrum: SpectrumTap
     /// `-a jack`: JACK MIDI's way to the router.
     let jackMIDI: JACKMIDIInput?
-    /// The inserts' plugins (nil without inserts): kept as long as the renderer runs them.
+    /// The instruments' and inserts' plugins (nil without any): kept as long as the renderer runs them.
     let plugins: PluginHost?
     private(set) var started = false
 
     /// Opens the output, loads the sampler (`soundFont` and the mapping's
     /// channel fonts, each channel's preset selected), opens the recording
     /// and the tracks. A mapping's preset that does not exist is logged.
-    init(soundFont path: String, assembly: HostAssembly, options: LiveHost.Options, log: HostLog) throws(LiveHost.Failure) {
+    init(soundFont path: String, assembly: HostAssembly, plugins: PluginHost?, options: LiveHost.Options,
+         log: HostLog) throws(LiveHost.Failure) {
+        self.plugins = plugins
         switch options.backend {
         case .alsa:
             output = try ALSAOutput(device: options.device, sampleRate: options.sampleRate,
@@ -55,7 +57,6 @@ final class LiveAudio {
         do { tracks = try assembly.sampler.openTracks(sampleRate: rate, offline: false) } catch { throw .track(error) }
         do { spectrum = try SpectrumTap(sampleRate: rate) } catch { throw .spectrum(error) }
         do {
-            plugins = try assembly.makePluginHost()
             renderer = try assembly.makeRenderer(instrument: sampler.instrument, tracks: tracks, sampleRate: rate,
                                                  maxFrames: blockFrames, eventCapacity: 4096, plugins: plugins)
         } catch { throw .plugin(error) }

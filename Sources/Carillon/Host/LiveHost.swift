@@ -195,6 +195,10 @@ public final class LiveHost: @unchecked Sendable {
     public init(soundFont path: String?, mapping: ControlMapping?, options: Options) throws(Failure) {
         self.options = options
         assembly = HostAssembly(sampler: options.sampler, channels: mapping?.channels ?? [])
+        // The plugins' parameters exist before the hub that starts them at their defaults.
+        let plugins: PluginHost?
+        do { plugins = options.audio ? try assembly.makePluginHost() : nil } catch { throw .plugin(error) }
+        for note in plugins?.notes ?? [] { log.append(note) }
         hub = assembly.makeHub(mapping: mapping)
         var client: SequencerClient?
         do {
@@ -210,7 +214,7 @@ public final class LiveHost: @unchecked Sendable {
         }
         midiRecorder = options.recordMIDI.map(MIDIRecorder.init(path:))
         if options.audio, let path {
-            audio = try LiveAudio(soundFont: path, assembly: assembly, options: options, log: log)
+            audio = try LiveAudio(soundFont: path, assembly: assembly, plugins: plugins, options: options, log: log)
         } else {
             audio = nil
         }

@@ -1,111 +1,178 @@
 import Engine
 import LV2
+import MIDI
+import Parameters
 
-/// Where a session's LV2 plugins come from: the installed plugins (read once)
-/// and the URID map they share. One per job or live session, used from its
-/// owner's thread (lilv's world is not thread-safe); the plugins it makes run
-/// on the render thread.
+/// Where a session's LV2 plugins come from: the installed plugins (read once),
+/// the URID map they share, and each plugin's control inputs as parameters
+/// (`plugin.N.SYMBOL`, `insert.STRIP.K.SYMBOL`, registered in
+/// `PluginParameters` when the host is made). One per job or live session,
+/// used from its owner's thread (lilv's world is not thread-safe); the
+/// plugins it makes run on the render thread.
 public final class PluginHost {
     public let world: LV2World
     public let urids = URIDMap()
+    public let instruments: [InstrumentSpec]
+    public let inserts: [InsertSpec]
+    /// Each instrument's name, by its MIDI channel (0-based).
+    public private(set) var instrumentNames: [Int: String] = [:]
+    /// What was said about the plugins at load (an instrument's outputs beyond the first two).
+    public private(set) var notes: [String] = []
+    /// Per plugin (by its parameter prefix): its control inputs' places in `info.controls`, with their addresses.
+    private var bindings: [String: [PluginControls.Binding]] = [:]
 
-    public init() throws(LV2Error) { world = try LV2World() }
-
-    /// Checks every insert's plugin before anything runs, from its data (no
-    /// instance is made: each renderer makes its own): installed, an effect
-    /// Carillon can put on a stereo strip, no feature it lacks.
-    public func check(_ inserts: [InsertSpec]) throws(LV2Error) {
-        for insert in inserts { try LV2Insert.check(try world.plugin(uri: insert.uri)) }
+    /// Reads the installed plugins, checks every one asked for before anything
+    /// runs (installed, usable where it goes, no feature Carillon lacks) and
+    /// registers their controls as parameters. No instance is made here: each
+    /// renderer makes its own.
+    public init(instruments: [InstrumentSpec], inserts: [InsertSpec]) throws(LV2Error) {
+        world = try LV2World()
+        self.instruments = instruments
+        self.inserts = inserts
+        for spec in instruments {
+            let info = try world.plugin(uri: spec.uri)
+            try LV2ChannelInstrument.check(info)
+            instrumentNames[spec.channel] = info.name
+            if info.audioOutputs > 2 {
+                notes.append("channel \(spec.channel + 1): \(info.name) has \(info.audioOutputs) audio outputs; its first two are the channel's left and right")
+            }
+            try register(info, prefix: spec.parameterPrefix, drives: "\(info.name) on MIDI channel \(spec.channel + 1)",
+                         strip: .channel(Channel(spec.channel)))
+        }
+        for (k, spec) in inserts.enumerated() {
+            let info = try world.plugin(uri: spec.uri)
+            try LV2Insert.check(info)
+            let strip: ParameterAddress.StripID? = if case .strip(let id) = spec.strip { id } else { nil }
+            try register(info, prefix: parameterPrefix(insert: k), drives: "\(info.name), insert \(spec.strip.key)",
+                         strip: strip)
+        }
     }
 
-    /// A new, activated instance of the effect `uri` as an insert, for blocks
-    /// of up to `maxFrames`; `offline`: it free-wheels (a render).
-    public func makeInsert(uri: String, sampleRate: Int, maxFrames: Int, offline: Bool) throws(LV2Error) -> any AudioInsert {
-        try LV2Insert(host: self, uri: uri, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline)
+    /// `insert.STRIP.K`: K counts the inserts on that strip from 1.
+    private func parameterPrefix(insert k: Int) -> String {
+        let strip = inserts[k].strip
+        let place = inserts[..<k].filter { $0.strip == strip }.count + 1
+        return "insert.\(strip.key).\(place)"
+    }
+
+    /// The control inputs of `info` as rows `PREFIX.SYMBOL` (the free-wheeling
+    /// port excepted: the host sets it).
+    private func register(_ info: LV2PluginInfo, prefix: String, drives: String,
+                          strip: ParameterAddress.StripID?) throws(LV2Error) {
+        var places: [Int] = [], rows: [PluginParameters.Row] = []
+        for (k, control) in info.controls.enumerated() where control.isInput && k != info.freeWheelingControl {
+            places.append(k)
+            rows.append(Self.row(control, name: "\(prefix).\(control.symbol)", drives: "\(drives): \(control.name)", strip: strip))
+        }
+        do {
+            let addresses = try PluginParameters.register(rows)
+            bindings[prefix] = zip(places, addresses).map { PluginControls.Binding(control: $0, address: $1) }
+        } catch {
+            throw LV2Error(kind: .unsuitable(plugin: info.uri, reason: error.description), function: "PluginParameters.register")
+        }
+    }
+
+    /// A control port's parameter row: its range (0…1 where the plugin gives
+    /// none), default, unit, and kind (toggle; integer or an enumeration of
+    /// whole numbers: integer).
+    static func row(_ control: LV2PluginInfo.Control, name: String, drives: String,
+                    strip: ParameterAddress.StripID?) -> PluginParameters.Row {
+        let a = Double(control.minimum ?? 0), b = Double(control.maximum ?? max(1, control.minimum ?? 0))
+        let range = min(a, b)...max(a, b)
+        let wholeSteps = control.scalePoints.allSatisfy { $0.value == $0.value.rounded() }
+        let kind: ParameterInfo.Kind = control.toggle ? .toggle
+            : (control.integer || (control.enumeration && wholeSteps && !control.scalePoints.isEmpty)) ? .integer : .continuous
+        let unit = control.unit.flatMap { ParameterUnit.namesInFiles[$0] } ?? .none
+        var text = drives
+        if !control.scalePoints.isEmpty, control.scalePoints.count <= 16 {
+            text += " (" + control.scalePoints.map { "\($0.value == $0.value.rounded() ? String(Int($0.value)) : String($0.value)) \($0.label)" }.joined(separator: ", ") + ")"
+        }
+        return PluginParameters.Row(name: name, range: range, defaultValue: Double(control.defaultValue ?? Float(range.lowerBound)),
+                                    kind: kind, unit: unit, drives: text, strip: strip)
+    }
+
+    /// The parameters of channel `channel`'s instrument (0-based), in its control inputs' order.
+    public func parameters(instrument spec: InstrumentSpec) -> [ParameterAddress] {
+        (bindings[spec.parameterPrefix] ?? []).map(\.address)
+    }
+
+    /// A new, activated instance of `spec`'s instrument, its controls read
+    /// from `parameters` each block; `offline`: it free-wheels (a render).
+    public func makeInstrument(_ spec: InstrumentSpec, sampleRate: Int, maxFrames: Int, offline: Bool,
+                               parameters: ParameterStore) throws(LV2Error) -> any ChannelPlugin {
+        try LV2ChannelInstrument(host: self, uri: spec.uri, channel: spec.channel, sampleRate: sampleRate, maxFrames: maxFrames,
+                                 offline: offline, controls: bindings[spec.parameterPrefix] ?? [], parameters: parameters)
+    }
+
+    /// A new, activated instance of insert `k` (`inserts[k]`) for blocks of up
+    /// to `maxFrames`, its controls read from `parameters` each block;
+    /// `offline`: it free-wheels (a render).
+    public func makeInsert(_ k: Int, sampleRate: Int, maxFrames: Int, offline: Bool,
+                           parameters: ParameterStore) throws(LV2Error) -> any AudioInsert {
+        try LV2Insert(host: self, uri: inserts[k].uri, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline,
+                      controls: bindings[parameterPrefix(insert: k)] ?? [], parameters: parameters)
     }
 }
 
-/// `--insert STRIP=URI`: an LV2 effect on a strip (the master only, so far).
+/// `--instrument N=URI`: an LV2 instrument plays MIDI channel N (1…16) into its strip.
+public struct InstrumentSpec: Hashable, Sendable, CustomStringConvertible {
+    /// 0-based.
+    public var channel: Int
+    public var uri: String
+
+    public init(channel: Int, uri: String) { self.channel = channel; self.uri = uri }
+
+    /// `N=URI`, N 1…16.
+    public init?(_ text: String) {
+        guard let eq = text.firstIndex(of: "="), let n = Int(text[..<eq]), (1...16).contains(n),
+              String(n) == text[..<eq] else { return nil }
+        let uri = String(text[text.index(after: eq)...])
+        guard !uri.isEmpty else { return nil }
+        self.init(channel: n - 1, uri: uri)
+    }
+
+    /// `plugin.N`: its controls are `plugin.N.SYMBOL`.
+    public var parameterPrefix: String { "plugin.\(channel + 1)" }
+
+    public var description: String { "\(channel + 1)=\(uri)" }
+}
+
+/// `--insert STRIP=URI`: an LV2 effect on the master or on a strip, before
+/// its gain, pan and meters. Inserts on one strip run in the order given.
 public struct InsertSpec: Hashable, Sendable, CustomStringConvertible {
-    public enum Strip: String, Hashable, Sendable { case master }
+    public enum Strip: Hashable, Sendable {
+        case master
+        /// A MIDI channel's strip, the oscillator's, the tone's or a track's.
+        case strip(ParameterAddress.StripID)
+
+        /// `master`, `1`…`16`, `osc`, `tone`, `track1`…`track8`.
+        public init?(_ key: String) {
+            if key == "master" { self = .master; return }
+            guard let id = ParameterAddress.StripID.all.first(where: { $0.key == key }), id != .reverb, id != .chorus
+            else { return nil }
+            self = .strip(id)
+        }
+
+        public var key: String {
+            switch self {
+            case .master: "master"
+            case .strip(let id): id.key
+            }
+        }
+    }
+
     public var strip: Strip
     public var uri: String
 
     public init(strip: Strip, uri: String) { self.strip = strip; self.uri = uri }
 
-    /// `master=URI`.
+    /// `STRIP=URI`.
     public init?(_ text: String) {
-        guard let eq = text.firstIndex(of: "="), let strip = Strip(rawValue: String(text[..<eq])) else { return nil }
+        guard let eq = text.firstIndex(of: "="), let strip = Strip(String(text[..<eq])) else { return nil }
         let uri = String(text[text.index(after: eq)...])
         guard !uri.isEmpty else { return nil }
         self.init(strip: strip, uri: uri)
     }
 
-    public var description: String { "\(strip.rawValue)=\(uri)" }
-}
-
-/// An LV2 effect as a master insert: a stereo plugin (two audio inputs and
-/// outputs) runs once per block; a mono one (one in, one out) runs as two
-/// instances, one a side. The plugin reads and writes the mixer's buffers in
-/// place; one that may not (`lv2:inPlaceBroken`) writes its own, copied back.
-final class LV2Insert: AudioInsert {
-    private let instances: [LV2Instance]
-    /// Per instance: the buffers it reads and writes this block (set in `process`, read by the plugin).
-    private let inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    private let outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-
-    init(host: PluginHost, uri: String, sampleRate: Int, maxFrames: Int, offline: Bool) throws(LV2Error) {
-        let first = try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate), maxFrames: maxFrames,
-                                    urids: host.urids)
-        let info = first.info
-        try Self.check(info)
-        instances = info.audioInputs == 2 ? [first] : [first, try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate),
-                                                                           maxFrames: maxFrames, urids: host.urids)]
-        for instance in instances {
-            if let k = info.freeWheelingControl { instance.setControl(at: k, to: offline ? 1 : 0) }
-            instance.activate()
-        }
-        inputs = .allocate(capacity: 2)
-        outputs = .allocate(capacity: 2)
-    }
-
-    deinit {
-        inputs.deallocate()
-        outputs.deallocate()
-    }
-
-    /// An effect with 1 or 2 audio inputs and as many outputs, and no feature Carillon lacks.
-    static func check(_ info: LV2PluginInfo) throws(LV2Error) {
-        try LV2Instance.checkFeatures(info)
-        guard (1...2).contains(info.audioInputs), info.audioOutputs == info.audioInputs else {
-            throw LV2Error(kind: .unsuitable(plugin: info.uri, reason: "an insert takes an effect with 1 or 2 audio inputs and as many outputs;"
-                + " this one has \(info.audioInputs) in and \(info.audioOutputs) out"), function: "LV2Insert")
-        }
-    }
-
-    func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) {
-        if instances.count == 1 {
-            run(instances[0], frames: frames, left, right)
-        } else {
-            run(instances[0], frames: frames, left, nil)
-            run(instances[1], frames: frames, right, nil)
-        }
-    }
-
-    /// One instance on `first` (and `second`: a stereo plugin's right side).
-    /// No array is built here: the render thread's rule.
-    @inline(__always)
-    private func run(_ p: LV2Instance, frames: Int, _ first: UnsafeMutablePointer<Float>, _ second: UnsafeMutablePointer<Float>?) {
-        inputs[0] = first
-        outputs[0] = p.inPlaceBroken ? p.audioOutputs[0] : first
-        if let second {
-            inputs[1] = second
-            outputs[1] = p.inPlaceBroken ? p.audioOutputs[1] : second
-        }
-        p.run(frames: frames, inputs: inputs, outputs: outputs)
-        if p.inPlaceBroken {
-            first.update(from: p.audioOutputs[0], count: frames)
-            second?.update(from: p.audioOutputs[1], count: frames)
-        }
-    }
+    public var description: String { "\(strip.key)=\(uri)" }
 }

@@ -156,7 +156,7 @@ public final class RenderJob {
     private let assembly: HostAssembly
     /// The start values (no mapping: a render has no controls).
     private let hub: ControlHub
-    /// The inserts' plugins (nil without inserts).
+    /// The instruments' and inserts' plugins (nil without any).
     private let plugins: PluginHost?
 
     /// Reads the SoundFont and checks that FluidSynth loads it (a bad font
@@ -166,8 +166,9 @@ public final class RenderJob {
         self.options = options
         self.soundFontPath = path
         assembly = HostAssembly(sampler: options.sampler)
-        hub = assembly.makeHub(mapping: nil)
+        // The plugins' parameters exist before the hub that starts them at their defaults.
         do { plugins = try assembly.makePluginHost() } catch { throw .plugin(error) }
+        hub = assembly.makeHub(mapping: nil)
         let selection = SampleSelection(soundFont: path, byNotes: options.loadsSamplesOnDemand && options.selectsSamplesByNotes,
                                         log: log)
         sampleSelection = selection
@@ -340,8 +341,8 @@ public final class RenderJob {
         }
     }
 
-    /// The piece's labels as `rig` rendered it: its grid, the oscillator's
-    /// channels, and each note-on's preset as the scout's FluidSynth chose it.
+    /// The piece's labels as `rig` rendered it: its grid, the oscillator's and
+    /// the plugins' channels, and each note-on's preset as the scout's FluidSynth chose it.
     private func labels(_ maps: RenderLabels.FileMaps, _ score: Score, plan: SampleSelection.Plan, rig: Rig) -> RenderLabels {
         let grid = rig.pool?.eventGranularity ?? rig.samplers[0].instrument.eventGranularity
         let presets: [(bank: Int, program: Int, name: String)] = (scout.soundFont?.presets ?? []).map { ($0.bank, $0.program, $0.name) }
@@ -350,7 +351,8 @@ public final class RenderJob {
         }
         let rendering = RenderLabels.Rendering(sampleRate: options.sampleRate, grid: grid,
                                                oscillatorChannels: Set(options.sampler.oscillatorChannels),
-                                               presets: presets, notePresets: notePresets)
+                                               presets: presets, notePresets: notePresets,
+                                               pluginChannels: plugins?.instrumentNames ?? [:])
         return RenderLabels(maps, score: score, rendering: rendering)
     }
 
@@ -358,7 +360,9 @@ public final class RenderJob {
     /// refuses the piece's view of the font (then by preset from now on, with
     /// a note in `log`).
     private func makeRig(for score: Score, threads: Int, plan: inout SampleSelection.Plan?) throws(Failure) -> Rig {
-        let oscillators = options.sampler.oscillatorChannels.reduce(UInt16(0)) { $0 | 1 << $1 }
+        // Channels the sampler never hears: the oscillator's and the plugins'.
+        let oscillators = (options.sampler.oscillatorChannels + options.sampler.instruments.map(\.channel))
+            .reduce(UInt16(0)) { $0 | 1 << $1 }
         func replan() throws(Failure) -> SampleSelection.Plan {
             do throws(Sampler.Failure) {
                 return try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: oscillators)

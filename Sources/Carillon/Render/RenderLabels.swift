@@ -80,14 +80,18 @@ public struct RenderLabels: Sendable, Equatable {
         /// The SoundFont's presets: (bank, program) → name.
         public var presetNames: [Int: String]
         /// The preset (bank, program) each note-on plays, in score order: every
-        /// note-on with velocity above 0 on a channel the oscillator does not take.
+        /// note-on with velocity above 0 on a channel neither the oscillator nor a plugin takes.
         public var notePresets: [(bank: Int, program: Int)?]
+        /// MIDI channels (0-based) an LV2 instrument plays, with its name (the label's preset).
+        public var pluginChannels: [Int: String]
         /// FluidSynth's `synth.min-note-length`, in ms.
         public var minimumNoteMilliseconds: Double = 10
 
         public init(sampleRate: Int, grid: Int, oscillatorChannels: Set<Int>,
-                    presets: [(bank: Int, program: Int, name: String)], notePresets: [(bank: Int, program: Int)?]) {
+                    presets: [(bank: Int, program: Int, name: String)], notePresets: [(bank: Int, program: Int)?],
+                    pluginChannels: [Int: String] = [:]) {
             self.sampleRate = sampleRate
+            self.pluginChannels = pluginChannels
             self.grid = max(1, grid)
             self.oscillatorChannels = oscillatorChannels
             var table: [Int: String] = [:]
@@ -163,7 +167,8 @@ public struct RenderLabels: Sendable, Equatable {
             var end = frame
             if end < s.onset + minimum { end = (s.onset + minimum + grid - 1) / grid * grid }
             let osc = rendering.oscillatorChannels.contains(channel)
-            let name = osc ? "oscillator" : s.preset.flatMap { rendering.presetNames[Rendering.key($0.bank, $0.program)] } ?? ""
+            let name = osc ? "oscillator" : rendering.pluginChannels[channel]
+                ?? s.preset.flatMap { rendering.presetNames[Rendering.key($0.bank, $0.program)] } ?? ""
             notes.append(Note(
                 onset: Double(s.onset) / rate, offset: Double(end) / rate, pitch: key & 127, velocity: s.velocity,
                 channel: channel + 1, bank: s.preset?.bank ?? -1, program: s.preset?.program ?? -1, preset: name,
@@ -179,8 +184,8 @@ public struct RenderLabels: Sendable, Equatable {
             case 0x90 where m.data2 > 0:
                 let key = channel << 7 | Int(m.data1)
                 close(key, at: frame)   // FluidSynth releases the key's older voice
-                let osc = rendering.oscillatorChannels.contains(channel)
-                let preset = osc ? nil : (noteOns.next() ?? nil)
+                let ownInstrument = rendering.oscillatorChannels.contains(channel) || rendering.pluginChannels[channel] != nil
+                let preset = ownInstrument ? nil : (noteOns.next() ?? nil)
                 open[key] = Sounding(onset: frame, velocity: Int(m.data2), track: Int(event.track), preset: preset)
             case 0x80, 0x90:
                 close(channel << 7 | Int(m.data1), at: frame)

@@ -29,8 +29,12 @@ public struct SamplerOptions: Sendable {
     public var effectsPerChannel = false
     /// `--track` (and a mapping's `tracks:`): audio files played with the piece, at most `maxTracks`.
     public var tracks: [String] = []
-    /// `--insert master=URI`: LV2 effects on the master, in order (see `HostAssembly`).
+    /// `--insert STRIP=URI`: LV2 effects on the master and on strips, in order (see `HostAssembly`).
     public var inserts: [InsertSpec] = []
+    /// `--instrument N=URI`: LV2 instruments playing MIDI channels instead of the sampler.
+    public var instruments: [InstrumentSpec] = []
+    /// `--set NAME=VALUE`: parameters' values from the start (after the ones above).
+    public var settings: [ParameterChange] = []
     public init() {}
 
     /// The audio-file tracks a host plays at most (each has a mixer strip, `track.N.*`).
@@ -50,7 +54,7 @@ public struct SamplerOptions: Sendable {
         if let reverbLevel { changes.append(ParameterChange(.reverb(.level), Float(reverbLevel))) }
         if let chorusLevel { changes.append(ParameterChange(.chorus(.level), Float(chorusLevel))) }
         if a4 != 440 { changes.append(ParameterChange(.tone(.a4), Float(a4))) }
-        return changes
+        return changes + settings
     }
 }
 

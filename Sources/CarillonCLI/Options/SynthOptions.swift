@@ -46,13 +46,42 @@ struct SynthOptions: ParsableArguments {
     var track: [String] = []
 
     @Option(name: .customLong("insert"), help: ArgumentHelp(
-        "An LV2 effect on the master before its gain and meters, as master=URI ('carillon plugins' lists them); repeatable, in order.",
+        "An LV2 effect on a strip before its gain, pan and meters, as STRIP=URI ('carillon plugins' lists them); repeatable, in order.",
+        discussion: "STRIP is master, a MIDI channel 1...16, osc, tone or track1...track8. Its controls are parameters insert.STRIP.K.SYMBOL (K: its place on the strip, from 1).",
         valueName: "strip=uri"))
     var insert: [String] = []
 
+    @Option(name: .customLong("instrument"), help: ArgumentHelp(
+        "An LV2 instrument playing a MIDI channel instead of the SoundFont, as N=URI (N 1...16; 'carillon plugins' lists them); repeatable.",
+        discussion: "Its controls are parameters plugin.N.SYMBOL ('carillon parameters --instrument N=URI' lists them).",
+        valueName: "channel=uri"))
+    var instrument: [String] = []
+
+    @Option(name: .customLong("set"), help: ArgumentHelp(
+        "A parameter's value from the start, as NAME=VALUE in its own unit: any name 'carillon parameters' lists, plugin controls (plugin.N.SYMBOL, insert.master.K.SYMBOL) included; repeatable.",
+        valueName: "name=value"))
+    var setValues: [String] = []
+
     func validate() throws {
+        for text in setValues {
+            guard let eq = text.firstIndex(of: "="), eq != text.startIndex, Double(text[text.index(after: eq)...])?.isFinite == true else {
+                throw ValidationError("--set takes NAME=VALUE with VALUE a number, e.g. master.gain=-6, found '\(text)'")
+            }
+        }
+        var channels = Set<Int>()
+        for text in instrument {
+            guard let spec = InstrumentSpec(text) else {
+                throw ValidationError("--instrument takes N=URI with N a MIDI channel 1...16, found '\(text)'")
+            }
+            guard channels.insert(spec.channel).inserted else {
+                throw ValidationError("--instrument gives MIDI channel \(spec.channel + 1) twice; one instrument plays a channel")
+            }
+            if oscillatorChannel.contains(spec.channel + 1) {
+                throw ValidationError("MIDI channel \(spec.channel + 1) is given to both --instrument and --oscillator-channel")
+            }
+        }
         for text in insert where InsertSpec(text) == nil {
-            throw ValidationError("--insert takes master=URI (inserts on other strips are not built yet), found '\(text)'")
+            throw ValidationError("--insert takes STRIP=URI with STRIP master, 1...16, osc, tone or track1...track8, found '\(text)'")
         }
         guard track.count <= SamplerOptions.maxTracks else {
             throw ValidationError("at most \(SamplerOptions.maxTracks) --track files, found \(track.count)")
@@ -88,7 +117,38 @@ struct SynthOptions: ParsableArguments {
         options.effectsPerChannel = channelEffects ?? false
         options.tracks = track
         options.inserts = insert.compactMap(InsertSpec.init)
+        options.instruments = instrument.compactMap(InstrumentSpec.init)
+        options.settings = settings
         return options
+    }
+
+    /// Reads the plugins asked for and registers their controls as parameters
+    /// (`plugin.N.SYMBOL`, `insert.STRIP.K.SYMBOL`), so a mapping can name
+    /// them; a plugin that is missing or unusable ends the command here, with one line.
+    func registerPluginParameters() { Self.registerPluginParameters(instruments: instrument, inserts: insert) }
+
+    /// `--instrument` and `--insert` values (checked by `validate`) as parameters.
+    static func registerPluginParameters(instruments: [String], inserts: [String]) {
+        let instruments = instruments.compactMap(InstrumentSpec.init), inserts = inserts.compactMap(InsertSpec.init)
+        guard !instruments.isEmpty || !inserts.isEmpty else { return }
+        do { _ = try PluginHost(instruments: instruments, inserts: inserts) } catch { Diagnostics.fail("\(error)") }
+    }
+
+    /// `--set`'s values, each name resolved (after `registerPluginParameters`)
+    /// and each value in its parameter's range; a mistake ends the command with one line.
+    private var settings: [ParameterChange] {
+        setValues.map { text in
+            let eq = text.firstIndex(of: "=")!
+            let name = String(text[..<eq]), value = Double(text[text.index(after: eq)...])!
+            switch ParameterRegistry.standard.resolve(name) {
+            case .failure(let unknown):
+                Diagnostics.fail("--set \(text): no parameter \(name)" + (unknown.suggestion.map { " (did you mean \($0)?)" } ?? "")
+                    + "; 'carillon parameters' lists them")
+            case .success(let address):
+                do { try Self.check("--set \(name)", value, address) } catch { Diagnostics.fail("\(error)") }
+                return ParameterChange(address, Float(value))
+            }
+        }
     }
 
     /// The SoundFont's path, by the documented search order.

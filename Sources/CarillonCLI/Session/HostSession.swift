@@ -82,7 +82,9 @@ enum HostSession {
         isatty(1) == 1 && (getenv("TERM").map { String(cString: $0) } ?? "dumb") != "dumb"
     }
 
-    static func loadMapping(_ path: String?) -> ControlMapping? {
+    /// The mapping at `path`, read after the plugins' controls are parameters it may name.
+    static func loadMapping(_ path: String?, synth: SynthOptions) -> ControlMapping? {
+        synth.registerPluginParameters()
         guard let path else { return nil }
         do { return try ControlMapping.load(path: path) } catch { Diagnostics.fail("\(error)") }
     }

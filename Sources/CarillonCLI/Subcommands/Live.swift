@@ -46,7 +46,7 @@ struct Live: ParsableCommand {
 
     func run() throws {
         HostSession.catchInterrupts()
-        let loaded = HostSession.loadMapping(input.mapping)
+        let loaded = HostSession.loadMapping(input.mapping, synth: synth)
         var fontPath: String?
         if !noAudio {
             do { fontPath = try synth.locateSoundFont() } catch { Diagnostics.fail("\(error)") }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Carillon
 import Controls
 import Foundation
 import Parameters
@@ -13,9 +14,11 @@ struct Parameters: ParsableCommand {
               carillon parameters
               carillon parameters --json | jq '.[] | select(.address | startswith("osc."))'
               carillon parameters --markdown > docs/parameters.md
+              carillon parameters --instrument 1=http://drobilla.net/plugins/mda/JX10 | grep plugin
 
             Families of one kind print as one row: N is a MIDI channel (1...16) or a \
-            track (1...8), C a controller number (0...127). --json lists every address.
+            track (1...8), C a controller number (0...127). --json lists every address. \
+            With --instrument or --insert, the plugins' controls are listed too.
             """)
 
     @Flag(help: "Every address as a JSON array of objects (address, min, max, default, unit, kind, drives).")
@@ -24,11 +27,24 @@ struct Parameters: ParsableCommand {
     @Flag(help: "The table as Markdown (docs/parameters.md is this output).")
     var markdown = false
 
+    @Option(name: .customLong("instrument"), help: ArgumentHelp("Also list this LV2 instrument's controls, as render's N=URI; repeatable.",
+                                                                valueName: "channel=uri"))
+    var instrument: [String] = []
+
+    @Option(name: .customLong("insert"), help: ArgumentHelp("Also list this LV2 effect's controls, as render's STRIP=URI; repeatable.",
+                                                            valueName: "strip=uri"))
+    var insert: [String] = []
+
     func validate() throws {
         if json && markdown { throw ValidationError("use either --json or --markdown, not both") }
+        if let bad = instrument.first(where: { InstrumentSpec($0) == nil }) {
+            throw ValidationError("--instrument takes N=URI with N a MIDI channel 1...16, found '\(bad)'")
+        }
+        if let bad = insert.first(where: { InsertSpec($0) == nil }) { throw ValidationError("--insert takes STRIP=URI (master, 1...16, osc, tone, track1...), found '\(bad)'") }
     }
 
     func run() throws {
+        SynthOptions.registerPluginParameters(instruments: instrument, inserts: insert)
         let all = ParameterRegistry.standard.all
         if json {
             print(Self.json(all))
@@ -59,7 +75,9 @@ struct Parameters: ParsableCommand {
         var order: [String] = []
         var members: [String: [ParameterInfo]] = [:]
         for info in infos {
-            let pattern = Self.pattern(info.address.description)
+            // A plugin's control is its own row: its range and meaning are its plugin's.
+            let isPlugin = if case .plugin = info.address { true } else { false }
+            let pattern = isPlugin ? info.address.description : Self.pattern(info.address.description)
             if members[pattern] == nil { order.append(pattern) }
             members[pattern, default: []].append(info)
         }

@@ -53,7 +53,7 @@ struct Play: ParsableCommand {
 
     func run() throws {
         HostSession.catchInterrupts()
-        let mapping = HostSession.loadMapping(input.mapping)
+        let mapping = HostSession.loadMapping(input.mapping, synth: synth)
         let piece: Piece
         do { piece = try Piece(contentsOf: file) } catch { Diagnostics.fail("\(error)") }
         if start > 0 && start >= piece.duration {

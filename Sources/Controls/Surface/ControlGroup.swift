@@ -57,7 +57,7 @@ extension ControlDefinition {
         guard let address = drivenAddresses.first else { return "Controls" }
         if let strip = address.groupingStrip { return strip.groupName }
         switch address {
-        case .masterGain: return "Master"
+        case .masterGain, .plugin: return "Master"
         case .reverb: return "Reverb"
         case .chorus: return "Chorus"
         case .transport: return "Transport"
@@ -77,6 +77,7 @@ extension ParameterAddress {
             .channel(c)
         case .osc: .oscillator
         case .tone: .tone
+        case .plugin(let k): PluginParameters.row(k)?.strip
         default: nil
         }
     }

@@ -118,8 +118,7 @@ public final class ControlHub: @unchecked Sendable {
     public func subscribe(_ handler: @escaping (ParameterChange) -> Void) -> SubscriptionToken {
         lock.withLock {
             for (index, value) in values.all {
-                let info = ParameterRegistry.standard.all[index]
-                guard info.kind != .trigger, value != info.defaultValue else { continue }
+                guard let info = ParameterRegistry.standard.info(at: index), info.kind != .trigger, value != info.defaultValue else { continue }
                 handler(ParameterChange(info.address, Float(value)))
             }
             return subscribers.add(handler)

@@ -6,8 +6,10 @@ import Parameters
 public final class ParameterValues {
     private var values: [Double]
 
-    /// Every parameter at the table's default.
-    public init(registry: ParameterRegistry = .standard) { values = registry.all.map(\.defaultValue) }
+    /// Every parameter at the table's default (a plugin slot with no row: 0).
+    public init(registry: ParameterRegistry = .standard) {
+        values = (0..<ParameterAddress.count).map { registry.info(at: $0)?.defaultValue ?? 0 }
+    }
 
     public subscript(index: Int) -> Double {
         get { values[index] }

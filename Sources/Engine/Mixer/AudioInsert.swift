@@ -1,6 +1,7 @@
-/// An effect in the master's chain (`--insert master=URI`): it processes each
-/// mixed block in place, before the master gain and meters. Built and sized
-/// (for the renderer's largest block) off the render thread.
+/// An effect in a strip's or the master's chain (`--insert STRIP=URI`): it
+/// processes each block in place, before the strip's (or the master's) gain
+/// and meters. Built and sized (for the renderer's largest block) off the
+/// render thread.
 public protocol AudioInsert: AnyObject {
     /// Render thread: replaces `left[0..<frames]` and `right[0..<frames]` with
     /// the processed block. No allocation, lock, log or throw.

@@ -39,6 +39,12 @@ final class Mixer {
     private let parameters: ParameterStore
     /// The master's inserts, in order, before its gain and meters.
     private let masterInserts: ContiguousArray<any AudioInsert>
+    /// Every strip's inserts, strip after strip: strip `s` has
+    /// `stripInserts[insertStart[s]..<insertStart[s + 1]]`, in order.
+    private let stripInserts: ContiguousArray<any AudioInsert>
+    private let insertStart: UnsafeMutablePointer<Int>
+    /// Planar left, right: a strip with inserts is summed here (at unity), processed, then faded.
+    private var insertBuffer: UnsafeMutablePointer<Float>
 
     // Render-thread state, allocated once.
     /// Per strip: the store slots of its gain, pan, mute and solo (−1: none).
@@ -71,8 +77,9 @@ final class Mixer {
     private(set) var clippedSamples = 0
 
     /// `tracks` names the track strips, in order (at most `ParameterAddress.maxTracks`).
+    /// `stripInserts`: effects on strips (each strip must exist: a channel's needs the 16 channel strips, a track's its track).
     init(stripCount channels: Int, effectsGroups: Int = 1, tracks: [String] = [], parameters: ParameterStore,
-         masterInserts: [any AudioInsert] = []) {
+         masterInserts: [any AudioInsert] = [], stripInserts: [ParameterAddress.StripID: [any AudioInsert]] = [:]) {
         precondition(tracks.count <= ParameterAddress.maxTracks, "at most \(ParameterAddress.maxTracks) tracks")
         precondition(effectsGroups == 1 || effectsGroups == channels, "one effects group, or one per strip")
         channelCount = channels
@@ -93,6 +100,18 @@ final class Mixer {
         strips += tracks.enumerated().map { .track($0.offset, name: $0.element) }
         stripCount = strips.count
         meters = Meters(strips: strips)
+        var chained = ContiguousArray<any AudioInsert>()
+        insertStart = .allocate(capacity: strips.count + 1)
+        for (s, strip) in strips.enumerated() {
+            insertStart[s] = chained.count
+            // A channel strip is that MIDI channel's only with the 16 channel strips.
+            if case .channel = strip, channels != Slot.channels { continue }
+            chained += stripInserts[strip.parameters] ?? []
+        }
+        insertStart[strips.count] = chained.count
+        precondition(chained.count == stripInserts.values.map(\.count).reduce(0, +), "an insert on a strip the mixer does not have")
+        self.stripInserts = chained
+        insertBuffer = .allocate(capacity: 0)
 
         // The places are static lets, initialised on first use: here, not on the render thread.
         _ = (Self.gain, Self.pan, Self.mute, Self.solo)
@@ -146,6 +165,7 @@ final class Mixer {
     deinit {
         state.deallocate(); sounded.deallocate(); seen.deallocate(); values.deallocate(); scratch.deallocate()
         watched.deallocate(); slots.deallocate(); stripBuffers.deallocate(); toneBuffer.deallocate()
+        insertStart.deallocate(); insertBuffer.deallocate()
     }
 
     func prepare(maxFrames: Int, sampleRate: Double = 44_100) {
@@ -159,6 +179,8 @@ final class Mixer {
         stripBuffers.initialize(repeating: 0, count: 2 * frames * pairs)
         toneBuffer.deallocate()
         toneBuffer = .allocate(capacity: 2 * frames)
+        insertBuffer.deallocate()
+        insertBuffer = .allocate(capacity: stripInserts.isEmpty ? 1 : 2 * frames)
         sounded.update(repeating: false, count: stripCount)
         self.maxFrames = frames
     }
@@ -302,10 +324,38 @@ final class Mixer {
 
     /// Adds strip `s` into the mix: its input (and, for a channel with its own
     /// effects group, the group's reverb and chorus at the returns' levels)
-    /// through its gain ramp into its strip buffer, metered there, then summed.
+    /// through its inserts, then its gain ramp into its strip buffer, metered
+    /// there, then summed. A strip with inserts runs them every block, silent
+    /// or muted, so their state (a delay's tail) goes on as on a console.
     @inline(__always)
     private func addStrip(_ s: Int, _ inL: UnsafeMutablePointer<Float>?, _ inR: UnsafeMutablePointer<Float>?,
                           effects fx: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>? = nil, isEffect: Bool = false,
+                          frames: Int, step: Float, reverbTo: Float = 0, chorusTo: Float = 0,
+                          mixL: UnsafeMutablePointer<Float>, mixR: UnsafeMutablePointer<Float>) {
+        if insertStart[s] < insertStart[s + 1] {
+            let l = insertBuffer, r = insertBuffer + maxFrames
+            l.update(repeating: 0, count: frames)
+            r.update(repeating: 0, count: frames)
+            if let inL { Self.accumulate(inL, into: l, frames: frames, from: 1, to: 1, step: step) }
+            if let inR { Self.accumulate(inR, into: r, frames: frames, from: 1, to: 1, step: step) }
+            if let fx {
+                if let b = fx[0] { Self.accumulate(b, into: l, frames: frames, from: reverb, to: reverbTo, step: step) }
+                if let b = fx[1] { Self.accumulate(b, into: r, frames: frames, from: reverb, to: reverbTo, step: step) }
+                if let b = fx[2] { Self.accumulate(b, into: l, frames: frames, from: chorus, to: chorusTo, step: step) }
+                if let b = fx[3] { Self.accumulate(b, into: r, frames: frames, from: chorus, to: chorusTo, step: step) }
+            }
+            for i in insertStart[s]..<insertStart[s + 1] { stripInserts[i].process(left: l, right: r, frames: frames) }
+            mixStrip(s, l, r, effects: nil, isEffect: isEffect, frames: frames, step: step, mixL: mixL, mixR: mixR)
+        } else {
+            mixStrip(s, inL, inR, effects: fx, isEffect: isEffect, frames: frames, step: step, reverbTo: reverbTo,
+                     chorusTo: chorusTo, mixL: mixL, mixR: mixR)
+        }
+    }
+
+    /// `addStrip` after the inserts: the gain ramp, the meter, the sum.
+    @inline(__always)
+    private func mixStrip(_ s: Int, _ inL: UnsafeMutablePointer<Float>?, _ inR: UnsafeMutablePointer<Float>?,
+                          effects fx: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?, isEffect: Bool,
                           frames: Int, step: Float, reverbTo: Float = 0, chorusTo: Float = 0,
                           mixL: UnsafeMutablePointer<Float>, mixR: UnsafeMutablePointer<Float>) {
         let (toL, toR) = targetGains(strip: s)

@@ -18,8 +18,9 @@ public final class ParameterStore: @unchecked Sendable {
     public init() {
         slots = .allocate(capacity: Self.slotCount)
         for index in 0..<Self.slotCount {
-            let spec = ParameterAddress(index: index)!.spec
-            let initial = spec.storeValue(spec.defaultValue) ?? 0
+            // A plugin slot with no row yet starts at 0; its plugin reads only changes.
+            let spec = ParameterAddress(index: index)?.spec
+            let initial = spec.flatMap { $0.storeValue($0.defaultValue) } ?? 0
             (slots + index).initialize(to: Atomic(UInt64(initial.bitPattern)))
         }
     }

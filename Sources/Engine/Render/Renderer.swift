@@ -58,9 +58,14 @@ public final class Renderer: @unchecked Sendable {
     private let mixer: Mixer
     /// The oscillator instrument, played by the channels `route` gives it.
     public let oscillator = Oscillator()
-    /// Which instrument each MIDI channel plays (`ChannelInstrument` raw
-    /// values' order: 0 sampler, 1 oscillator): one lookup per event.
+    /// Which instrument each MIDI channel plays: 0 the sampler, 1 the
+    /// oscillator, 2 + k `channelPlugins[k]`; one lookup per event.
     private let routes: UnsafeMutablePointer<UInt8>
+    /// The channels' own instruments (`attach`), each with its channel.
+    private var channelPlugins: [(channel: Int, plugin: any ChannelPlugin)] = []
+    /// Per slot: each channel plugin's planar left and right, `maxFrames` each, one after the other.
+    private var slotPlugins: UnsafeMutablePointer<Float>
+    private var pluginBuffers: UnsafeMutablePointer<Float>
     /// The slot being dispatched: the oscillator's planar left and right, `maxFrames` each.
     private var oscillatorBuffer: UnsafeMutablePointer<Float>
     private var oscillatorSounds = false
@@ -102,9 +107,11 @@ public final class Renderer: @unchecked Sendable {
     public private(set) var sampleTime: UInt64 = 0
 
     /// `tracks`: at most `ParameterAddress.maxTracks` sources, each a strip of its own.
-    /// `masterInserts`: effects on the master, in order, before its gain and meters (sized for `prepare`'s `maxFrames`).
+    /// `masterInserts`: effects on the master, in order, before its gain and meters;
+    /// `stripInserts`: on strips, before their gain, pan and meters (all sized for `prepare`'s `maxFrames`).
     public init(instrument: any Instrument, tracks: [any TrackSource] = [], eventCapacity: Int = 1024,
-                parameters: ParameterStore = ParameterStore(), masterInserts: [any AudioInsert] = []) {
+                parameters: ParameterStore = ParameterStore(), masterInserts: [any AudioInsert] = [],
+                stripInserts: [ParameterAddress.StripID: [any AudioInsert]] = [:]) {
         precondition(tracks.count <= ParameterAddress.maxTracks, "at most \(ParameterAddress.maxTracks) tracks")
         self.instrument = instrument
         self.events = EventQueue(capacity: eventCapacity)
@@ -112,7 +119,8 @@ public final class Renderer: @unchecked Sendable {
         self.tracks = tracks
         effectsCount = 4 * instrument.effectsGroupCount
         mixer = Mixer(stripCount: instrument.stripCount, effectsGroups: instrument.effectsGroupCount,
-                      tracks: tracks.map(\.name), parameters: parameters, masterInserts: masterInserts)
+                      tracks: tracks.map(\.name), parameters: parameters, masterInserts: masterInserts,
+                      stripInserts: stripInserts)
         granularity = max(1, instrument.eventGranularity)
         effectWatcher = EffectWatcher(parameters: parameters)
         routes = .allocate(capacity: 16); routes.initialize(repeating: 0, count: 16)
@@ -124,6 +132,7 @@ public final class Renderer: @unchecked Sendable {
         slotBuffers = .allocate(capacity: 0)
         slotOscillator = .allocate(capacity: 0)
         slotTracks = .allocate(capacity: 0)
+        slotPlugins = .allocate(capacity: 0); pluginBuffers = slotPlugins
         slotFrames = .allocate(capacity: slotCount); slotFrames.initialize(repeating: 0, count: slotCount)
         slotOscillatorSounds = .allocate(capacity: slotCount); slotOscillatorSounds.initialize(repeating: false, count: slotCount)
         buffers = slotBuffers; oscillatorBuffer = slotOscillator; trackBuffers = slotTracks
@@ -134,7 +143,7 @@ public final class Renderer: @unchecked Sendable {
 
     deinit {
         sequencer.destroy()
-        slotBuffers.deallocate(); slotOscillator.deallocate(); slotTracks.deallocate()
+        slotBuffers.deallocate(); slotOscillator.deallocate(); slotTracks.deallocate(); slotPlugins.deallocate()
         slotPointers.deallocate(); slotFrames.deallocate(); slotOscillatorSounds.deallocate()
         routes.deallocate()
         effectWatcher.release(); sysExTable.release()
@@ -170,6 +179,7 @@ public final class Renderer: @unchecked Sendable {
         slotBuffers.deallocate(); slotBuffers = storage(bufferCount * maxFrames)
         slotOscillator.deallocate(); slotOscillator = storage(oscillatorSlotSize)
         slotTracks.deallocate(); slotTracks = storage(trackSlotSize)
+        slotPlugins.deallocate(); slotPlugins = storage(pluginSlotSize)
         for slot in 0..<slotCount {
             let base = slotBuffers + slot * bufferCount * maxFrames
             for i in 0..<bufferCount { slotPointers[slot * bufferCount + i] = base + i * maxFrames }
@@ -189,9 +199,24 @@ public final class Renderer: @unchecked Sendable {
         routes[channel] = instrument == .oscillator ? 1 : 0
     }
 
-    /// The instrument channel `channel` (0...15) plays.
+    /// The instrument channel `channel` (0...15) plays (a channel with a plugin: the sampler's strip, `plugin(forChannel:)`).
     public func instrument(forChannel channel: Int) -> ChannelInstrument {
         routes[channel & 15] == 1 ? .oscillator : .sampler
+    }
+
+    /// Has MIDI channel `channel` (0...15) play `plugin`, which sounds in the
+    /// channel's strip (`channel % instrument.stripCount`). Before `prepare`.
+    public func attach(_ plugin: any ChannelPlugin, toChannel channel: Int) {
+        precondition((0..<16).contains(channel) && sampleRate == 0, "attach channel plugins before prepare")
+        precondition(channelPlugins.count < 14, "at most 14 channel plugins")  // routes 2...15
+        routes[channel] = UInt8(2 + channelPlugins.count)
+        channelPlugins.append((channel, plugin))
+    }
+
+    /// The plugin channel `channel` (0...15) plays, if it has one.
+    public func plugin(forChannel channel: Int) -> (any ChannelPlugin)? {
+        let route = Int(routes[channel & 15])
+        return route >= 2 ? channelPlugins[route - 2].plugin : nil
     }
 
     /// Schedules a piece to start at `startFrame` of the sample clock (now by
@@ -285,6 +310,8 @@ public final class Renderer: @unchecked Sendable {
             }
             if event.message.isSysEx {
                 deliverSysEx(event.message, from: isScore ? nil : events)
+            } else if routes[event.message.channel] >= 2 {
+                channelPlugins[Int(routes[event.message.channel]) - 2].plugin.receive(event.message, at: offset)
             } else if routes[event.message.channel] == 1 {
                 oscillator.receive(event.message)
                 if !oscillatorSounds && event.message.isNoteOn {
@@ -298,6 +325,10 @@ public final class Renderer: @unchecked Sendable {
             if isScore { sequencer.advance() } else { events.pop() }
         }
         if done < frames { renderPiece(from: done, frames: frames - done) }
+        for k in 0..<channelPlugins.count {
+            let left = pluginBuffers + 2 * k * maxFrames
+            channelPlugins[k].plugin.render(frames: frames, left: left, right: left + maxFrames)
+        }
         instrument.finishBlock()
         sequencer.end(at: blockEnd, transport: transport)
         dropped.store(sequencer.droppedMessages, ordering: .relaxed)
@@ -317,6 +348,7 @@ public final class Renderer: @unchecked Sendable {
         precondition(output.count >= 2 * frames)
         instrument.collectBlock()
         let dry = dryPointers(slot)
+        if !channelPlugins.isEmpty { addPlugins(slot, into: dry, frames: frames) }
         mixer.mix(frames: frames, dry: dry, effects: dry + 2 * instrument.stripCount, into: output.baseAddress!,
                   oscillator: slotOscillatorSounds[slot] ? oscillatorSlot(slot) : nil,
                   tracks: tracks.isEmpty ? nil : trackSlot(slot), stride: maxFrames)
@@ -341,11 +373,28 @@ public final class Renderer: @unchecked Sendable {
         buffers = slotBuffers + slot * bufferCount * maxFrames
         oscillatorBuffer = oscillatorSlot(slot)
         trackBuffers = trackSlot(slot)
+        pluginBuffers = slotPlugins + slot * pluginSlotSize
+    }
+
+    /// Adds each channel plugin's block into its channel's strip buffers (the sampler's are complete by now).
+    @inline(__always)
+    private func addPlugins(_ slot: Int, into dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>, frames: Int) {
+        let base = slotPlugins + slot * pluginSlotSize
+        for k in 0..<channelPlugins.count {
+            let strip = channelPlugins[k].channel % instrument.stripCount
+            guard let left = dry[2 * strip], let right = dry[2 * strip + 1] else { continue }
+            let source = base + 2 * k * maxFrames
+            for i in 0..<frames {
+                left[i] += source[i]
+                right[i] += source[maxFrames + i]
+            }
+        }
     }
 
     // The slots' layout, for the dispatch side (`select`) and the collect side alike.
     private var oscillatorSlotSize: Int { 2 * maxFrames }
     private var trackSlotSize: Int { max(1, 2 * tracks.count * maxFrames) }
+    private var pluginSlotSize: Int { max(1, 2 * channelPlugins.count * maxFrames) }
     @inline(__always) private func dryPointers(_ slot: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>?> {
         slotPointers + slot * bufferCount
     }
@@ -388,5 +437,8 @@ public final class Renderer: @unchecked Sendable {
     }
 
     /// Stops every sound now (all sound off). Render thread.
-    public func silence() { instrument.silence(); oscillator.silence() }
+    public func silence() {
+        instrument.silence(); oscillator.silence()
+        for k in 0..<channelPlugins.count { channelPlugins[k].plugin.silence() }
+    }
 }

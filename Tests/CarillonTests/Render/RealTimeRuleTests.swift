@@ -3,6 +3,7 @@ import Carillon
 import CAllocationCounter
 import Engine
 import FluidSynth
+import Parameters
 
 /// The block loop with the real FluidSynth sampler makes no heap call.
 @Suite struct RealTimeRuleTests {
@@ -40,8 +41,10 @@ import FluidSynth
         if !effects { #expect(calls == 0) }
     }
 
-    /// An LV2 insert on the master (mda Delay) runs in the same loop: still no heap call.
-    @Test func renderLoop_withAnLV2MasterInsert_allocatesNothing() throws {
+    /// An LV2 insert on the master (mda Delay) and LV2 instruments on channels
+    /// 1 and 11 (mda Piano, EPiano: both play notes of the file) run in the same loop, their controls moved
+    /// every 10 blocks: still no heap call.
+    @Test func renderLoop_withLV2InstrumentsAndAMasterInsert_allocatesNothing() throws {
         let synth = try Synth(settings: Settings.forRendering(sampleRate: 44_100))
         try synth.setReverb(on: false)
         try synth.setChorus(on: false)
@@ -49,6 +52,8 @@ import FluidSynth
         defer { withExtendedLifetime(font) {} }
         var options = SamplerOptions()
         options.inserts = [InsertSpec(strip: .master, uri: "http://drobilla.net/plugins/mda/Delay")]
+        options.instruments = [InstrumentSpec(channel: 0, uri: "http://drobilla.net/plugins/mda/Piano"),
+                               InstrumentSpec(channel: 10, uri: "http://drobilla.net/plugins/mda/EPiano")]
         let assembly = HostAssembly(sampler: options)
         let plugins = try assembly.makePluginHost()
         let renderer = try assembly.makeRenderer(instrument: FluidSynthInstrument(synth: synth), tracks: [], sampleRate: 44_100,
@@ -57,14 +62,20 @@ import FluidSynth
         let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 1024)
         defer { output.deallocate() }
         renderer.render(frames: 512, into: output)
+        let feedback = try #require(ParameterAddress("insert.master.1.feedback"))
+        let hardness = try #require(ParameterAddress("plugin.11.hardness"))
         var blocks = 1, calls: Int64 = 0
         while blocks < 1_000 {
+            if blocks % 10 == 0 {
+                renderer.parameters.set(feedback, Double(blocks % 100) / 100)
+                renderer.parameters.set(hardness, Double(blocks % 70) / 70)
+            }
             carillon_allocations_arm()
             renderer.render(frames: 512, into: output)
             calls += carillon_allocations_disarm()
             blocks += 1
         }
-        print("real-time rule: \(blocks) blocks of 512 frames with an LV2 master insert: \(calls) heap calls")
+        print("real-time rule: \(blocks) blocks of 512 frames with LV2 instruments and a master insert: \(calls) heap calls")
         #expect(calls == 0)
         #expect(renderer.peak > 0.01)
         withExtendedLifetime(plugins) {}

@@ -11,11 +11,13 @@ import Testing
     }
 
     @Test func index_isDenseAndInvertible() {
-        #expect(ParameterAddress.all.count == ParameterAddress.count)
-        for (i, address) in ParameterAddress.all.enumerated() {
+        // The built-in addresses fill the indices below the plugin rows' reserved slots.
+        #expect(ParameterAddress.builtIn.count == ParameterAddress.count - PluginParameters.capacity)
+        for (i, address) in ParameterAddress.builtIn.enumerated() {
             #expect(address.index == i)
             #expect(ParameterAddress(index: i) == address)
         }
+        for address in PluginParameters.all { #expect(ParameterAddress(index: address.index) == address) }
         #expect(ParameterAddress(index: -1) == nil)
         #expect(ParameterAddress(index: ParameterAddress.count) == nil)
     }
@@ -43,7 +45,7 @@ import Testing
 
     @Test func registry_knowsEveryAddressWithDefaultInRange() {
         let registry = ParameterRegistry.standard
-        #expect(registry.count == ParameterAddress.count)
+        #expect(registry.count == ParameterAddress.all.count)
         for info in registry.all {
             #expect(info.range.contains(info.defaultValue), "\(info.address)")
             #expect(registry.info(at: info.index) == info)

@@ -1,0 +1,56 @@
+import Engine
+import LV2
+
+/// An LV2 instrument playing one MIDI channel (`--instrument N=URI`): the
+/// channel's messages go into the plugin's MIDI input at their offsets in the
+/// block, and one `run` renders the block. Its first audio output is the
+/// strip's left, its second the right; a mono instrument sounds in both
+/// (centred); outputs beyond two are left unheard (said at load).
+final class LV2ChannelInstrument: ChannelPlugin {
+    private let instance: LV2Instance
+    private let controls: PluginControls
+    private let channel: UInt8
+    private let left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
+
+    init(host: PluginHost, uri: String, channel: Int, sampleRate: Int, maxFrames: Int, offline: Bool,
+         controls bindings: [PluginControls.Binding], parameters: ParameterStore) throws(LV2Error) {
+        instance = try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate), maxFrames: maxFrames,
+                                   urids: host.urids)
+        try Self.check(instance.info)
+        self.channel = UInt8(channel)
+        left = instance.audioOutputs[0]
+        right = instance.audioOutputs.count > 1 ? instance.audioOutputs[1] : instance.audioOutputs[0]
+        controls = PluginControls(bindings, instances: [instance], store: parameters)
+        if let k = instance.info.freeWheelingControl { instance.setControl(at: k, to: offline ? 1 : 0) }
+        instance.activate()
+    }
+
+    /// An instrument: a MIDI input and at least one audio output, no feature Carillon lacks.
+    static func check(_ info: LV2PluginInfo) throws(LV2Error) {
+        try LV2Instance.checkFeatures(info)
+        guard info.midiInputs > 0, info.audioOutputs > 0 else {
+            throw LV2Error(kind: .unsuitable(plugin: info.uri, reason: "an instrument takes MIDI in and gives audio out;"
+                + " this one has \(info.midiInputs) MIDI inputs and \(info.audioOutputs) audio outputs"
+                + (info.kind == .effect ? " (an effect: use --insert)" : "")), function: "LV2ChannelInstrument")
+        }
+    }
+
+    func receive(_ message: ChannelMessage, at offset: Int) {
+        let kind = message.status & 0xF0
+        instance.appendMIDI(frame: min(offset, instance.maxFrames - 1), status: message.status, message.data1, message.data2,
+                            count: kind == 0xC0 || kind == 0xD0 ? 2 : 3)
+    }
+
+    func render(frames: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+        controls.update()
+        instance.run(frames: frames)
+        left.update(from: self.left, count: frames)
+        right.update(from: self.right, count: frames)
+    }
+
+    /// All sound off and all notes off at the next block's first frame (the MIDI input is empty between blocks).
+    func silence() {
+        instance.appendMIDI(frame: 0, status: 0xB0 | channel, 120, 0, count: 3)
+        instance.appendMIDI(frame: 0, status: 0xB0 | channel, 123, 0, count: 3)
+    }
+}
