@@ -4,7 +4,7 @@ import Foundation
 
 /// What an LV2 effect costs as a master insert, the way the mixer calls it
 /// (copy in, run, copy out), on silence as `lv2bench` feeds it: seconds for
-/// FRAMES frames in blocks of BLOCK at 48 kHz. Benchmarks/lv2-insert.sh sets
+/// FRAMES frames in blocks of BLOCK at 48 kHz. Benchmarks/lv2.sh sets
 /// it beside `lv2bench`'s own time for the plugin's run() alone.
 ///
 ///   CarillonBench insert-cost URI [BLOCK] [FRAMES]

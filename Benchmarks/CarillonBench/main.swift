@@ -4,6 +4,7 @@
 //   CarillonBench blocks FILE.mid SF2 [SCALE] [BLOCK...]   time per render block vs its budget
 //   CarillonBench voice-budget SF2 FILE.mid...      a two-synth split render's voice budget flag
 //   CarillonBench insert-cost URI [BLOCK] [FRAMES]  an LV2 effect's cost as a master insert
+//   CarillonBench instrument-cost URI [BLOCK] [FRAMES]  an LV2 instrument's cost on a channel
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -18,7 +19,9 @@ case "voice-budget":
     try VoiceBudgetBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "insert-cost":
     try InsertCostBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "instrument-cost":
+    try InstrumentCostBenchmark.run(arguments: Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: CarillonBench generate-smf OUT.mid [NOTES] | parse FILE.mid [RUNS] | blocks FILE.mid SF2 [SCALE] [BLOCK...] | voice-budget SF2 FILE.mid... | insert-cost URI [BLOCK] [FRAMES]\n".utf8))
+    FileHandle.standardError.write(Data("usage: CarillonBench generate-smf OUT.mid [NOTES] | parse FILE.mid [RUNS] | blocks FILE.mid SF2 [SCALE] [BLOCK...] | voice-budget SF2 FILE.mid... | insert-cost URI [BLOCK] [FRAMES] | instrument-cost URI [BLOCK] [FRAMES]\n".utf8))
     exit(2)
 }

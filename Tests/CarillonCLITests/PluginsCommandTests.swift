@@ -145,6 +145,24 @@ import Testing
         #expect(a.count == b.count && zip(a, b).contains { abs($0 - $1) > 1e-2 })
     }
 
+    /// A mapping's own lv2: channel: `mapping check` knows its controls, and names a misspelt one.
+    @Test func mappingCheck_knowsTheFilesOwnPluginsControls() throws {
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func check(_ target: String, uri: String = "http://drobilla.net/plugins/mda/JX10") throws -> RenderCommandTests.Result {
+            let path = "\(dir)/m.yaml"
+            try "channels:\n  3: { lv2: \"\(uri)\" }\ncontrols:\n  - name: Cutoff\n    kind: knob\n    source: { cc: 74 }\n    targets: [\(target)]\n"
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            return try RenderCommandTests.carillon(["mapping", "check", path])
+        }
+        let good = try check("plugin.3.vcf_freq")
+        #expect(good.status == 0, "\(good.stderr)")
+        let typo = try check("plugin.3.vcf_frq")
+        #expect(typo.status == 1 && typo.stderr.contains("m.yaml:7:15: error: unknown target 'plugin.3.vcf_frq'; did you mean 'plugin.3.vcf_freq'?") && typo.stderr.contains("plugin.3.vcf_freq"), "\(typo.stderr)")
+        let missing = try check("strip.3.gain", uri: "http://drobilla.net/plugins/mda/JX11")
+        #expect(missing.status == 1 && missing.stderr.contains("no LV2 plugin http://drobilla.net/plugins/mda/JX11 is installed"), "\(missing.stderr)")
+    }
+
     @Test func parameters_listsAPluginsControls() throws {
         let r = try RenderCommandTests.carillon(["parameters", "--instrument", "3=http://drobilla.net/plugins/mda/JX10",
                                                  "--insert", "master=\(Self.delay)"])

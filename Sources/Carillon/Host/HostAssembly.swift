@@ -20,6 +20,11 @@ public struct HostAssembly: Sendable {
         self.channels = channels
     }
 
+    /// The LV2 instruments: `--instrument`'s, then a mapping's `lv2:` channels.
+    public var instruments: [InstrumentSpec] {
+        sampler.instruments + channels.compactMap { setup in setup.lv2.map { InstrumentSpec(channel: setup.channel.intValue, uri: $0) } }
+    }
+
     /// The hub of a session: `mapping`'s controls over the table's defaults,
     /// the start values (`--reverb-level`, `--a4`, …) and the controls' `default:`s.
     public func makeHub(mapping: ControlMapping?) -> ControlHub {
@@ -32,7 +37,13 @@ public struct HostAssembly: Sendable {
     /// job or session, before its hub is made (the hub starts every parameter
     /// at its default): it reads every installed plugin's data.
     public func makePluginHost() throws(LV2Error) -> PluginHost? {
-        guard !sampler.inserts.isEmpty || !sampler.instruments.isEmpty else { return nil }
+        let instruments = instruments
+        guard !sampler.inserts.isEmpty || !instruments.isEmpty else { return nil }
+        var taken = Set(sampler.oscillatorChannels + channels.filter { $0.instrument == .oscillator }.map(\.channel.intValue))
+        for spec in instruments where !taken.insert(spec.channel).inserted {
+            throw LV2Error(kind: .unsuitable(plugin: spec.uri, reason: "MIDI channel \(spec.channel + 1) is given another instrument too"
+                + " (--instrument, --oscillator-channel and the mapping's channels: each give a channel one)"), function: "HostAssembly")
+        }
         for spec in sampler.inserts {
             if case .strip(.track(let n)) = spec.strip, n >= sampler.tracks.count {
                 let given = sampler.tracks.count
@@ -40,7 +51,7 @@ public struct HostAssembly: Sendable {
                     + " (\(given) track\(given == 1 ? "" : "s") given)"), function: "HostAssembly")
             }
         }
-        return try PluginHost(instruments: sampler.instruments, inserts: sampler.inserts)
+        return try PluginHost(instruments: instruments, inserts: sampler.inserts)
     }
 
     /// The renderer over `instrument`: each channel routed to the instrument
@@ -53,7 +64,7 @@ public struct HostAssembly: Sendable {
         instrument: any Instrument, tracks: [any TrackSource], sampleRate: Int, maxFrames: Int,
         eventCapacity: Int = 1024, capturesStems: Bool = false, plugins: PluginHost? = nil, offline: Bool = false
     ) throws(LV2Error) -> Renderer {
-        precondition(plugins != nil || (sampler.inserts.isEmpty && sampler.instruments.isEmpty),
+        precondition(plugins != nil || (sampler.inserts.isEmpty && instruments.isEmpty),
                      "plugins need the PluginHost of makePluginHost")
         let parameters = ParameterStore()
         var master: [any AudioInsert] = [], strips: [ParameterAddress.StripID: [any AudioInsert]] = [:]
@@ -78,7 +89,7 @@ public struct HostAssembly: Sendable {
         for setup in channels {
             if let instrument = setup.instrument { renderer.route(channel: setup.channel.intValue, to: instrument) }
         }
-        for spec in sampler.instruments {
+        for spec in instruments {
             renderer.attach(try plugins!.makeInstrument(spec, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline,
                                                         parameters: parameters), toChannel: spec.channel)
         }

@@ -82,9 +82,11 @@ enum HostSession {
         isatty(1) == 1 && (getenv("TERM").map { String(cString: $0) } ?? "dumb") != "dumb"
     }
 
-    /// The mapping at `path`, read after the plugins' controls are parameters it may name.
+    /// The mapping at `path`, read after the plugins' controls (`--instrument`,
+    /// `--insert`, its own `lv2:` channels) are parameters it may name.
     static func loadMapping(_ path: String?, synth: SynthOptions) -> ControlMapping? {
-        synth.registerPluginParameters()
+        let own = path.map { ControlMapping.lv2Instruments(path: $0).map { "\($0.channel + 1)=\($0.uri)" } } ?? []
+        SynthOptions.registerPluginParameters(instruments: synth.instrument + own, inserts: synth.insert)
         guard let path else { return nil }
         do { return try ControlMapping.load(path: path) } catch { Diagnostics.fail("\(error)") }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Carillon
 import Controls
 import Foundation
 
@@ -29,10 +30,20 @@ extension Mapping {
         }
 
         func run() throws {
+            // A file's lv2: channels first: their controls (plugin.N.SYMBOL) are names its targets may use.
+            var pluginFailed = false
+            for file in files {
+                let own = ControlMapping.lv2Instruments(path: file).map { InstrumentSpec(channel: $0.channel, uri: $0.uri) }
+                guard !own.isEmpty else { continue }
+                do { _ = try PluginHost(instruments: own, inserts: []) } catch {
+                    FileHandle.standardError.write(Data("\(file): error: \(error)\n".utf8))
+                    pluginFailed = true
+                }
+            }
             let outcome = MappingCheck.run(files: files, explain: explain)
             if !outcome.output.isEmpty { FileHandle.standardOutput.write(Data(outcome.output.utf8)) }
             if !outcome.errors.isEmpty { FileHandle.standardError.write(Data(outcome.errors.utf8)) }
-            if outcome.failed { throw ExitCode(1) }
+            if outcome.failed || pluginFailed { throw ExitCode(1) }
         }
     }
 }

@@ -48,10 +48,13 @@ public struct ChannelSetup: Hashable, Sendable {
     public var program: UInt7?
     /// Which instrument plays the channel (`instrument: oscillator`); nil: the sampler.
     public var instrument: ChannelInstrument?
+    /// An LV2 instrument's URI playing the channel instead (`lv2: URI`), as `--instrument N=URI`.
+    public var lv2: String?
 
     public init(channel: Channel, soundFont: String? = nil, bank: Int? = nil, program: UInt7? = nil,
-                instrument: ChannelInstrument? = nil) {
+                instrument: ChannelInstrument? = nil, lv2: String? = nil) {
         self.channel = channel
+        self.lv2 = lv2
         self.soundFont = soundFont
         self.bank = bank
         self.program = program

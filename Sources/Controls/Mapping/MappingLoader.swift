@@ -48,7 +48,7 @@ extension ControlMapping {
 enum MappingKeys {
     static let top = ["name", "description", "port", "channel", "channels", "tracks", "controls", "scenes", "groups"]
     static let scene = ["name", "channels", "set", "controls"]
-    static let channelSetup = ["soundfont", "bank", "program", "instrument"]
+    static let channelSetup = ["soundfont", "bank", "program", "instrument", "lv2"]
     static let control = [
         "name", "kind", "source", "targets", "curve", "shape", "points", "invert", "steps", "values", "range",
         "unit", "default", "soft-takeover", "encoding", "acceleration", "resolution", "follow-value", "shows",

@@ -62,7 +62,7 @@ extension MappingReader {
     }
 
     func channelSetups(_ node: Node) -> [ChannelSetup] {
-        channelSetups(node, each: "set-up") { setup, key, _, v in
+        channelSetups(node, each: "set-up") { setup, key, keyNode, v in
             switch key {
             case "soundfont": setup.soundFont = string(v, "a SoundFont file name")
             case "bank": setup.bank = integer(v, in: 0...16383, "bank")
@@ -75,7 +75,13 @@ extension MappingReader {
                     let names = ChannelInstrument.allCases.map(\.rawValue).joined(separator: ", ")
                     error(v, "unknown instrument '\(name)' (instruments: \(names))")
                 }
+            case "lv2":
+                guard let uri = string(v, "an LV2 plugin's URI ('carillon plugins' lists them)") else { break }
+                if uri.isEmpty { error(v, "an empty LV2 URI") } else { setup.lv2 = uri }
             default: break
+            }
+            if setup.instrument != nil && setup.lv2 != nil, key == "instrument" || key == "lv2" {
+                error(keyNode, "channel \(setup.channel.intValue + 1) has both 'instrument:' and 'lv2:'; give it one")
             }
         }
     }
@@ -97,5 +103,24 @@ extension MappingReader {
             result.append(setup)
         }
         return result.sorted { $0.channel < $1.channel }
+    }
+}
+
+extension ControlMapping {
+    /// The `lv2:` instruments of a mapping file's `channels:` (0-based channel,
+    /// URI), read before the file is: their controls must be parameters
+    /// (`plugin.N.SYMBOL`) by the time its targets are resolved. Nothing is
+    /// checked here; `load` reports every mistake.
+    public static func lv2Instruments(path: String) -> [(channel: Int, uri: String)] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+              case .mapping(let top)? = try? Yams.compose(yaml: text),
+              case .mapping(let channels)? = top["channels"] else { return [] }
+        var found: [(channel: Int, uri: String)] = []
+        for (key, value) in channels {
+            guard case .scalar(let k) = key, let n = Int(k.string), (1...16).contains(n),
+                  case .mapping(let setup) = value, case .scalar(let uri)? = setup["lv2"], !uri.string.isEmpty else { continue }
+            found.append((n - 1, uri.string))
+        }
+        return found.sorted { $0.channel < $1.channel }
     }
 }

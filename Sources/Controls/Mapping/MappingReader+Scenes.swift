@@ -96,6 +96,8 @@ extension MappingReader {
                 }
                 setup.bank = bank
             case "program": setup.program = integer(v, in: 0...127, "program").map { UInt7($0) }
+            case "instrument", "lv2":
+                error(keyNode, "a scene cannot change a channel's instrument (instruments load once, at start); give it in the top-level 'channels:'")
             default: break
             }
         }

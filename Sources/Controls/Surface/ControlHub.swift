@@ -89,7 +89,7 @@ public final class ControlHub: @unchecked Sendable {
             for setup in mapping.channels {
                 let old = before.first { $0.channel == setup.channel }
                 let ch = "channel \(setup.channel.intValue + 1)"
-                if setup.soundFont != old?.soundFont || setup.instrument != old?.instrument {
+                if setup.soundFont != old?.soundFont || setup.instrument != old?.instrument || setup.lv2 != old?.lv2 {
                     notApplied.append("\(ch): a new soundfont or instrument takes effect at the next start")
                 } else if setup.bank != old?.bank || setup.program != old?.program {
                     if setup.soundFont != nil {
