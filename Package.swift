@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "SoundFile", dependencies: ["CSndFile"]),
         .target(name: "JACK", dependencies: ["CJACK"]),
         // LV2 plugins through lilv, the reference host library ("did you mean" from Parameters).
-        .target(name: "LV2", dependencies: ["CLilv", "Parameters"]),
+        .target(name: "LV2", dependencies: ["CLilv", "Parameters", "Threads"]),
 
         // Measurements and conversions of audio: loudness and true peak (libebur128),
         // resampling (libsamplerate), spectrum (FFTW).

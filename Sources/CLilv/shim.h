@@ -4,3 +4,4 @@
 #include <lv2/urid/urid.h>
 #include <lv2/options/options.h>
 #include <lv2/atom/atom.h>
+#include <lv2/worker/worker.h>

@@ -5,7 +5,8 @@ import Glibc
 
 /// One plugin, instantiated with the host features Carillon gives — URID map
 /// and unmap, options (sample rate, block lengths, sequence size) with block
-/// lengths bounded by `maxFrames`, in-place-broken honoured — and every port
+/// lengths bounded by `maxFrames`, in-place-broken honoured, the worker
+/// (`LV2Worker`: a thread live, at once offline) — and every port
 /// connected to a buffer of its own: audio in and out (planar, `maxFrames`
 /// each), control values, a MIDI input sequence, CV ports (inputs at 0).
 ///
@@ -30,6 +31,7 @@ public final class LV2Instance {
     public static let supportedFeatures: Set<String> = [
         "http://lv2plug.in/ns/ext/urid#map", "http://lv2plug.in/ns/ext/urid#unmap",
         "http://lv2plug.in/ns/ext/options#options", "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength",
+        "http://lv2plug.in/ns/ext/worker#schedule",
         // Inputs and outputs never share a buffer here.
         "http://lv2plug.in/ns/lv2core#inPlaceBroken",
     ]
@@ -43,6 +45,7 @@ public final class LV2Instance {
     private let world: LV2World
     private let urids: URIDMap
     private let features: Features
+    private let worker: LV2Worker
     /// The MIDI input sequence (nil: the plugin takes no MIDI), and every atom port's buffer.
     private let midiInput: UnsafeMutableRawPointer?
     private let atomBuffers: [(buffer: UnsafeMutableRawPointer, isOutput: Bool)]
@@ -61,7 +64,9 @@ public final class LV2Instance {
     /// Bytes of each atom port's buffer: about 1,000 MIDI events a block.
     public static let sequenceCapacity = 16_384
 
-    public init(world: LV2World, uri: String, sampleRate: Double, maxFrames: Int, urids: URIDMap) throws(LV2Error) {
+    /// `offline`: a render, where the worker's jobs are done at once (the same bytes every run).
+    public init(world: LV2World, uri: String, sampleRate: Double, maxFrames: Int, urids: URIDMap,
+                offline: Bool = false) throws(LV2Error) {
         precondition(sampleRate > 0 && maxFrames > 0)
         info = try world.plugin(uri: uri)
         try Self.checkFeatures(info)
@@ -76,12 +81,22 @@ public final class LV2Instance {
         sequenceType = urids.map("http://lv2plug.in/ns/ext/atom#Sequence")
         chunkType = urids.map("http://lv2plug.in/ns/ext/atom#Chunk")
         midiEventType = urids.map("http://lv2plug.in/ns/ext/midi#MidiEvent")
+        let worker = LV2Worker(mode: offline ? .synchronous : .thread)
+        self.worker = worker
         features = Features(urids: urids, sampleRate: Float(sampleRate), maxFrames: Int32(maxFrames),
-                            sequenceSize: Int32(Self.sequenceCapacity))
+                            sequenceSize: Int32(Self.sequenceCapacity), worker: worker.schedule)
         guard let instance = lilv_plugin_instantiate(plugin, sampleRate, features.list) else {
             throw LV2Error(function: "lilv_plugin_instantiate", context: "\(uri) did not instantiate at \(Int(sampleRate)) Hz")
         }
         self.instance = instance
+        do {
+            let interface = lilv_instance_get_extension_data(instance, "http://lv2plug.in/ns/ext/worker#interface")
+            try worker.bind(handle: lilv_instance_get_handle(instance),
+                            interface: interface?.assumingMemoryBound(to: LV2_Worker_Interface.self))
+        } catch {
+            lilv_instance_free(instance)
+            throw LV2Error(function: "pthread_create", context: "\(uri)'s worker: \(error)")
+        }
 
         // Ports: every one connected, to buffers that live as long as the instance.
         let v = world.vocabulary
@@ -119,6 +134,7 @@ public final class LV2Instance {
     }
 
     deinit {
+        worker.stop()   // its thread may be in the plugin's work()
         deactivate()
         lilv_instance_free(instance)
         for b in audioInputs + audioOutputs + cvBuffers { b.deallocate() }
@@ -138,6 +154,9 @@ public final class LV2Instance {
         lilv_instance_deactivate(instance)
         active = false
     }
+
+    /// The plugin does work off the render thread (the worker extension).
+    public var usesWorker: Bool { worker.isUsed }
 
     /// The plugin takes MIDI (it has a MIDI input port).
     public var takesMIDI: Bool { midiInput != nil }
@@ -178,6 +197,7 @@ public final class LV2Instance {
         precondition(frames <= maxFrames && active)
         for k in 0..<atomBuffers.count where atomBuffers[k].isOutput { prepareAtom(atomBuffers[k].buffer, isOutput: true) }
         lilv_instance_run(instance, UInt32(frames))
+        worker.deliver()
         clearMIDI()
     }
 
@@ -212,7 +232,8 @@ public final class LV2Instance {
         private var releases: [() -> Void] = []
         private let urids: URIDMap
 
-        init(urids: URIDMap, sampleRate: Float, maxFrames: Int32, sequenceSize: Int32) {
+        init(urids: URIDMap, sampleRate: Float, maxFrames: Int32, sequenceSize: Int32,
+             worker: UnsafeMutablePointer<LV2_Worker_Schedule>) {
             self.urids = urids
             let (map, unmap) = urids.makeFeatures()
             releases += [map.deallocate, unmap.deallocate]
@@ -240,6 +261,7 @@ public final class LV2Instance {
                 ("http://lv2plug.in/ns/ext/urid#unmap", UnsafeMutableRawPointer(unmap)),
                 ("http://lv2plug.in/ns/ext/options#options", UnsafeMutableRawPointer(options)),
                 ("http://lv2plug.in/ns/ext/buf-size#boundedBlockLength", nil),
+                ("http://lv2plug.in/ns/ext/worker#schedule", UnsafeMutableRawPointer(worker)),
             ]
             list = .allocate(capacity: entries.count + 1)
             for (i, (uri, data)) in entries.enumerated() {

@@ -19,7 +19,7 @@ final class LV2ChannelInstrument: ChannelPlugin {
     init(host: PluginHost, uri: String, channel: Int, sampleRate: Int, maxFrames: Int, offline: Bool,
          controls bindings: [PluginControls.Binding], parameters: ParameterStore) throws(LV2Error) {
         instance = try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate), maxFrames: maxFrames,
-                                   urids: host.urids)
+                                   urids: host.urids, offline: offline)
         try Self.check(instance.info)
         self.channel = UInt8(channel)
         stereo = instance.audioOutputs.count > 1
@@ -30,6 +30,12 @@ final class LV2ChannelInstrument: ChannelPlugin {
         controls = PluginControls(bindings, instances: [instance], store: parameters)
         if let k = instance.info.freeWheelingControl { instance.setControl(at: k, to: offline ? 1 : 0) }
         instance.activate()
+        // Offline, one silent run first: what the plugin asks its worker for at
+        // the start (avldrums loads its kit) is done by then, so the piece's
+        // first notes sound (live, the worker's thread has the time the output takes to start).
+        if offline && instance.usesWorker {
+            instance.run(frames: maxFrames)
+        }
     }
 
     /// An instrument: a MIDI input and at least one audio output, no feature Carillon lacks.

@@ -15,11 +15,11 @@ final class LV2Insert: AudioInsert {
     init(host: PluginHost, uri: String, sampleRate: Int, maxFrames: Int, offline: Bool,
          controls bindings: [PluginControls.Binding], parameters: ParameterStore) throws(LV2Error) {
         let first = try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate), maxFrames: maxFrames,
-                                    urids: host.urids)
+                                    urids: host.urids, offline: offline)
         let info = first.info
         try Self.check(info)
         instances = info.audioInputs == 2 ? [first] : [first, try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate),
-                                                                           maxFrames: maxFrames, urids: host.urids)]
+                                                                           maxFrames: maxFrames, urids: host.urids, offline: offline)]
         for instance in instances {
             if let k = info.freeWheelingControl { instance.setControl(at: k, to: offline ? 1 : 0) }
             instance.activate()

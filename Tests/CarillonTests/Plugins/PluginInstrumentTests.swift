@@ -108,6 +108,30 @@ import Testing
         #expect(try bytes("stems-2/ch01.wav") == firstPiano)
     }
 
+    /// A drum sampler that loads its kit through the LV2 worker (avldrums):
+    /// the drums of channel 10 sound from their first note, in their labelled
+    /// block, and a rerun gives the same bytes (offline, the worker's jobs are done at once).
+    @Test func avldrums_playsChannelTen_fromItsFirstNote_andRerunsByteIdentical() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let drums = "http://gareus.org/oss/lv2/avldrums#BlackPearl"
+        func render() throws -> RenderJob.Summary {
+            try Self.render(in: dir) { $0.sampler.instruments = [InstrumentSpec(channel: 9, uri: drums)] }
+        }
+        let summary = try render()
+        let stem = try AudioFileReader(path: "\(dir)/stems-1/ch10.wav").samples
+        let labels = try #require(summary.labels).notes.filter { $0.channel == 10 }
+        #expect(labels.count == 5 && labels.allSatisfy { $0.preset == "Black Pearl Drumkit" })
+        for label in labels {
+            let onset = Int((label.onset * Double(Self.rate)).rounded())
+            let found = try #require(Self.onset(stem, near: onset), "no drum near \(label.onset) s")
+            #expect(found >= onset && found < onset + 64, "drum at label frame \(onset), sound from \(found)")
+        }
+        let first = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/song-1.wav"))
+        _ = try render()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/song-1.wav")) == first)
+    }
+
     @Test func aMissingPlugin_andAnEffectAsInstrument_areOneClearLineEach() throws {
         var options = RenderJob.Options()
         options.sampler.instruments = [InstrumentSpec(channel: 2, uri: "http://drobilla.net/plugins/mda/EPian")]
