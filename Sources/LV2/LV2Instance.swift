@@ -155,6 +155,12 @@ public final class LV2Instance {
         active = false
     }
 
+    /// The latency the plugin reported at its last `run`, in frames (0: none reported).
+    public var latency: Int {
+        guard let k = info.latencyControl, controls[k].isFinite, controls[k] > 0 else { return 0 }
+        return Int(controls[k].rounded())
+    }
+
     /// The plugin does work off the render thread (the worker extension).
     public var usesWorker: Bool { worker.isUsed }
 

@@ -61,11 +61,14 @@ public struct LV2PluginInfo: Sendable, Encodable {
     /// The control input (its place in `controls`) designated `lv2:freeWheeling`:
     /// 1 while rendering faster than real time (offline).
     public var freeWheelingControl: Int?
+    /// The control output (its place in `controls`) where the plugin reports its latency in frames.
+    public var latencyControl: Int?
 
     enum CodingKeys: String, CodingKey {
         case uri, name, kind, classLabel = "class", audioInputs = "audio-inputs", audioOutputs = "audio-outputs",
              midiInputs = "midi-inputs", controls, otherPorts = "other-ports", requiredFeatures = "required-features",
-             reportsLatency = "reports-latency", freeWheelingControl = "free-wheeling-control"
+             reportsLatency = "reports-latency", freeWheelingControl = "free-wheeling-control",
+             latencyControl = "latency-control"
     }
 
     init(_ plugin: OpaquePointer, in world: LV2World) {
@@ -116,6 +119,10 @@ public struct LV2PluginInfo: Sendable, Encodable {
         if let port = lilv_plugin_get_port_by_designation(plugin, v.inputPort, v.freeWheeling) {
             let index = Int(lilv_port_get_index(plugin, port))
             freeWheelingControl = controls.firstIndex { $0.index == index }
+        }
+        if reportsLatency {
+            let index = Int(lilv_plugin_get_latency_port_index(plugin))
+            latencyControl = controls.firstIndex { $0.index == index && !$0.isInput }
         }
 
         if classURI == "http://lv2plug.in/ns/lv2core#InstrumentPlugin" || (midiIn > 0 && audioOut > 0 && audioIn == 0) {

@@ -129,6 +129,33 @@ import Testing
         #expect(zip(sum, mix).map { abs($0 - $1) }.max()! < 1e-5)
     }
 
+    /// Latency compensation: x42's peak limiter looks 56 frames ahead (it says
+    /// so on its latency port). Below its threshold it only delays, so the
+    /// compensated render is the dry render sample for sample; with the
+    /// threshold lowered it limits, still in time.
+    @Test func masterInsertLatency_isCompensatedInARender() throws {
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let song = "\(RenderCommandTests.openmsx)/busy_schedule.mid"
+        let limiter = "http://gareus.org/oss/lv2/dpl#stereo"
+        let common = ["--soundfont", RenderCommandTests.timGM, "--bits", "32", "--max-duration", "5", "-q"]
+        for (name, flags) in [("dry", []), ("limited", ["--insert", "master=\(limiter)"]),
+                              ("low", ["--insert", "master=\(limiter)", "--set", "insert.master.1.threshold=-10"])] {
+            let r = try RenderCommandTests.carillon(["render", song, "-o", "\(dir)/\(name).wav"] + flags + common)
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let dry = try Self.samples("\(dir)/dry.wav"), limited = try Self.samples("\(dir)/limited.wav")
+        let low = try Self.samples("\(dir)/low.wav")
+        #expect(dry.count == limited.count && dry.count == low.count && dry.count == 2 * 5 * 44_100)
+        #expect(dry.map(abs).max()! < 0.85, "the piece peaks above the limiter's -1 dBFS: the equality below would not hold")
+        #expect(limited == dry, "the limiter's 56 frames of look-ahead are not compensated")
+        // Lowered: peaks held near -10 dBFS (true-peak off: a little over), and the loudest block still where the dry one is.
+        #expect(low.map(abs).max()! < 0.36)
+        func loudestBlock(_ x: [Float]) -> Int { stride(from: 0, to: x.count - 2048, by: 2048).max { a, b in
+            x[a..<a + 2048].map(abs).max()! < x[b..<b + 2048].map(abs).max()! }! / 2048 }
+        #expect(abs(loudestBlock(low) - loudestBlock(dry)) <= 1)
+    }
+
     /// --set moved the plugin: the render with the controls set is not the one
     /// with the plugin's defaults. On the drum channel: it has no program
     /// change, which an mda instrument takes as a switch to its own patch.

@@ -54,3 +54,4 @@ import Testing
         #expect(Self.firstSoundingBlock(plugin, within: 4) == 0)
     }
 }
+

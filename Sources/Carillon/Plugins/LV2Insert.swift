@@ -34,6 +34,9 @@ final class LV2Insert: AudioInsert {
         outputs.deallocate()
     }
 
+    /// As the plugin reported it at its last run.
+    var latency: Int { instances[0].latency }
+
     /// An effect with 1 or 2 audio inputs and as many outputs, and no feature Carillon lacks.
     static func check(_ info: LV2PluginInfo) throws(LV2Error) {
         try LV2Instance.checkFeatures(info)

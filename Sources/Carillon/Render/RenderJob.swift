@@ -405,16 +405,30 @@ public final class RenderJob {
         var pendingInTail = [Bool](repeating: false, count: depth + 1)
         var dispatchedBlocks = 0, collectedBlocks = 0
         var dispatching = true, finished = false
-        let limit = options.maxDuration.map { UInt64(max(0, ($0 * rate).rounded())) } ?? .max
+        var limit = options.maxDuration.map { UInt64(max(0, ($0 * rate).rounded())) } ?? .max
         var truncated = false
         var written: UInt64 = 0
+        /// Frames still to drop from the start: the master inserts' latency, known once they ran a block.
+        var latencyLeft: Int? = nil
 
         func collect() throws(Failure) {
             let inTail = pendingInTail[collectedBlocks % (depth + 1)]
             collectedBlocks += 1
             guard !finished else { renderer.discardPending(); return }
-            let frames = renderer.collect(into: buffer)
-            try writer.write(UnsafeBufferPointer(buffer), frames: frames)
+            var frames = renderer.collect(into: buffer)
+            var from = 0
+            if latencyLeft == nil {
+                // Latency compensation: the mix starts where the dry piece starts (stems never
+                // go with master inserts, so they have nothing to drop).
+                latencyLeft = renderer.masterLatency
+                if limit != .max { limit += UInt64(latencyLeft!) }
+            }
+            if let left = latencyLeft, left > 0 {
+                from = min(left, frames)
+                latencyLeft = left - from
+                frames -= from
+            }
+            try writer.write(UnsafeBufferPointer(rebasing: UnsafeBufferPointer(buffer)[(2 * from)...]), frames: frames)
             try stems?.add(from: renderer, frames: frames)
             written += UInt64(frames)
             if inTail { finished = tail.observe(peak: renderer.blockPeak, frames: frames) }

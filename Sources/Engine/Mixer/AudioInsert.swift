@@ -6,4 +6,11 @@ public protocol AudioInsert: AnyObject {
     /// Render thread: replaces `left[0..<frames]` and `right[0..<frames]` with
     /// the processed block. No allocation, lock, log or throw.
     func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int)
+
+    /// Frames by which its output lags its input, as it last reported (0 for none).
+    var latency: Int { get }
+}
+
+extension AudioInsert {
+    public var latency: Int { 0 }
 }

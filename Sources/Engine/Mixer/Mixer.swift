@@ -185,6 +185,13 @@ final class Mixer {
         self.maxFrames = frames
     }
 
+    /// The master inserts' latency, in frames, as they reported it at their last block.
+    var masterLatency: Int {
+        var total = 0
+        for i in 0..<masterInserts.count { total += masterInserts[i].latency }
+        return total
+    }
+
     func resetStatistics() { peak = 0; clippedSamples = 0; blockPeak = 0 }
 
     /// Strip `s`'s last block after the master gain (planar left, right), nil

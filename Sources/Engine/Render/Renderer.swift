@@ -245,6 +245,10 @@ public final class Renderer: @unchecked Sendable {
     /// Where the scheduled piece ends on the sample clock.
     public var scoreEndFrame: UInt64 { sequencer.endFrame }
 
+    /// By how many frames the master's inserts delay the mix (as they last
+    /// reported it): a render drops that many frames from its start. Render thread (or while idle).
+    public var masterLatency: Int { mixer.masterLatency }
+
     /// The last block's peak (linear, both channels), the peak since `prepare`
     /// and the samples beyond ±1 since `prepare`. Render thread.
     public var blockPeak: Float { mixer.blockPeak }
