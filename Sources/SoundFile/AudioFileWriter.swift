@@ -47,8 +47,16 @@ public final class AudioFileWriter {
         info.format = format.formatWord(encoding)
         guard sf_format_check(&info) != 0 else { throw .unsupported(format: format, encoding: encoding) }
         if toStandardOutput {
-            // Not closed with the file: standard output stays the process's.
-            guard let file = sf_open_fd(STDOUT_FILENO, Int32(SFM_WRITE), &info, Int32(SF_FALSE)) else {
+            // The audio takes standard output for itself: it writes through a copy of
+            // the descriptor, and descriptor 1 then points at standard error, so
+            // nothing else printed later (an LV2 plugin's own printf) lands in the stream.
+            fflush(nil)
+            let audio = dup(STDOUT_FILENO)
+            guard audio >= 0, dup2(STDERR_FILENO, STDOUT_FILENO) >= 0 else {
+                throw .cannotCreate(path: "standard output", reason: String(cString: strerror(errno)))
+            }
+            guard let file = sf_open_fd(audio, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
+                close(audio)
                 throw .cannotCreate(path: "standard output", reason: String(cString: sf_strerror(nil)))
             }
             self.file = file

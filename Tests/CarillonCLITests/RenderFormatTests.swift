@@ -113,6 +113,22 @@ import Testing
         #expect(decoded.stdout == piped.stdout)
     }
 
+    /// mda Piano prints a debug line to standard output for some samples it
+    /// plays ("what is this shit?"): with -o - that must not land in the audio.
+    @Test func standardOutput_staysTheAudios_whenAPluginPrints() throws {
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let carillon = RenderCommandTests.carillon
+        let flags = "--soundfont '\(Self.font)' --max-duration 4 --instrument 2=http://drobilla.net/plugins/mda/Piano"
+        let song = "\(RenderCommandTests.openmsx)/flying_scotsman.mid"
+        let piped = try Self.shell("cd '\(dir)' && '\(carillon)' render '\(song)' \(flags) -o -")
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(piped.stderr.contains("what is this shit?"), "the plugin printed nothing: the test shows nothing")
+        let raw = try Self.shell("cd '\(dir)' && '\(carillon)' render '\(song)' \(flags) -q -o ref.raw")
+        #expect(raw.status == 0, "\(raw.stderr)")
+        #expect(piped.stdout == (try Data(contentsOf: URL(fileURLWithPath: "\(dir)/ref.raw"))))
+    }
+
     @Test func standardOutput_pipesIntoFFmpeg_asTheHelpSays() throws {
         let dir = RenderCommandTests.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
