@@ -18,9 +18,9 @@ case "blocks":
 case "voice-budget":
     try VoiceBudgetBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "insert-cost":
-    try InsertCostBenchmark.run(arguments: Array(arguments.dropFirst()))
+    try PluginCostBenchmark.run(.insert, arguments: Array(arguments.dropFirst()))
 case "instrument-cost":
-    try InstrumentCostBenchmark.run(arguments: Array(arguments.dropFirst()))
+    try PluginCostBenchmark.run(.instrument, arguments: Array(arguments.dropFirst()))
 default:
     FileHandle.standardError.write(Data("usage: CarillonBench generate-smf OUT.mid [NOTES] | parse FILE.mid [RUNS] | blocks FILE.mid SF2 [SCALE] [BLOCK...] | voice-budget SF2 FILE.mid... | insert-cost URI [BLOCK] [FRAMES] | instrument-cost URI [BLOCK] [FRAMES]\n".utf8))
     exit(2)

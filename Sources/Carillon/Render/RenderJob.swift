@@ -168,6 +168,7 @@ public final class RenderJob {
         assembly = HostAssembly(sampler: options.sampler)
         // The plugins' parameters exist before the hub that starts them at their defaults.
         do { plugins = try assembly.makePluginHost() } catch { throw .plugin(error) }
+        for note in plugins?.notes ?? [] { log.append(note) }
         hub = assembly.makeHub(mapping: nil)
         let selection = SampleSelection(soundFont: path, byNotes: options.loadsSamplesOnDemand && options.selectsSamplesByNotes,
                                         log: log)

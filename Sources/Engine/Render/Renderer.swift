@@ -14,7 +14,8 @@ import Synchronization
 /// 4. advances the sample clock (`sampleTime`) by `frames`.
 ///
 /// Strips (`meters.strips` lists them): one per instrument strip (per MIDI
-/// channel, `strip.N.*`), the oscillator (`osc.level|pan|mute|solo`), the
+/// channel, `strip.N.*`; a channel an attached `ChannelPlugin` plays sounds
+/// in its strip too, added after the instrument's block is complete), the oscillator (`osc.level|pan|mute|solo`), the
 /// tone (`tone.level|pan|mute|solo`), the shared reverb and chorus returns
 /// (when the instrument has one effects group; with one group per channel
 /// each channel's effects go through its own strip), then one per track
@@ -199,7 +200,7 @@ public final class Renderer: @unchecked Sendable {
         routes[channel] = instrument == .oscillator ? 1 : 0
     }
 
-    /// The instrument channel `channel` (0...15) plays (a channel with a plugin: the sampler's strip, `plugin(forChannel:)`).
+    /// The instrument channel `channel` (0...15) plays (`.sampler` for a channel an attached plugin plays).
     public func instrument(forChannel channel: Int) -> ChannelInstrument {
         routes[channel & 15] == 1 ? .oscillator : .sampler
     }
@@ -211,12 +212,6 @@ public final class Renderer: @unchecked Sendable {
         precondition(channelPlugins.count < 14, "at most 14 channel plugins")  // routes 2...15
         routes[channel] = UInt8(2 + channelPlugins.count)
         channelPlugins.append((channel, plugin))
-    }
-
-    /// The plugin channel `channel` (0...15) plays, if it has one.
-    public func plugin(forChannel channel: Int) -> (any ChannelPlugin)? {
-        let route = Int(routes[channel & 15])
-        return route >= 2 ? channelPlugins[route - 2].plugin : nil
     }
 
     /// Schedules a piece to start at `startFrame` of the sample clock (now by
