@@ -5,3 +5,4 @@
 #include <lv2/options/options.h>
 #include <lv2/atom/atom.h>
 #include <lv2/worker/worker.h>
+#include <lv2/state/state.h>

@@ -43,7 +43,7 @@ public final class LV2Instance {
     private let instance: UnsafeMutablePointer<LilvInstance>
     /// Kept alive as long as the instance: lilv frees an instance's library through its world.
     private let world: LV2World
-    private let urids: URIDMap
+    private let uridMap: URIDMap
     private let features: Features
     private let worker: LV2Worker
     /// The MIDI input sequence (nil: the plugin takes no MIDI), and every atom port's buffer.
@@ -77,7 +77,7 @@ public final class LV2Instance {
         inPlaceBroken = info.requiredFeatures.contains("http://lv2plug.in/ns/lv2core#inPlaceBroken")
         self.maxFrames = maxFrames
         self.sampleRate = sampleRate
-        self.urids = urids
+        self.uridMap = urids
         sequenceType = urids.map("http://lv2plug.in/ns/ext/atom#Sequence")
         chunkType = urids.map("http://lv2plug.in/ns/ext/atom#Chunk")
         midiEventType = urids.map("http://lv2plug.in/ns/ext/midi#MidiEvent")
@@ -161,6 +161,13 @@ public final class LV2Instance {
         return Int(controls[k].rounded())
     }
 
+    // For `LV2State`: the instance, its plugin and world, the features it was made with.
+    var instanceHandle: UnsafeMutablePointer<LilvInstance> { instance }
+    var lilvPlugin: OpaquePointer? { world.lilvPlugin(uri: info.uri) }
+    var worldPointer: OpaquePointer { world.world }
+    var featureList: UnsafePointer<UnsafePointer<LV2_Feature>?> { UnsafePointer(features.list) }
+    var urids: URIDMap { uridMap }
+
     /// The plugin does work off the render thread (the worker extension).
     public var usesWorker: Bool { worker.isUsed }
 
@@ -236,11 +243,11 @@ public final class LV2Instance {
         let list: UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>
         /// What `deinit` releases.
         private var releases: [() -> Void] = []
-        private let urids: URIDMap
+        private let uridMap: URIDMap
 
         init(urids: URIDMap, sampleRate: Float, maxFrames: Int32, sequenceSize: Int32,
              worker: UnsafeMutablePointer<LV2_Worker_Schedule>) {
-            self.urids = urids
+            self.uridMap = urids
             let (map, unmap) = urids.makeFeatures()
             releases += [map.deallocate, unmap.deallocate]
             // Option values: sample rate (atom:Float), block lengths and sequence size (atom:Int).

@@ -27,8 +27,9 @@ public struct HostAssembly: Sendable {
 
     /// The hub of a session: `mapping`'s controls over the table's defaults,
     /// the start values (`--reverb-level`, `--a4`, …) and the controls' `default:`s.
-    public func makeHub(mapping: ControlMapping?) -> ControlHub {
-        ControlHub(mapping: mapping, startValues: sampler.startValues)
+    /// The plugins' saved control values (`--plugin-state`) come before the command line's.
+    public func makeHub(mapping: ControlMapping?, plugins: PluginHost? = nil) -> ControlHub {
+        ControlHub(mapping: mapping, startValues: (plugins?.stateValues ?? []) + sampler.startValues)
     }
 
     /// The plugins' source for the instruments and inserts asked for (nil
@@ -51,7 +52,7 @@ public struct HostAssembly: Sendable {
                     + " (\(given) track\(given == 1 ? "" : "s") given)"), function: "HostAssembly")
             }
         }
-        return try PluginHost(instruments: instruments, inserts: sampler.inserts)
+        return try PluginHost(instruments: instruments, inserts: sampler.inserts, stateDirectory: sampler.pluginState)
     }
 
     /// The renderer over `instrument`: each channel routed to the instrument

@@ -188,6 +188,7 @@ public final class LiveHost: @unchecked Sendable {
     private var subscribed = false
     private let shared = OutputState()
     private var recordingsFinished = false
+    private var pluginStatesSaved = false
 
     /// Opens the sequencer, and unless `options.audio` is false, the output
     /// and the sampler (loading `soundFont` and the mapping's channel fonts).
@@ -199,7 +200,7 @@ public final class LiveHost: @unchecked Sendable {
         let plugins: PluginHost?
         do { plugins = options.audio ? try assembly.makePluginHost() : nil } catch { throw .plugin(error) }
         for note in plugins?.notes ?? [] { log.append(note) }
-        hub = assembly.makeHub(mapping: mapping)
+        hub = assembly.makeHub(mapping: mapping, plugins: plugins)
         var client: SequencerClient?
         do {
             client = try SequencerClient(name: options.clientName)
@@ -363,6 +364,17 @@ public final class LiveHost: @unchecked Sendable {
         control = nil
         audio?.finish()
         finishRecordings()
+        savePluginStates()
+    }
+
+    /// `--plugin-state DIR`: each plugin's state written there (once), after the output stopped.
+    private func savePluginStates() {
+        guard let plugins = audio?.plugins, plugins.stateDirectory != nil, !pluginStatesSaved else { return }
+        pluginStatesSaved = true
+        do throws(LV2Error) {
+            let files = try plugins.saveStates()
+            if !files.isEmpty { log.append("plugin state saved: \(files.joined(separator: ", "))") }
+        } catch { log.append("plugin state not saved: \(error)") }
     }
 
     /// Writes the recordings (once) and logs where they went or why not.

@@ -17,7 +17,7 @@ final class LV2ChannelInstrument: ChannelPlugin {
     private let stereo: Bool
 
     init(host: PluginHost, uri: String, channel: Int, sampleRate: Int, maxFrames: Int, offline: Bool,
-         controls bindings: [PluginControls.Binding], parameters: ParameterStore) throws(LV2Error) {
+         controls bindings: [PluginControls.Binding], parameters: ParameterStore, prefix: String) throws(LV2Error) {
         instance = try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate), maxFrames: maxFrames,
                                    urids: host.urids, offline: offline)
         try Self.check(instance.info)
@@ -29,6 +29,7 @@ final class LV2ChannelInstrument: ChannelPlugin {
         for (k, buffer) in instance.audioOutputs.enumerated() { outputs[k] = buffer }
         controls = PluginControls(bindings, instances: [instance], store: parameters)
         if let k = instance.info.freeWheelingControl { instance.setControl(at: k, to: offline ? 1 : 0) }
+        host.prepare(instance, prefix: prefix)
         instance.activate()
         // Offline, one silent run first: what the plugin asks its worker for at
         // the start (avldrums loads its kit) is done by then, so the piece's

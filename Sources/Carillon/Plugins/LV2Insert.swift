@@ -13,7 +13,7 @@ final class LV2Insert: AudioInsert {
     private let outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
 
     init(host: PluginHost, uri: String, sampleRate: Int, maxFrames: Int, offline: Bool,
-         controls bindings: [PluginControls.Binding], parameters: ParameterStore) throws(LV2Error) {
+         controls bindings: [PluginControls.Binding], parameters: ParameterStore, prefix: String) throws(LV2Error) {
         let first = try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate), maxFrames: maxFrames,
                                     urids: host.urids, offline: offline)
         let info = first.info
@@ -22,6 +22,7 @@ final class LV2Insert: AudioInsert {
                                                                            maxFrames: maxFrames, urids: host.urids, offline: offline)]
         for instance in instances {
             if let k = info.freeWheelingControl { instance.setControl(at: k, to: offline ? 1 : 0) }
+            host.prepare(instance, prefix: prefix)
             instance.activate()
         }
         controls = PluginControls(bindings, instances: instances, store: parameters)

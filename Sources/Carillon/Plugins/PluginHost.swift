@@ -2,6 +2,9 @@ import Engine
 import LV2
 import MIDI
 import Parameters
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where a session's LV2 plugins come from: the installed plugins (read once),
 /// the URID map they share, and each plugin's control inputs as parameters
@@ -20,15 +23,28 @@ public final class PluginHost {
     public private(set) var notes: [String] = []
     /// Per plugin (by its parameter prefix): its control inputs' places in `info.controls`, with their addresses.
     private var bindings: [String: [PluginControls.Binding]] = [:]
+    /// `--plugin-state DIR`: where each plugin's state is read at start and written by `saveStates`.
+    public let stateDirectory: String?
+    /// The states read from `stateDirectory`, by parameter prefix.
+    private var states: [String: LV2State] = [:]
+    /// The saved control values, as the parameters' start values (before `--set`'s).
+    public private(set) var stateValues: [ParameterChange] = []
+    /// The instances made, by prefix, for `saveStates` (the renderer owns them).
+    private var made: [(prefix: String, instance: Weak)] = []
+    private struct Weak { weak var instance: LV2Instance? }
 
     /// Reads the installed plugins, checks every one asked for before anything
     /// runs (installed, usable where it goes, no feature Carillon lacks) and
     /// registers their controls as parameters. No instance is made here: each
     /// renderer makes its own.
-    public init(instruments: [InstrumentSpec], inserts: [InsertSpec]) throws(LV2Error) {
+    /// `stateDirectory`: each plugin's saved state (`PREFIX.ttl`, e.g. `plugin.3.ttl`)
+    /// is read from there if present: its control values become start values,
+    /// the rest is handed to every instance before it runs.
+    public init(instruments: [InstrumentSpec], inserts: [InsertSpec], stateDirectory: String? = nil) throws(LV2Error) {
         world = try LV2World()
         self.instruments = instruments
         self.inserts = inserts
+        self.stateDirectory = stateDirectory
         for spec in instruments {
             let info = try world.plugin(uri: spec.uri)
             try LV2ChannelInstrument.check(info)
@@ -64,12 +80,39 @@ public final class PluginHost {
             places.append(k)
             rows.append(Self.row(control, name: "\(prefix).\(control.symbol)", drives: "\(drives): \(control.name)", strip: strip))
         }
-        do {
-            let addresses = try PluginParameters.register(rows)
-            bindings[prefix] = zip(places, addresses).map { PluginControls.Binding(control: $0, address: $1) }
-        } catch {
+        let addresses: [ParameterAddress]
+        do { addresses = try PluginParameters.register(rows) } catch {
             throw LV2Error(kind: .unsuitable(plugin: info.uri, reason: error.description), function: "PluginParameters.register")
         }
+        bindings[prefix] = zip(places, addresses).map { PluginControls.Binding(control: $0, address: $1) }
+        guard let stateDirectory else { return }
+        let path = "\(stateDirectory)/\(prefix).ttl"
+        guard access(path, F_OK) == 0 else { return }
+        let state = try LV2State(path: path, world: world, urids: urids)
+        states[prefix] = state
+        let bySymbol = Dictionary(zip(places.map { info.controls[$0].symbol }, addresses), uniquingKeysWith: { a, _ in a })
+        for (symbol, value) in state.portValues.sorted(by: { $0.key < $1.key }) {
+            if let address = bySymbol[symbol] { stateValues.append(ParameterChange(address, value)) }
+        }
+    }
+
+    /// Writes every live instance's state to `stateDirectory` (one `PREFIX.ttl`
+    /// each); returns the files written. Only while no render thread runs them.
+    public func saveStates() throws(LV2Error) -> [String] {
+        guard let stateDirectory else { return [] }
+        var written: [String] = []
+        for entry in made {
+            guard let instance = entry.instance.instance, !written.contains("\(stateDirectory)/\(entry.prefix).ttl") else { continue }
+            try instance.saveState(directory: stateDirectory, file: "\(entry.prefix).ttl")
+            written.append("\(stateDirectory)/\(entry.prefix).ttl")
+        }
+        return written
+    }
+
+    /// Hands a new instance its saved state and keeps it for `saveStates`. Before it is activated.
+    func prepare(_ instance: LV2Instance, prefix: String) {
+        if let state = states[prefix] { instance.restore(state) }
+        made.append((prefix, Weak(instance: instance)))
     }
 
     /// A control port's parameter row: its range (0…1 where the plugin gives
@@ -101,7 +144,8 @@ public final class PluginHost {
     public func makeInstrument(_ spec: InstrumentSpec, sampleRate: Int, maxFrames: Int, offline: Bool,
                                parameters: ParameterStore) throws(LV2Error) -> any ChannelPlugin {
         try LV2ChannelInstrument(host: self, uri: spec.uri, channel: spec.channel, sampleRate: sampleRate, maxFrames: maxFrames,
-                                 offline: offline, controls: bindings[spec.parameterPrefix] ?? [], parameters: parameters)
+                                 offline: offline, controls: bindings[spec.parameterPrefix] ?? [], parameters: parameters,
+                                 prefix: spec.parameterPrefix)
     }
 
     /// A new, activated instance of insert `k` (`inserts[k]`) for blocks of up
@@ -110,7 +154,7 @@ public final class PluginHost {
     public func makeInsert(_ k: Int, sampleRate: Int, maxFrames: Int, offline: Bool,
                            parameters: ParameterStore) throws(LV2Error) -> any AudioInsert {
         try LV2Insert(host: self, uri: inserts[k].uri, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline,
-                      controls: bindings[parameterPrefix(insert: k)] ?? [], parameters: parameters)
+                      controls: bindings[parameterPrefix(insert: k)] ?? [], parameters: parameters, prefix: parameterPrefix(insert: k))
     }
 }
 

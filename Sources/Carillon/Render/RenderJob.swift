@@ -169,7 +169,7 @@ public final class RenderJob {
         // The plugins' parameters exist before the hub that starts them at their defaults.
         do { plugins = try assembly.makePluginHost() } catch { throw .plugin(error) }
         for note in plugins?.notes ?? [] { log.append(note) }
-        hub = assembly.makeHub(mapping: nil)
+        hub = assembly.makeHub(mapping: nil, plugins: plugins)
         let selection = SampleSelection(soundFont: path, byNotes: options.loadsSamplesOnDemand && options.selectsSamplesByNotes,
                                         log: log)
         sampleSelection = selection

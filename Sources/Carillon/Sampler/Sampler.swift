@@ -33,6 +33,8 @@ public struct SamplerOptions: Sendable {
     public var inserts: [InsertSpec] = []
     /// `--instrument N=URI`: LV2 instruments playing MIDI channels instead of the sampler.
     public var instruments: [InstrumentSpec] = []
+    /// `--plugin-state DIR`: the plugins' saved states (read at start; live and play write them at the end).
+    public var pluginState: String?
     /// `--set NAME=VALUE`: parameters' values from the start (after the ones above).
     public var settings: [ParameterChange] = []
     public init() {}

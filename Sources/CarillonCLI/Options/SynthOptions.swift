@@ -57,6 +57,12 @@ struct SynthOptions: ParsableArguments {
         valueName: "channel=uri"))
     var instrument: [String] = []
 
+    @Option(name: .customLong("plugin-state"), help: ArgumentHelp(
+        "A folder of LV2 plugin states: each plugin's (PREFIX.ttl: plugin.3.ttl, insert.master.1.ttl) is restored at start; live and play write them there at the end.",
+        discussion: "A state holds the plugin's control values (they become the parameters' start values; --set still wins) and what the plugin's own state interface saves.",
+        valueName: "folder"))
+    var pluginState: String?
+
     @Option(name: .customLong("set"), help: ArgumentHelp(
         "A parameter's value from the start, as NAME=VALUE in its own unit: any name 'carillon parameters' lists, plugin controls (plugin.N.SYMBOL, insert.master.K.SYMBOL) included; repeatable.",
         valueName: "name=value"))
@@ -119,6 +125,7 @@ struct SynthOptions: ParsableArguments {
         options.inserts = insert.compactMap(InsertSpec.init)
         options.instruments = instrument.compactMap(InstrumentSpec.init)
         options.settings = settings
+        options.pluginState = pluginState
         return options
     }
 

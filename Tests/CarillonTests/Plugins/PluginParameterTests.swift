@@ -95,6 +95,57 @@ import Testing
         #expect(zip(turned, standard).map { abs($0 - $1) }.max()! > 0.01)
     }
 
+    /// `--plugin-state DIR`: a session's plugin states written at its end come
+    /// back in the next: the saved control values as the parameters' start
+    /// values (the hub shows them, the plugin plays them), `--set` still winning.
+    @Test func pluginState_savedAndRestored_roundTrips() throws {
+        let dir = NSTemporaryDirectory() + "carillon-state-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var options = SamplerOptions()
+        options.inserts = [InsertSpec(strip: .master, uri: Self.delay)]
+        options.instruments = [InstrumentSpec(channel: 2, uri: Self.jx10)]
+        _ = try PluginHost(instruments: options.instruments, inserts: options.inserts)   // the rows, so the names below exist
+        options.pluginState = dir
+        let feedback = try #require(ParameterAddress("insert.master.1.feedback"))
+        let cutoff = try #require(ParameterAddress("plugin.3.vcf_freq"))
+        func session(_ options: SamplerOptions, set: [(ParameterAddress, Double)] = []) throws -> (ControlHub, [Float], PluginHost, Renderer) {
+            let assembly = HostAssembly(sampler: options)
+            let plugins = try #require(try assembly.makePluginHost())
+            let hub = assembly.makeHub(mapping: nil, plugins: plugins)
+            let renderer = try assembly.makeRenderer(instrument: Clicks(), tracks: [], sampleRate: 48_000, maxFrames: 480,
+                                                     plugins: plugins, offline: true)
+            assembly.connect(hub, to: renderer, events: nil, transport: nil)
+            for (address, value) in set { #expect(hub.set(address, to: value)) }
+            var out = [Float](repeating: 0, count: 2 * 48_000)
+            out.withUnsafeMutableBufferPointer { all in
+                for start in stride(from: 0, to: 48_000, by: 480) {
+                    renderer.render(frames: 480, into: UnsafeMutableBufferPointer(rebasing: all[2 * start..<2 * (start + 480)]))
+                }
+            }
+            return (hub, out, plugins, renderer)
+        }
+        // First session: no state yet; two controls moved, then the end writes both plugins' states.
+        let (_, first, plugins, renderer) = try session(options, set: [(feedback, 0.35), (cutoff, 0.25)])
+        let files = try withExtendedLifetime(renderer) { try plugins.saveStates() }   // the renderer owns the instances
+        #expect(files.sorted() == ["\(dir)/insert.master.1.ttl", "\(dir)/plugin.3.ttl"])
+        let text = try String(contentsOfFile: "\(dir)/insert.master.1.ttl", encoding: .utf8)
+        #expect(text.contains("lv2:symbol \"feedback\"") && text.contains("pset:value 0.34999"), "\(text)")
+        // Second session: the values come back as start values, and the plugin plays them.
+        let (hub, second, _, _) = try session(options)
+        #expect(abs(hub.value(of: feedback) - 0.35) < 1e-6 && abs(hub.value(of: cutoff) - 0.25) < 1e-6)
+        #expect(second == first)
+        // --set wins over the saved state.
+        var overridden = options
+        overridden.settings = [ParameterChange(feedback, 0.6)]
+        let (hub3, _, _, _) = try session(overridden)
+        #expect(abs(hub3.value(of: feedback) - 0.6) < 1e-6 && abs(hub3.value(of: cutoff) - 0.25) < 1e-6)
+        // A file that is not a state is one clear error.
+        try "not turtle".write(toFile: "\(dir)/insert.master.1.ttl", atomically: true, encoding: .utf8)
+        #expect { _ = try HostAssembly(sampler: options).makePluginHost() } throws: {
+            "\($0)".contains("insert.master.1.ttl is not a plugin state lilv can read")
+        }
+    }
+
     @Test func aMisspeltPluginControl_isAMappingError_withDidYouMean() throws {
         var options = SamplerOptions()
         options.inserts = [InsertSpec(strip: .master, uri: Self.delay)]
