@@ -74,16 +74,19 @@ final class LV2Worker {
         guard let interface, let work = interface.pointee.work else { return LV2_WORKER_ERR_UNKNOWN }
         switch mode {
         case .synchronous:
-            return work(handle, { respondHandle, size, data in
-                guard let respondHandle else { return LV2_WORKER_ERR_UNKNOWN }
-                let worker = Unmanaged<LV2Worker>.fromOpaque(respondHandle).takeUnretainedValue()
-                return worker.responses.write(size: size, data: data) ? LV2_WORKER_SUCCESS : LV2_WORKER_ERR_NO_SPACE
-            }, Unmanaged.passUnretained(self).toOpaque(), size, data)
+            return work(handle, Self.respond, Unmanaged.passUnretained(self).toOpaque(), size, data)
         case .thread:
             guard requests.write(size: size, data: data) else { return LV2_WORKER_ERR_NO_SPACE }
             sem_post(&wake)
             return LV2_WORKER_SUCCESS
         }
+    }
+
+    /// `respond`, from the plugin's `work`: the answer queued for the render thread's `deliver`.
+    private static let respond: LV2_Worker_Respond_Function = { handle, size, data in
+        guard let handle else { return LV2_WORKER_ERR_UNKNOWN }
+        let worker = Unmanaged<LV2Worker>.fromOpaque(handle).takeUnretainedValue()
+        return worker.responses.write(size: size, data: data) ? LV2_WORKER_SUCCESS : LV2_WORKER_ERR_NO_SPACE
     }
 
     /// The worker thread: each request handed to `work`, its answers queued for the render thread.
@@ -92,11 +95,7 @@ final class LV2Worker {
             sem_wait(&wake)
             if stopping.load(ordering: .acquiring) { return }
             while let size = requests.read(into: scratch, capacity: 1 << 15) {
-                _ = interface?.pointee.work?(handle, { respondHandle, size, data in
-                    guard let respondHandle else { return LV2_WORKER_ERR_UNKNOWN }
-                    let worker = Unmanaged<LV2Worker>.fromOpaque(respondHandle).takeUnretainedValue()
-                    return worker.responses.write(size: size, data: data) ? LV2_WORKER_SUCCESS : LV2_WORKER_ERR_NO_SPACE
-                }, Unmanaged.passUnretained(self).toOpaque(), UInt32(size), scratch)
+                _ = interface?.pointee.work?(handle, Self.respond, Unmanaged.passUnretained(self).toOpaque(), UInt32(size), scratch)
             }
         }
     }

@@ -45,17 +45,7 @@ struct SynthOptions: ParsableArguments {
         valueName: "file"))
     var track: [String] = []
 
-    @Option(name: .customLong("insert"), help: ArgumentHelp(
-        "An LV2 effect on a strip before its gain, pan and meters, as STRIP=URI ('carillon plugins' lists them); repeatable, in order.",
-        discussion: "STRIP is master, a MIDI channel 1...16, osc, tone or track1...track8. Its controls are parameters insert.STRIP.K.SYMBOL (K: its place on the strip, from 1).",
-        valueName: "strip=uri"))
-    var insert: [String] = []
-
-    @Option(name: .customLong("instrument"), help: ArgumentHelp(
-        "An LV2 instrument playing a MIDI channel instead of the SoundFont, as N=URI (N 1...16; 'carillon plugins' lists them); repeatable.",
-        discussion: "Its controls are parameters plugin.N.SYMBOL ('carillon parameters --instrument N=URI' lists them).",
-        valueName: "channel=uri"))
-    var instrument: [String] = []
+    @OptionGroup var plugins: PluginOptions
 
     @Option(name: .customLong("plugin-state"), help: ArgumentHelp(
         "A folder of LV2 plugin states: each plugin's (PREFIX.ttl: plugin.3.ttl, insert.master.1.ttl) is restored at start; live and play write them there at the end.",
@@ -64,7 +54,7 @@ struct SynthOptions: ParsableArguments {
     var pluginState: String?
 
     @Option(name: .customLong("set"), help: ArgumentHelp(
-        "A parameter's value from the start, as NAME=VALUE in its own unit: any name 'carillon parameters' lists, plugin controls (plugin.N.SYMBOL, insert.master.K.SYMBOL) included; repeatable.",
+        "A parameter's value from the start, as NAME=VALUE in its own unit: any name 'carillon parameters' lists, plugin controls (plugin.N.SYMBOL, insert.STRIP.K.SYMBOL) included; repeatable.",
         valueName: "name=value"))
     var setValues: [String] = []
 
@@ -74,20 +64,8 @@ struct SynthOptions: ParsableArguments {
                 throw ValidationError("--set takes NAME=VALUE with VALUE a number, e.g. master.gain=-6, found '\(text)'")
             }
         }
-        var channels = Set<Int>()
-        for text in instrument {
-            guard let spec = InstrumentSpec(text) else {
-                throw ValidationError("--instrument takes N=URI with N a MIDI channel 1...16, found '\(text)'")
-            }
-            guard channels.insert(spec.channel).inserted else {
-                throw ValidationError("--instrument gives MIDI channel \(spec.channel + 1) twice; one instrument plays a channel")
-            }
-            if oscillatorChannel.contains(spec.channel + 1) {
-                throw ValidationError("MIDI channel \(spec.channel + 1) is given to both --instrument and --oscillator-channel")
-            }
-        }
-        for text in insert where InsertSpec(text) == nil {
-            throw ValidationError("--insert takes STRIP=URI with STRIP master, 1...16, osc, tone or track1...track8, found '\(text)'")
+        for spec in plugins.instruments where oscillatorChannel.contains(spec.channel + 1) {
+            throw ValidationError("MIDI channel \(spec.channel + 1) is given to both --instrument and --oscillator-channel")
         }
         guard track.count <= SamplerOptions.maxTracks else {
             throw ValidationError("at most \(SamplerOptions.maxTracks) --track files, found \(track.count)")
@@ -122,26 +100,14 @@ struct SynthOptions: ParsableArguments {
         options.a4 = a4
         options.effectsPerChannel = channelEffects ?? false
         options.tracks = track
-        options.inserts = insert.compactMap(InsertSpec.init)
-        options.instruments = instrument.compactMap(InstrumentSpec.init)
+        options.inserts = plugins.inserts
+        options.instruments = plugins.instruments
         options.settings = settings
         options.pluginState = pluginState
         return options
     }
 
-    /// Reads the plugins asked for and registers their controls as parameters
-    /// (`plugin.N.SYMBOL`, `insert.STRIP.K.SYMBOL`), so a mapping can name
-    /// them; a plugin that is missing or unusable ends the command here, with one line.
-    func registerPluginParameters() { Self.registerPluginParameters(instruments: instrument, inserts: insert) }
-
-    /// `--instrument` and `--insert` values (checked by `validate`) as parameters.
-    static func registerPluginParameters(instruments: [String], inserts: [String]) {
-        let instruments = instruments.compactMap(InstrumentSpec.init), inserts = inserts.compactMap(InsertSpec.init)
-        guard !instruments.isEmpty || !inserts.isEmpty else { return }
-        do { _ = try PluginHost(instruments: instruments, inserts: inserts) } catch { Diagnostics.fail("\(error)") }
-    }
-
-    /// `--set`'s values, each name resolved (after `registerPluginParameters`)
+    /// `--set`'s values, each name resolved (after `plugins.registerParameters`)
     /// and each value in its parameter's range; a mistake ends the command with one line.
     private var settings: [ParameterChange] {
         setValues.map { text in

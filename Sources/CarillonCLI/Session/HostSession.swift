@@ -85,8 +85,8 @@ enum HostSession {
     /// The mapping at `path`, read after the plugins' controls (`--instrument`,
     /// `--insert`, its own `lv2:` channels) are parameters it may name.
     static func loadMapping(_ path: String?, synth: SynthOptions) -> ControlMapping? {
-        let own = path.map { ControlMapping.lv2Instruments(path: $0).map { "\($0.channel + 1)=\($0.uri)" } } ?? []
-        SynthOptions.registerPluginParameters(instruments: synth.instrument + own, inserts: synth.insert)
+        let own = path.map { ControlMapping.lv2Instruments(path: $0).map { InstrumentSpec(channel: $0.channel, uri: $0.uri) } } ?? []
+        synth.plugins.registerParameters(adding: own)
         guard let path else { return nil }
         do { return try ControlMapping.load(path: path) } catch { Diagnostics.fail("\(error)") }
     }

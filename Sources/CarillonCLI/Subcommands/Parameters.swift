@@ -27,24 +27,15 @@ struct Parameters: ParsableCommand {
     @Flag(help: "The table as Markdown (docs/parameters.md is this output).")
     var markdown = false
 
-    @Option(name: .customLong("instrument"), help: ArgumentHelp("Also list this LV2 instrument's controls, as render's N=URI; repeatable.",
-                                                                valueName: "channel=uri"))
-    var instrument: [String] = []
-
-    @Option(name: .customLong("insert"), help: ArgumentHelp("Also list this LV2 effect's controls, as render's STRIP=URI; repeatable.",
-                                                            valueName: "strip=uri"))
-    var insert: [String] = []
+    /// The plugins whose controls are listed too.
+    @OptionGroup var plugins: PluginOptions
 
     func validate() throws {
         if json && markdown { throw ValidationError("use either --json or --markdown, not both") }
-        if let bad = instrument.first(where: { InstrumentSpec($0) == nil }) {
-            throw ValidationError("--instrument takes N=URI with N a MIDI channel 1...16, found '\(bad)'")
-        }
-        if let bad = insert.first(where: { InsertSpec($0) == nil }) { throw ValidationError("--insert takes STRIP=URI (master, 1...16, osc, tone, track1...), found '\(bad)'") }
     }
 
     func run() throws {
-        SynthOptions.registerPluginParameters(instruments: instrument, inserts: insert)
+        plugins.registerParameters()
         let all = ParameterRegistry.standard.all
         if json {
             print(Self.json(all))

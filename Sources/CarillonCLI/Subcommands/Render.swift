@@ -140,7 +140,7 @@ struct Render: ParsableCommand {
             throw ValidationError("--stems cannot be used with --normalize: the stems would not add up to the normalised mixdown")
         }
         if let stems, stems.isEmpty { throw ValidationError("--stems needs a folder name") }
-        if stems != nil && synth.insert.contains(where: { InsertSpec($0)?.strip == .master }) {
+        if stems != nil && synth.plugins.inserts.contains(where: { $0.strip == .master }) {
             throw ValidationError("--stems cannot be used with --insert master=...: the stems would not add up to a mixdown the insert changes")
         }
         if labelFormat != nil && output == AudioFileWriter.standardOutput {
@@ -175,7 +175,7 @@ struct Render: ParsableCommand {
     }
 
     func run() throws {
-        synth.registerPluginParameters()
+        synth.plugins.registerParameters()
         let (format, encoding, rate, rateChosen) = try audio.resolve(for: output)
         let rateNote = rateChosen ? ", at \(rate) Hz (\(format.rawValue)'s rate; no -r given)" : ""
         var items: [BatchItem]
