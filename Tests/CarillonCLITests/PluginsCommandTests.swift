@@ -190,6 +190,31 @@ import Testing
         #expect(missing.status == 1 && missing.stderr.contains("no LV2 plugin http://drobilla.net/plugins/mda/JX11 is installed"), "\(missing.stderr)")
     }
 
+    /// A mapping's own inserts: `mapping check` knows their controls, numbered
+    /// on each strip in the file's order, and names a misspelt one.
+    @Test func mappingCheck_knowsTheFilesOwnInsertsControls() throws {
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func check(_ target: String) throws -> RenderCommandTests.Result {
+            let path = "\(dir)/m.yaml"
+            try """
+                inserts:
+                  master: ["http://drobilla.net/plugins/mda/Overdrive", "\(Self.delay)"]
+                controls:
+                  - name: Feedback
+                    kind: knob
+                    source: { cc: 20 }
+                    targets: [\(target)]
+
+                """.write(toFile: path, atomically: true, encoding: .utf8)
+            return try RenderCommandTests.carillon(["mapping", "check", path])
+        }
+        let good = try check("insert.master.2.feedback")
+        #expect(good.status == 0, "\(good.stderr)")
+        let typo = try check("insert.master.1.feedback")   // the first insert is Overdrive
+        #expect(typo.status == 1 && typo.stderr.contains("m.yaml:7:15: error: unknown target 'insert.master.1.feedback'"), "\(typo.stderr)")
+    }
+
     @Test func parameters_listsAPluginsControls() throws {
         let r = try RenderCommandTests.carillon(["parameters", "--instrument", "3=http://drobilla.net/plugins/mda/JX10",
                                                  "--insert", "master=\(Self.delay)"])

@@ -1,3 +1,4 @@
+import Controls
 import Engine
 import LV2
 import MIDI
@@ -218,5 +219,21 @@ public struct InsertSpec: Hashable, Sendable, CustomStringConvertible {
         self.init(strip: strip, uri: uri)
     }
 
+    /// A mapping's insert (its strip key checked when the file was read).
+    public init?(_ insert: MappingInsert) {
+        guard let strip = Strip(insert.strip) else { return nil }
+        self.init(strip: strip, uri: insert.uri)
+    }
+
     public var description: String { "\(strip.key)=\(uri)" }
+}
+
+extension ControlMapping {
+    /// The LV2 plugins a mapping file names (its `lv2:` channels and its
+    /// `inserts:`), found before the file is read: their controls must be
+    /// parameters by then.
+    public static func plugins(path: String) -> (instruments: [InstrumentSpec], inserts: [InsertSpec]) {
+        let found = lv2Plugins(path: path)
+        return (found.instruments.map { InstrumentSpec(channel: $0.channel, uri: $0.uri) }, found.inserts.compactMap(InsertSpec.init))
+    }
 }

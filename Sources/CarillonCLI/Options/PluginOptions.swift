@@ -34,12 +34,13 @@ struct PluginOptions: ParsableArguments {
     var instruments: [InstrumentSpec] { instrument.compactMap(InstrumentSpec.init) }
     var inserts: [InsertSpec] { insert.compactMap(InsertSpec.init) }
 
-    /// Reads the plugins asked for (and `more` instruments, a mapping's own)
-    /// and registers their controls as parameters (`plugin.N.SYMBOL`,
-    /// `insert.STRIP.K.SYMBOL`), so a mapping or `--set` can name them; a
-    /// plugin that is missing or unusable ends the command here, with one line.
-    func registerParameters(adding more: [InstrumentSpec] = []) {
-        let instruments = instruments + more
+    /// Reads the plugins asked for (and a mapping's own: its instruments, and
+    /// its inserts, which come before `--insert`'s on each strip) and registers
+    /// their controls as parameters (`plugin.N.SYMBOL`, `insert.STRIP.K.SYMBOL`),
+    /// so a mapping or `--set` can name them; a plugin that is missing or
+    /// unusable ends the command here, with one line.
+    func registerParameters(adding mapping: (instruments: [InstrumentSpec], inserts: [InsertSpec]) = ([], [])) {
+        let instruments = instruments + mapping.instruments, inserts = mapping.inserts + inserts
         guard !instruments.isEmpty || !inserts.isEmpty else { return }
         do { _ = try PluginHost(instruments: instruments, inserts: inserts) } catch { Diagnostics.fail("\(error)") }
     }

@@ -83,15 +83,15 @@ enum HostSession {
     }
 
     /// The mapping at `path`, read after the plugins' controls (`--instrument`,
-    /// `--insert`, its own `lv2:` channels) are parameters it may name.
+    /// `--insert`, its own `lv2:` channels and `inserts:`) are parameters it may name.
     static func loadMapping(_ path: String?, synth: SynthOptions) -> ControlMapping? {
-        let own = path.map { ControlMapping.lv2Instruments(path: $0).map { InstrumentSpec(channel: $0.channel, uri: $0.uri) } } ?? []
-        synth.plugins.registerParameters(adding: own)
+        synth.plugins.registerParameters(adding: path.map(ControlMapping.plugins(path:)) ?? ([], []))
         guard let path else { return nil }
         do { return try ControlMapping.load(path: path) } catch { Diagnostics.fail("\(error)") }
     }
 
-    /// The host's options; the tracks are the mapping's `tracks:` then `--track`.
+    /// The host's options; the tracks are the mapping's `tracks:` then
+    /// `--track`, the inserts its `inserts:` then `--insert`'s.
     static func options(input: MIDIInputOptions, audio: AudioDeviceOptions, synth: SynthOptions,
                         mapping: ControlMapping?) -> LiveHost.Options {
         var options = LiveHost.Options()
@@ -100,6 +100,7 @@ enum HostSession {
         // One shared reverb and chorus unless --channel-effects (SynthOptions.samplerOptions).
         options.sampler = synth.samplerOptions
         options.sampler.tracks = (mapping?.tracks ?? []) + synth.track
+        options.sampler.inserts = (mapping?.inserts ?? []).compactMap(InsertSpec.init) + options.sampler.inserts
         if options.sampler.tracks.count > SamplerOptions.maxTracks {
             Diagnostics.fail("at most \(SamplerOptions.maxTracks) tracks: the mapping's tracks: and --track give \(options.sampler.tracks.count)")
         }

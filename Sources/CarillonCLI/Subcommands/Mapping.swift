@@ -30,12 +30,13 @@ extension Mapping {
         }
 
         func run() throws {
-            // A file's lv2: channels first: their controls (plugin.N.SYMBOL) are names its targets may use.
+            // A file's lv2: channels and inserts first: their controls (plugin.N.SYMBOL,
+            // insert.STRIP.K.SYMBOL) are names its targets may use.
             var pluginFailed = false
             for file in files {
-                let own = ControlMapping.lv2Instruments(path: file).map { InstrumentSpec(channel: $0.channel, uri: $0.uri) }
-                guard !own.isEmpty else { continue }
-                do { _ = try PluginHost(instruments: own, inserts: []) } catch {
+                let own = ControlMapping.plugins(path: file)
+                guard !own.instruments.isEmpty || !own.inserts.isEmpty else { continue }
+                do { _ = try PluginHost(instruments: own.instruments, inserts: own.inserts) } catch {
                     FileHandle.standardError.write(Data("\(file): error: \(error)\n".utf8))
                     pluginFailed = true
                 }

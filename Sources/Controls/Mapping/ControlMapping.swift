@@ -20,6 +20,9 @@ public struct ControlMapping: Hashable, Sendable {
     /// `tracks:` audio files played with the piece (`track.1.*` is the first),
     /// paths resolved against the mapping file's folder.
     public var tracks: [String] = []
+    /// `inserts:` LV2 effects per strip (`master`, `1`…`16`, `osc`, `tone`,
+    /// `track1`…), each strip's in file order; before `--insert`'s.
+    public var inserts: [MappingInsert] = []
     /// `groups:` the order of the controls' groups on a page (controls name theirs with `group:`).
     public var groups: [String] = []
     /// The most `tracks:` a mapping may list (the mixer's track strips).
@@ -36,6 +39,17 @@ public struct ControlMapping: Hashable, Sendable {
         self.controls = controls
         self.locations = locations
     }
+}
+
+/// An LV2 effect a mapping puts on a strip (`inserts: { master: [URI] }`), as `--insert STRIP=URI`.
+public struct MappingInsert: Hashable, Sendable {
+    /// `master` or a strip's key (`StripID.key`: `3`, `osc`, `tone`, `track1`).
+    public var strip: String
+    public var uri: String
+    public init(strip: String, uri: String) { self.strip = strip; self.uri = uri }
+
+    /// The keys a strip is named by: `master` and every strip's but the effect returns'.
+    public static let stripKeys = ["master"] + ParameterAddress.StripID.all.filter { $0 != .reverb && $0 != .chorus }.map(\.key)
 }
 
 /// What a mapping asks of one sampler channel before any control moves.

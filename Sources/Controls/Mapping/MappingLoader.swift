@@ -46,7 +46,7 @@ extension ControlMapping {
 
 /// The keys a mapping file may use, in one place (for "did you mean" and the README).
 enum MappingKeys {
-    static let top = ["name", "description", "port", "channel", "channels", "tracks", "controls", "scenes", "groups"]
+    static let top = ["name", "description", "port", "channel", "channels", "inserts", "tracks", "controls", "scenes", "groups"]
     static let scene = ["name", "channels", "set", "controls"]
     static let channelSetup = ["soundfont", "bank", "program", "instrument", "lv2"]
     static let control = [
@@ -219,6 +219,7 @@ final class MappingReader {
             case "port": mapping.port = string(value, "a port name pattern")
             case "channel": defaultChannel = channel(value) ?? .any
             case "channels": mapping.channels = channelSetups(value)
+            case "inserts": mapping.inserts = inserts(value)
             case "controls": controlsNode = value
             case "scenes": scenesNode = value
             case "tracks": mapping.tracks = tracks(value)

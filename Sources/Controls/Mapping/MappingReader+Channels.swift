@@ -107,20 +107,57 @@ extension MappingReader {
 }
 
 extension ControlMapping {
-    /// The `lv2:` instruments of a mapping file's `channels:` (0-based channel,
-    /// URI), read before the file is: their controls must be parameters
-    /// (`plugin.N.SYMBOL`) by the time its targets are resolved. Nothing is
-    /// checked here; `load` reports every mistake.
-    public static func lv2Instruments(path: String) -> [(channel: Int, uri: String)] {
+    /// A mapping file's LV2 plugins: its `lv2:` instruments (0-based channel,
+    /// URI) and its `inserts:`, read before the file is: their controls must be
+    /// parameters (`plugin.N.SYMBOL`, `insert.STRIP.K.SYMBOL`) by the time its
+    /// targets are resolved. Nothing is checked here; `load` reports every mistake.
+    public static func lv2Plugins(path: String) -> (instruments: [(channel: Int, uri: String)], inserts: [MappingInsert]) {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-              case .mapping(let top)? = try? Yams.compose(yaml: text),
-              case .mapping(let channels)? = top["channels"] else { return [] }
-        var found: [(channel: Int, uri: String)] = []
-        for (key, value) in channels {
-            guard case .scalar(let k) = key, let n = Int(k.string), (1...16).contains(n),
-                  case .mapping(let setup) = value, case .scalar(let uri)? = setup["lv2"], !uri.string.isEmpty else { continue }
-            found.append((n - 1, uri.string))
+              case .mapping(let top)? = try? Yams.compose(yaml: text) else { return ([], []) }
+        var instruments: [(channel: Int, uri: String)] = []
+        if case .mapping(let channels)? = top["channels"] {
+            for (key, value) in channels {
+                guard case .scalar(let k) = key, let n = Int(k.string), (1...16).contains(n),
+                      case .mapping(let setup) = value, case .scalar(let uri)? = setup["lv2"], !uri.string.isEmpty else { continue }
+                instruments.append((n - 1, uri.string))
+            }
         }
-        return found.sorted { $0.channel < $1.channel }
+        var inserts: [MappingInsert] = []
+        if case .mapping(let strips)? = top["inserts"] {
+            for (key, value) in strips {
+                guard case .scalar(let k) = key, MappingInsert.stripKeys.contains(k.string) else { continue }
+                let uris: [Node] = if case .sequence(let list) = value { Array(list) } else { [value] }
+                for case .scalar(let uri) in uris where !uri.string.isEmpty {
+                    inserts.append(MappingInsert(strip: k.string, uri: uri.string))
+                }
+            }
+        }
+        return (instruments.sorted { $0.channel < $1.channel }, inserts)
+    }
+}
+
+extension MappingReader {
+    /// `inserts:` a mapping from strip (`master`, `1`…`16`, `osc`, `tone`,
+    /// `track1`…) to an LV2 effect's URI or a list of them, run in that order.
+    func inserts(_ node: Node) -> [MappingInsert] {
+        guard case .mapping(let strips) = node else {
+            expected("a mapping from strip (master, 1...16, osc, tone, track1...) to LV2 effects' URIs", node)
+            return []
+        }
+        var result: [MappingInsert] = []
+        for (keyNode, value) in strips {
+            guard let key = string(keyNode, "a strip") else { continue }
+            guard MappingInsert.stripKeys.contains(key) else {
+                error(keyNode, "unknown strip '\(key)' for inserts (strips: master, 1...16, osc, tone, track1...track\(ParameterAddress.maxTracks))")
+                continue
+            }
+            let uris: [Node] = if case .sequence(let list) = value { Array(list) } else { [value] }
+            if uris.isEmpty { error(value, "strip \(key) lists no insert") }
+            for item in uris {
+                guard let uri = string(item, "an LV2 effect's URI ('carillon plugins' lists them)") else { continue }
+                if uri.isEmpty { error(item, "an empty LV2 URI") } else { result.append(MappingInsert(strip: key, uri: uri)) }
+            }
+        }
+        return result
     }
 }
