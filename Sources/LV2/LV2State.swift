@@ -32,6 +32,12 @@ public final class LV2State {
         map.deallocate(); unmap.deallocate()
     }
 
+    /// The URI of the plugin whose state it is.
+    public var pluginURI: String {
+        guard let node = lilv_state_get_plugin_uri(state), let uri = lilv_node_as_uri(node) else { return "" }
+        return String(cString: uri)
+    }
+
     /// The control inputs' values it holds, by port symbol (numbers only).
     public var portValues: [String: Float] {
         final class Box { var values: [String: Float] = [:]; let urids: URIDMap; init(_ u: URIDMap) { urids = u } }

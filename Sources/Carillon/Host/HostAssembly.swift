@@ -14,16 +14,23 @@ public struct HostAssembly: Sendable {
     /// A mapping's `channels:`: an `instrument:` routes the channel (its
     /// fonts and presets are the `Sampler`'s). Empty without a mapping.
     public var channels: [ChannelSetup]
+    /// A mapping's `inserts:`. Empty without a mapping.
+    public var mappingInserts: [InsertSpec]
 
-    public init(sampler: SamplerOptions, channels: [ChannelSetup] = []) {
+    public init(sampler: SamplerOptions, channels: [ChannelSetup] = [], inserts: [MappingInsert] = []) {
         self.sampler = sampler
         self.channels = channels
+        mappingInserts = inserts.compactMap(InsertSpec.init)
     }
 
     /// The LV2 instruments: `--instrument`'s, then a mapping's `lv2:` channels.
     public var instruments: [InstrumentSpec] {
         sampler.instruments + channels.compactMap { setup in setup.lv2.map { InstrumentSpec(channel: setup.channel.intValue, uri: $0) } }
     }
+
+    /// The LV2 inserts: a mapping's `inserts:`, then `--insert`'s (so a
+    /// mapping's targets name its own inserts whatever the flags add).
+    public var inserts: [InsertSpec] { mappingInserts + sampler.inserts }
 
     /// The hub of a session: `mapping`'s controls over the table's defaults,
     /// the start values (`--reverb-level`, `--a4`, …) and the controls' `default:`s.
@@ -38,21 +45,21 @@ public struct HostAssembly: Sendable {
     /// job or session, before its hub is made (the hub starts every parameter
     /// at its default): it reads every installed plugin's data.
     public func makePluginHost() throws(LV2Error) -> PluginHost? {
-        let instruments = instruments
-        guard !sampler.inserts.isEmpty || !instruments.isEmpty else { return nil }
+        let instruments = instruments, inserts = inserts
+        guard !inserts.isEmpty || !instruments.isEmpty else { return nil }
         var taken = Set(sampler.oscillatorChannels + channels.filter { $0.instrument == .oscillator }.map(\.channel.intValue))
         for spec in instruments where !taken.insert(spec.channel).inserted {
             throw LV2Error(kind: .unsuitable(plugin: spec.uri, reason: "MIDI channel \(spec.channel + 1) is given another instrument too"
                 + " (--instrument, --oscillator-channel and the mapping's channels: each give a channel one)"), function: "HostAssembly")
         }
-        for spec in sampler.inserts {
+        for spec in inserts {
             if case .strip(.track(let n)) = spec.strip, n >= sampler.tracks.count {
                 let given = sampler.tracks.count
                 throw LV2Error(kind: .unsuitable(plugin: spec.uri, reason: "--insert track\(n + 1)=…: there is no track \(n + 1)"
                     + " (\(given) track\(given == 1 ? "" : "s") given)"), function: "HostAssembly")
             }
         }
-        return try PluginHost(instruments: instruments, inserts: sampler.inserts, stateDirectory: sampler.pluginState)
+        return try PluginHost(instruments: instruments, inserts: inserts, stateDirectory: sampler.pluginState)
     }
 
     /// The renderer over `instrument`: each channel routed to the instrument
@@ -60,24 +67,28 @@ public struct HostAssembly: Sendable {
     /// `--instrument`'s plugins), the oscillator tuned to `--a4`, the master's
     /// and the strips' inserts, sized for blocks of `maxFrames`. Plugins are new instances
     /// from `plugins`, reading their controls from the renderer's parameters;
-    /// `offline` tells them they free-wheel.
+    /// `offline` tells them they free-wheel. `slots`: each plugin in a slot that
+    /// takes a replacement while it plays (live: a mapping reload), kept there.
     public func makeRenderer(
         instrument: any Instrument, tracks: [any TrackSource], sampleRate: Int, maxFrames: Int,
-        eventCapacity: Int = 1024, capturesStems: Bool = false, plugins: PluginHost? = nil, offline: Bool = false
+        eventCapacity: Int = 1024, capturesStems: Bool = false, plugins: PluginHost? = nil, offline: Bool = false,
+        slots: PluginSlots? = nil
     ) throws(LV2Error) -> Renderer {
-        precondition(plugins != nil || (sampler.inserts.isEmpty && instruments.isEmpty),
+        precondition(plugins != nil || (inserts.isEmpty && instruments.isEmpty),
                      "plugins need the PluginHost of makePluginHost")
         let parameters = ParameterStore()
+        slots?.prepare(sampleRate: sampleRate, maxFrames: maxFrames, parameters: parameters)
         var master: [any AudioInsert] = [], strips: [ParameterAddress.StripID: [any AudioInsert]] = [:]
-        for (k, spec) in sampler.inserts.enumerated() {
+        for (k, spec) in plugins?.inserts.enumerated() ?? [].enumerated() {
             if case .strip(let id) = spec.strip {
                 if case .channel = id, instrument.stripCount != 16 {
                     throw LV2Error(kind: .unsuitable(plugin: spec.uri, reason: "--insert \(id.key)=…: the instrument has no channel strips"),
                                    function: "HostAssembly")
                 }
             }
-            let insert = try plugins!.makeInsert(k, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline,
+            var insert = try plugins!.makeInsert(k, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline,
                                                  parameters: parameters)
+            if let slots { insert = slots.hold(insert) }
             switch spec.strip {
             case .master: master.append(insert)
             case .strip(let id): strips[id, default: []].append(insert)
@@ -90,9 +101,11 @@ public struct HostAssembly: Sendable {
         for setup in channels {
             if let instrument = setup.instrument { renderer.route(channel: setup.channel.intValue, to: instrument) }
         }
-        for spec in instruments {
-            renderer.attach(try plugins!.makeInstrument(spec, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline,
-                                                        parameters: parameters), toChannel: spec.channel)
+        for spec in plugins?.instruments ?? [] {
+            var plugin = try plugins!.makeInstrument(spec, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline,
+                                                     parameters: parameters)
+            if let slots { plugin = slots.hold(plugin, channel: spec.channel) }
+            renderer.attach(plugin, toChannel: spec.channel)
         }
         renderer.oscillator.a4 = sampler.a4
         renderer.prepare(sampleRate: Double(sampleRate), maxFrames: maxFrames)

@@ -24,6 +24,8 @@ final class LiveAudio {
     let jackMIDI: JACKMIDIInput?
     /// The instruments' and inserts' plugins (nil without any): kept as long as the renderer runs them.
     let plugins: PluginHost?
+    /// The renderer's plugins in slots a mapping reload swaps new ones into.
+    let pluginSlots = PluginSlots()
     private(set) var started = false
 
     /// Opens the output, loads the sampler (`soundFont` and the mapping's
@@ -58,7 +60,7 @@ final class LiveAudio {
         do { spectrum = try SpectrumTap(sampleRate: rate) } catch { throw .spectrum(error) }
         do {
             renderer = try assembly.makeRenderer(instrument: sampler.instrument, tracks: tracks, sampleRate: rate,
-                                                 maxFrames: blockFrames, eventCapacity: 4096, plugins: plugins)
+                                                 maxFrames: blockFrames, eventCapacity: 4096, plugins: plugins, slots: pluginSlots)
         } catch { throw .plugin(error) }
         clock = options.timing == .stamped
             ? OutputClock(sampleRate: Double(rate), periodFrames: blockFrames, settleFrames: output.prefillFrames) : nil

@@ -195,7 +195,7 @@ public final class LiveHost: @unchecked Sendable {
     /// Nothing runs until `start`.
     public init(soundFont path: String?, mapping: ControlMapping?, options: Options) throws(Failure) {
         self.options = options
-        assembly = HostAssembly(sampler: options.sampler, channels: mapping?.channels ?? [])
+        assembly = HostAssembly(sampler: options.sampler, channels: mapping?.channels ?? [], inserts: mapping?.inserts ?? [])
         // The plugins' parameters exist before the hub that starts them at their defaults.
         let plugins: PluginHost?
         do { plugins = options.audio ? try assembly.makePluginHost() : nil } catch { throw .plugin(error) }
@@ -301,8 +301,9 @@ public final class LiveHost: @unchecked Sendable {
         }
         if let path = options.watchMapping, watcher == nil {
             let hub = self.hub, log = self.log
+            let plugins = audio.flatMap { audio in audio.plugins.map { LivePlugins(host: $0, slots: audio.pluginSlots, assembly: assembly) } }
             do {
-                watcher = try MappingWatcher(path: path) { hub.reload(from: path, log: log) }
+                watcher = try MappingWatcher(path: path) { hub.reload(from: path, log: log, plugins: plugins) }
             } catch { throw .watch(error) }
         }
         let router = self.router
@@ -363,6 +364,7 @@ public final class LiveHost: @unchecked Sendable {
         control?.join()
         control = nil
         audio?.finish()
+        audio?.pluginSlots.collectRetired()
         finishRecordings()
         savePluginStates()
     }

@@ -1,4 +1,7 @@
 import Controls
+import LV2
+import MIDI
+import Parameters
 import Synchronization
 import Threads
 #if canImport(Glibc)
@@ -100,16 +103,72 @@ public final class MappingWatcher {
 extension ControlHub {
     /// Loads the mapping file at `path` again (the watcher's `changed`):
     /// swapped in when it has no mistakes; else every mistake is logged
-    /// (file:line:column) and the running mapping stays.
-    func reload(from path: String, log: HostLog) {
-        do {
-            let mapping = try ControlMapping.load(path: path)
-            let notApplied = replace(mapping: mapping)
-            log.append("mapping reloaded: \(path) (\(mapping.controls.count) controls)")
-            for line in notApplied { log.append(line) }
+    /// (file:line:column) and the running mapping stays. `plugins`: a running
+    /// session's, which take the file's other LV2 instruments and inserts
+    /// (crossfaded in), their controls at their defaults; without, the file's
+    /// plugins' controls are only names its targets may use.
+    func reload(from path: String, log: HostLog, plugins: LivePlugins? = nil) {
+        var changes: PluginHost.Changes?
+        do throws(LV2Error) {
+            if let plugins { changes = try plugins.prepare(mappingAt: path) } else { try LivePlugins.register(mappingAt: path) }
         } catch {
+            log.append("\(path): \(error)")
+            log.append("mapping not reloaded: \(path) names a plugin that cannot be used; the previous mapping goes on")
+            return
+        }
+        let mapping: ControlMapping
+        do { mapping = try ControlMapping.load(path: path) } catch {
+            if let plugins, let changes { plugins.host.revert(changes) }
             for line in "\(error)".split(separator: "\n") { log.append(String(line)) }
             log.append("mapping not reloaded: \(path) has mistakes; the previous mapping goes on")
+            return
         }
+        if let plugins, let changes {
+            for line in plugins.swap(changes) { log.append(line) }
+            for address in changes.parameters { _ = set(address, to: ParameterRegistry.standard.info(for: address).defaultValue) }
+        }
+        let notApplied = replace(mapping: mapping)
+        log.append("mapping reloaded: \(path) (\(mapping.controls.count) controls)")
+        for line in notApplied + (changes?.notApplied ?? []) { log.append(line) }
+    }
+}
+
+/// A live session's plugins as mapping reloads change them: the plugin host,
+/// the renderer's slots, and the plugins the command line gave (which the
+/// file's own join). Used by one thread at a time (the watcher's; the
+/// session's end after the watcher stopped).
+final class LivePlugins: @unchecked Sendable {
+    let host: PluginHost
+    let slots: PluginSlots
+    private let assembly: HostAssembly
+
+    init(host: PluginHost, slots: PluginSlots, assembly: HostAssembly) {
+        self.host = host; self.slots = slots; self.assembly = assembly
+    }
+
+    /// The plugins the file at `path` and the command line ask for together,
+    /// readied on the host (`PluginHost.prepareChange`).
+    func prepare(mappingAt path: String) throws(LV2Error) -> PluginHost.Changes {
+        var next = assembly
+        let own = ControlMapping.plugins(path: path)
+        next.channels = own.instruments.map { ChannelSetup(channel: Channel($0.channel), lv2: $0.uri) }
+        next.mappingInserts = own.inserts
+        return try host.prepareChange(instruments: next.instruments, inserts: next.inserts)
+    }
+
+    /// Without a running session's plugins: the file's plugins' controls as names.
+    static func register(mappingAt path: String) throws(LV2Error) {
+        let own = ControlMapping.plugins(path: path)
+        guard !own.instruments.isEmpty || !own.inserts.isEmpty else { return }
+        _ = try PluginHost(instruments: own.instruments, inserts: own.inserts)
+    }
+
+    /// Commits `changes` and hands each new plugin to its slot; returns lines to show.
+    func swap(_ changes: PluginHost.Changes) -> [String] {
+        guard !changes.isEmpty else { return [] }
+        host.commit(changes)
+        do { try slots.swap(changes, from: host) } catch { return ["a plugin could not be made: \(error)"] }
+        return changes.instruments.map { "channel \($0.channel + 1): now \(host.instrumentNames[$0.channel] ?? $0.uri) (crossfaded in)" }
+            + changes.inserts.map { "\($0.spec.strip.key == "master" ? "the master" : "strip \($0.spec.strip.key)"): insert now \($0.spec.uri) (crossfaded in)" }
     }
 }

@@ -16,8 +16,10 @@ import Glibc
 public final class PluginHost {
     public let world: LV2World
     public let urids = URIDMap()
-    public let instruments: [InstrumentSpec]
-    public let inserts: [InsertSpec]
+    /// The instruments and inserts the renderers' plugins are made from (as
+    /// asked at start, with the replacements `change` has swapped in since).
+    public private(set) var instruments: [InstrumentSpec]
+    public private(set) var inserts: [InsertSpec]
     /// Each instrument's name, by its MIDI channel (0-based).
     public private(set) var instrumentNames: [Int: String] = [:]
     /// What was said about the plugins at load (an instrument's outputs beyond the first two).
@@ -73,9 +75,10 @@ public final class PluginHost {
     }
 
     /// The control inputs of `info` as rows `PREFIX.SYMBOL` (the free-wheeling
-    /// port excepted: the host sets it).
+    /// port excepted: the host sets it); `readsState`: its saved state too
+    /// (at start; a plugin swapped in later starts at its defaults).
     private func register(_ info: LV2PluginInfo, prefix: String, drives: String,
-                          strip: ParameterAddress.StripID?) throws(LV2Error) {
+                          strip: ParameterAddress.StripID?, readsState: Bool = true) throws(LV2Error) {
         var places: [Int] = [], rows: [PluginParameters.Row] = []
         for (k, control) in info.controls.enumerated() where control.isInput && k != info.freeWheelingControl {
             places.append(k)
@@ -86,15 +89,108 @@ public final class PluginHost {
             throw LV2Error(kind: .unsuitable(plugin: info.uri, reason: error.description), function: "PluginParameters.register")
         }
         bindings[prefix] = zip(places, addresses).map { PluginControls.Binding(control: $0, address: $1) }
-        guard let stateDirectory else { return }
+        guard readsState, let stateDirectory else { return }
         let path = "\(stateDirectory)/\(prefix).ttl"
         guard access(path, F_OK) == 0 else { return }
         let state = try LV2State(path: path, world: world, urids: urids)
+        guard state.pluginURI == info.uri else {
+            notes.append("\(path) holds the state of \(state.pluginURI), not of \(info.uri) (\(prefix)): not restored, and written over at the end")
+            return
+        }
         states[prefix] = state
         let bySymbol = Dictionary(zip(places.map { info.controls[$0].symbol }, addresses), uniquingKeysWith: { a, _ in a })
         for (symbol, value) in state.portValues.sorted(by: { $0.key < $1.key }) {
             if let address = bySymbol[symbol] { stateValues.append(ParameterChange(address, value)) }
         }
+    }
+
+    /// What a mapping reload changes among the plugins (`prepareChange`).
+    public struct Changes {
+        /// Channels whose instrument is another plugin now: make each anew and swap it in.
+        public var instruments: [InstrumentSpec] = []
+        /// Inserts (their place in `inserts`) that are another plugin now, with the new ones.
+        public var inserts: [(k: Int, spec: InsertSpec)] = []
+        /// The new plugins' controls, to start at their defaults.
+        public var parameters: [ParameterAddress] = []
+        /// What only a restart does (a plugin added or removed), as lines to show.
+        public var notApplied: [String] = []
+        /// The plugins replaced, to register their controls again (`revert`).
+        fileprivate var replaced: [(info: LV2PluginInfo, prefix: String, drives: String, strip: ParameterAddress.StripID?)] = []
+        public var isEmpty: Bool { instruments.isEmpty && inserts.isEmpty }
+    }
+
+    /// Readies another set of plugins (a mapping reloaded) where a running
+    /// session can take it: a channel's instrument or a strip's insert that is
+    /// another plugin now is read and checked, and its controls registered (so
+    /// the new mapping may name them). Nothing else changes until `commit`;
+    /// `revert` puts the old controls back. Instruments or inserts added or
+    /// removed wait for the next start (`notApplied`). A new plugin that is
+    /// missing or unusable throws, and nothing changes.
+    public func prepareChange(instruments newInstruments: [InstrumentSpec], inserts newInserts: [InsertSpec]) throws(LV2Error) -> Changes {
+        var changes = Changes()
+        var found: [(info: LV2PluginInfo, prefix: String, drives: String, strip: ParameterAddress.StripID?)] = []
+        for channel in Set(instruments.map(\.channel) + newInstruments.map(\.channel)).sorted() {
+            let old = instruments.first { $0.channel == channel }, new = newInstruments.first { $0.channel == channel }
+            guard let old, let new else {
+                changes.notApplied.append("channel \(channel + 1): an LV2 instrument \(old == nil ? "added" : "removed") takes effect at the next start")
+                continue
+            }
+            guard new.uri != old.uri else { continue }
+            let info = try world.plugin(uri: new.uri), before = try world.plugin(uri: old.uri)
+            try LV2ChannelInstrument.check(info)
+            let strip = ParameterAddress.StripID.channel(Channel(channel))
+            found.append((info, new.parameterPrefix, "\(info.name) on MIDI channel \(channel + 1)", strip))
+            changes.replaced.append((before, new.parameterPrefix, "\(before.name) on MIDI channel \(channel + 1)", strip))
+            changes.instruments.append(new)
+        }
+        for key in Set((inserts + newInserts).map(\.strip.key)).sorted() {
+            let old = inserts.indices.filter { inserts[$0].strip.key == key }, new = newInserts.filter { $0.strip.key == key }
+            guard old.count == new.count else {
+                changes.notApplied.append("\(key == "master" ? "the master" : "strip \(key)"): inserts added or removed take effect at the next start")
+                continue
+            }
+            for (k, spec) in zip(old, new) where spec.uri != inserts[k].uri {
+                let info = try world.plugin(uri: spec.uri), before = try world.plugin(uri: inserts[k].uri)
+                try LV2Insert.check(info)
+                let strip: ParameterAddress.StripID? = if case .strip(let id) = spec.strip { id } else { nil }
+                found.append((info, parameterPrefix(insert: k), "\(info.name), insert \(key)", strip))
+                changes.replaced.append((before, parameterPrefix(insert: k), "\(before.name), insert \(key)", strip))
+                changes.inserts.append((k, spec))
+            }
+        }
+        // Every new plugin was found and fits: now their controls are rows.
+        for plugin in found {
+            try register(plugin.info, prefix: plugin.prefix, drives: plugin.drives, strip: plugin.strip, readsState: false)
+            changes.parameters += bindings[plugin.prefix]?.map(\.address) ?? []
+        }
+        return changes
+    }
+
+    /// The plugins `changes` readied are the ones the renderers' plugins are made from now.
+    public func commit(_ changes: Changes) {
+        for spec in changes.instruments {
+            if let k = instruments.firstIndex(where: { $0.channel == spec.channel }) { instruments[k] = spec }
+            instrumentNames[spec.channel] = try? world.plugin(uri: spec.uri).name
+            forget(prefix: spec.parameterPrefix)
+        }
+        for (k, spec) in changes.inserts {
+            inserts[k] = spec
+            forget(prefix: parameterPrefix(insert: k))
+        }
+    }
+
+    /// The mapping that asked for `changes` was not taken: the old plugins' controls are the rows again.
+    public func revert(_ changes: Changes) {
+        for old in changes.replaced {
+            _ = try? register(old.info, prefix: old.prefix, drives: old.drives, strip: old.strip, readsState: false)
+        }
+    }
+
+    /// A plugin replaced under `prefix`: its state (read at start, for the
+    /// plugin that was there) and its instances are no longer this prefix's.
+    private func forget(prefix: String) {
+        states[prefix] = nil
+        made.removeAll { $0.prefix == prefix }
     }
 
     /// Writes every live instance's state to `stateDirectory` (one `PREFIX.ttl`

@@ -90,8 +90,7 @@ enum HostSession {
         do { return try ControlMapping.load(path: path) } catch { Diagnostics.fail("\(error)") }
     }
 
-    /// The host's options; the tracks are the mapping's `tracks:` then
-    /// `--track`, the inserts its `inserts:` then `--insert`'s.
+    /// The host's options; the tracks are the mapping's `tracks:` then `--track`.
     static func options(input: MIDIInputOptions, audio: AudioDeviceOptions, synth: SynthOptions,
                         mapping: ControlMapping?) -> LiveHost.Options {
         var options = LiveHost.Options()
@@ -100,7 +99,6 @@ enum HostSession {
         // One shared reverb and chorus unless --channel-effects (SynthOptions.samplerOptions).
         options.sampler = synth.samplerOptions
         options.sampler.tracks = (mapping?.tracks ?? []) + synth.track
-        options.sampler.inserts = (mapping?.inserts ?? []).compactMap(InsertSpec.init) + options.sampler.inserts
         if options.sampler.tracks.count > SamplerOptions.maxTracks {
             Diagnostics.fail("at most \(SamplerOptions.maxTracks) tracks: the mapping's tracks: and --track give \(options.sampler.tracks.count)")
         }

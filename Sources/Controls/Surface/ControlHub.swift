@@ -72,7 +72,8 @@ public final class ControlHub: @unchecked Sendable {
     /// as a scene selects it — bank select and program change, through the
     /// engine's queue, from the fonts already loaded. What only a restart can
     /// do (another SoundFont or instrument for a channel, a new preset on a
-    /// channel with its own font) is returned as lines to show.
+    /// channel with its own font) is returned as lines to show. A channel's
+    /// `lv2:` is the host's to change (it swaps plugins in while running).
     @discardableResult
     public func replace(mapping: ControlMapping) -> [String] {
         lock.withLock {
@@ -89,7 +90,8 @@ public final class ControlHub: @unchecked Sendable {
             for setup in mapping.channels {
                 let old = before.first { $0.channel == setup.channel }
                 let ch = "channel \(setup.channel.intValue + 1)"
-                if setup.soundFont != old?.soundFont || setup.instrument != old?.instrument || setup.lv2 != old?.lv2 {
+                if setup.lv2 != nil || old?.lv2 != nil { continue }
+                if setup.soundFont != old?.soundFont || setup.instrument != old?.instrument {
                     notApplied.append("\(ch): a new soundfont or instrument takes effect at the next start")
                 } else if setup.bank != old?.bank || setup.program != old?.program {
                     if setup.soundFont != nil {

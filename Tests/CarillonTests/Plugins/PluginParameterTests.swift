@@ -156,4 +156,19 @@ import Testing
             return text.contains("m.yaml:5:") && text.contains("insert.master.1.feedbak") && text.contains("insert.master.1.feedback")
         }
     }
+
+    /// A state file written for another plugin (the insert was changed between
+    /// sessions) is not restored into this one: said once, written over at the end.
+    @Test func pluginState_ofAnotherPlugin_isNotRestored() throws {
+        let dir = NSTemporaryDirectory() + "carillon-state-other-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let before = try PluginHost(instruments: [], inserts: [InsertSpec(strip: .master, uri: Self.delay)], stateDirectory: dir)
+        let insert = try before.makeInsert(0, sampleRate: 48_000, maxFrames: 256, offline: true, parameters: ParameterStore())
+        #expect(try before.saveStates() == ["\(dir)/insert.master.1.ttl"])
+        withExtendedLifetime(insert) {}
+        let overdrive = "http://drobilla.net/plugins/mda/Overdrive"
+        let after = try PluginHost(instruments: [], inserts: [InsertSpec(strip: .master, uri: overdrive)], stateDirectory: dir)
+        #expect(after.notes == ["\(dir)/insert.master.1.ttl holds the state of \(Self.delay), not of \(overdrive) (insert.master.1): not restored, and written over at the end"])
+        #expect(after.stateValues.isEmpty)
+    }
 }
