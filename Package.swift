@@ -45,7 +45,9 @@ let package = Package(
         .target(name: "SoundFile", dependencies: ["CSndFile"]),
         .target(name: "JACK", dependencies: ["CJACK"]),
         // LV2 plugins through lilv, the reference host library ("did you mean" from Parameters).
-        .target(name: "LV2", dependencies: ["CLilv", "Parameters", "Threads"]),
+        // The LV2 log feature's printf/vprintf: variadic C, which Swift cannot define.
+        .target(name: "CLV2Log"),
+        .target(name: "LV2", dependencies: ["CLilv", "CLV2Log", "Parameters", "Threads"]),
 
         // Measurements and conversions of audio: loudness and true peak (libebur128),
         // resampling (libsamplerate), spectrum (FFTW).
@@ -112,7 +114,7 @@ let package = Package(
 
         .testTarget(name: "EngineTests", dependencies: ["Parameters", "Engine", "MIDI", "Controls", "CAllocationCounter"]),
         .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
-        .testTarget(name: "LV2Tests", dependencies: ["LV2", "CAllocationCounter"]),
+        .testTarget(name: "LV2Tests", dependencies: ["LV2", "CLV2Log", "CLilv", "CAllocationCounter"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"]),

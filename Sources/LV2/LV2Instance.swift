@@ -1,3 +1,4 @@
+import CLV2Log
 import CLilv
 #if canImport(Glibc)
 import Glibc
@@ -31,7 +32,7 @@ public final class LV2Instance {
     public static let supportedFeatures: Set<String> = [
         "http://lv2plug.in/ns/ext/urid#map", "http://lv2plug.in/ns/ext/urid#unmap",
         "http://lv2plug.in/ns/ext/options#options", "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength",
-        "http://lv2plug.in/ns/ext/worker#schedule",
+        "http://lv2plug.in/ns/ext/worker#schedule", "http://lv2plug.in/ns/ext/log#log",
         // Inputs and outputs never share a buffer here.
         "http://lv2plug.in/ns/lv2core#inPlaceBroken",
     ]
@@ -84,7 +85,7 @@ public final class LV2Instance {
         let worker = LV2Worker(mode: offline ? .synchronous : .thread)
         self.worker = worker
         features = Features(urids: urids, sampleRate: Float(sampleRate), maxFrames: Int32(maxFrames),
-                            sequenceSize: Int32(Self.sequenceCapacity), worker: worker.schedule)
+                            sequenceSize: Int32(Self.sequenceCapacity), worker: worker.schedule, name: info.name)
         guard let instance = lilv_plugin_instantiate(plugin, sampleRate, features.list) else {
             throw LV2Error(function: "lilv_plugin_instantiate", context: "\(uri) did not instantiate at \(Int(sampleRate)) Hz")
         }
@@ -153,6 +154,16 @@ public final class LV2Instance {
         guard active else { return }
         lilv_instance_deactivate(instance)
         active = false
+    }
+
+    /// A plugin that reports latency writes it in `run`: one short block of
+    /// silence (its own buffers) has it report before the first real block, so
+    /// a host can align the strips from the start. Off the render thread, after
+    /// `activate`; nothing is run for a plugin without a latency port.
+    public func primeLatency() {
+        guard info.latencyControl != nil else { return }
+        for buffer in audioInputs { buffer.update(repeating: 0, count: maxFrames) }
+        run(frames: min(maxFrames, 64))
     }
 
     /// The latency the plugin reported at its last `run`, in frames (0: none reported).
@@ -246,10 +257,14 @@ public final class LV2Instance {
         private let uridMap: URIDMap
 
         init(urids: URIDMap, sampleRate: Float, maxFrames: Int32, sequenceSize: Int32,
-             worker: UnsafeMutablePointer<LV2_Worker_Schedule>) {
+             worker: UnsafeMutablePointer<LV2_Worker_Schedule>, name: String) {
             self.uridMap = urids
             let (map, unmap) = urids.makeFeatures()
             releases += [map.deallocate, unmap.deallocate]
+            // log:log: the plugin's messages as lines on standard error, named after it (CLV2Log).
+            let log = carillon_lv2_log_new(name, urids.map("http://lv2plug.in/ns/ext/log#Trace"), urids.map("http://lv2plug.in/ns/ext/log#Error"),
+                                           urids.map("http://lv2plug.in/ns/ext/log#Warning"))
+            releases.append { carillon_lv2_log_free(log) }
             // Option values: sample rate (atom:Float), block lengths and sequence size (atom:Int).
             let rate = UnsafeMutablePointer<Float>.allocate(capacity: 1); rate.initialize(to: sampleRate)
             let ints = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
@@ -275,6 +290,7 @@ public final class LV2Instance {
                 ("http://lv2plug.in/ns/ext/options#options", UnsafeMutableRawPointer(options)),
                 ("http://lv2plug.in/ns/ext/buf-size#boundedBlockLength", nil),
                 ("http://lv2plug.in/ns/ext/worker#schedule", UnsafeMutableRawPointer(worker)),
+                ("http://lv2plug.in/ns/ext/log#log", UnsafeMutableRawPointer(log)),
             ]
             list = .allocate(capacity: entries.count + 1)
             for (i, (uri, data)) in entries.enumerated() {
