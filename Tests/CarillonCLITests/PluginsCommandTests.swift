@@ -148,12 +148,44 @@ import Testing
         let low = try Self.samples("\(dir)/low.wav")
         #expect(dry.count == limited.count && dry.count == low.count && dry.count == 2 * 5 * 44_100)
         #expect(dry.map(abs).max()! < 0.85, "the piece peaks above the limiter's -1 dBFS: the equality below would not hold")
-        #expect(limited == dry, "the limiter's 56 frames of look-ahead are not compensated")
+        let same = limited == dry   // compared first: a failed #expect on megabytes diffs for minutes
+        #expect(same, "the limiter's 56 frames of look-ahead are not compensated")
         // Lowered: peaks held near -10 dBFS (true-peak off: a little over), and the loudest block still where the dry one is.
         #expect(low.map(abs).max()! < 0.36)
         func loudestBlock(_ x: [Float]) -> Int { stride(from: 0, to: x.count - 2048, by: 2048).max { a, b in
             x[a..<a + 2048].map(abs).max()! < x[b..<b + 2048].map(abs).max()! }! / 2048 }
         #expect(abs(loudestBlock(low) - loudestBlock(dry)) <= 1)
+    }
+
+    /// Latency on a strip: the limiter on channel 10 delays that strip by 56
+    /// frames, so every other strip is delayed as much and the render drops
+    /// the 56 frames: below its threshold the mix and every stem are the dry
+    /// render's, sample for sample, and the stems still add up to the mix.
+    @Test func stripInsertLatency_linesUpEveryStrip() throws {
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let song = "\(RenderCommandTests.openmsx)/busy_schedule.mid"
+        let limiter = "http://gareus.org/oss/lv2/dpl#stereo"
+        let common = ["--soundfont", RenderCommandTests.timGM, "--bits", "32", "--max-duration", "5", "-q"]
+        for (name, flags) in [("dry", []), ("limited", ["--insert", "10=\(limiter)"])] {
+            let r = try RenderCommandTests.carillon(["render", song, "-o", "\(dir)/\(name).wav", "--stems", "\(dir)/\(name)"] + flags + common)
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let dry = try Self.samples("\(dir)/dry.wav"), limited = try Self.samples("\(dir)/limited.wav")
+        #expect(try Self.samples("\(dir)/dry/ch10.wav").map(abs).max()! < 0.85, "channel 10 peaks above the limiter's threshold")
+        #expect(dry.count == limited.count && dry.count == 2 * 5 * 44_100)
+        let same = limited == dry   // compared first: a failed #expect on megabytes diffs for minutes
+        #expect(same, "the limiter's 56 frames on channel 10 are not lined up: \(zip(limited, dry).filter { $0 != $1 }.count) samples differ")
+        let stems = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/dry").sorted()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(dir)/limited").sorted() == stems && stems.count >= 3)
+        var sum = [Float](repeating: 0, count: limited.count)
+        for stem in stems {
+            let samples = try Self.samples("\(dir)/limited/\(stem)")
+            let same = try samples == Self.samples("\(dir)/dry/\(stem)")
+            #expect(same, "\(stem)")
+            for (i, x) in samples.enumerated() where i < sum.count { sum[i] += x }
+        }
+        #expect(zip(sum, limited).map { abs($0 - $1) }.max()! < 1e-5)
     }
 
     /// --set moved the plugin: the render with the controls set is not the one

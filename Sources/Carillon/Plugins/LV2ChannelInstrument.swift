@@ -31,6 +31,7 @@ final class LV2ChannelInstrument: ChannelPlugin {
         if let k = instance.info.freeWheelingControl { instance.setControl(at: k, to: offline ? 1 : 0) }
         host.prepare(instance, prefix: prefix)
         instance.activate()
+        instance.primeLatency()
         // Offline, one silent run first: what the plugin asks its worker for at
         // the start (avldrums loads its kit) is done by then, so the piece's
         // first notes sound (live, the worker's thread has the time the output takes to start).
@@ -48,6 +49,9 @@ final class LV2ChannelInstrument: ChannelPlugin {
                 + (info.kind == .effect ? " (an effect: use --insert)" : "")), function: "LV2ChannelInstrument")
         }
     }
+
+    /// As the plugin reported it at its last run (from its start: `primeLatency`).
+    var latency: Int { instance.latency }
 
     func receive(_ message: ChannelMessage, at offset: Int) {
         let kind = message.status & 0xF0

@@ -24,6 +24,7 @@ final class LV2Insert: AudioInsert {
             if let k = info.freeWheelingControl { instance.setControl(at: k, to: offline ? 1 : 0) }
             host.prepare(instance, prefix: prefix)
             instance.activate()
+            instance.primeLatency()
         }
         controls = PluginControls(bindings, instances: instances, store: parameters)
         inputs = .allocate(capacity: 2)
@@ -35,7 +36,7 @@ final class LV2Insert: AudioInsert {
         outputs.deallocate()
     }
 
-    /// As the plugin reported it at its last run.
+    /// As the plugin reported it at its last run (from its start: `primeLatency`).
     var latency: Int { instances[0].latency }
 
     /// An effect with 1 or 2 audio inputs and as many outputs, and no feature Carillon lacks.

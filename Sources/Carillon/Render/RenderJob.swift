@@ -409,7 +409,7 @@ public final class RenderJob {
         var limit = options.maxDuration.map { UInt64(max(0, ($0 * rate).rounded())) } ?? .max
         var truncated = false
         var written: UInt64 = 0
-        /// Frames still to drop from the start: the master inserts' latency, known once they ran a block.
+        /// Frames still to drop from the start: the mix's latency (`Renderer.latency`), read after the first block.
         var latencyLeft: Int? = nil
 
         func collect() throws(Failure) {
@@ -419,9 +419,8 @@ public final class RenderJob {
             var frames = renderer.collect(into: buffer)
             var from = 0
             if latencyLeft == nil {
-                // Latency compensation: the mix starts where the dry piece starts (stems never
-                // go with master inserts, so they have nothing to drop).
-                latencyLeft = renderer.masterLatency
+                // Latency compensation: the mix (and each stem) starts where the dry piece starts.
+                latencyLeft = renderer.latency
                 if limit != .max { limit += UInt64(latencyLeft!) }
             }
             if let left = latencyLeft, left > 0 {
@@ -430,7 +429,7 @@ public final class RenderJob {
                 frames -= from
             }
             try writer.write(UnsafeBufferPointer(rebasing: UnsafeBufferPointer(buffer)[(2 * from)...]), frames: frames)
-            try stems?.add(from: renderer, frames: frames)
+            try stems?.add(from: renderer, skipping: from, frames: frames)
             written += UInt64(frames)
             if inTail { finished = tail.observe(peak: renderer.blockPeak, frames: frames) }
             if let progress, collectedBlocks & 127 == 0 {

@@ -51,13 +51,14 @@ final class StemWriter {
     var writtenPaths: [String] { writers.indices.filter { writers[$0] != nil }.map(path(of:)) }
 
     /// Appends the renderer's last block (`frames` frames) to each strip's stem.
-    func add(from renderer: Renderer, frames: Int) throws(RenderJob.Failure) {
+    /// The renderer's last block from frame `skipping` on (`frames` of them).
+    func add(from renderer: Renderer, skipping: Int = 0, frames: Int) throws(RenderJob.Failure) {
         for s in writers.indices {
             if let stem = renderer.stem(s) {
                 let writer = try open(s)
                 for i in 0..<frames {
-                    interleaved[2 * i] = stem.left[i]
-                    interleaved[2 * i + 1] = stem.right[i]
+                    interleaved[2 * i] = stem.left[skipping + i]
+                    interleaved[2 * i + 1] = stem.right[skipping + i]
                 }
                 try write(writer, UnsafeBufferPointer(interleaved), frames: frames)
             } else if let writer = writers[s] {

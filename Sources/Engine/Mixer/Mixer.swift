@@ -39,10 +39,16 @@ final class Mixer {
     private let parameters: ParameterStore
     /// The master's inserts, in order, before its gain and meters.
     private let masterInserts: ContiguousArray<any AudioInsert>
-    /// Every strip's inserts, strip after strip: strip `s` has
-    /// `stripInserts[insertStart[s]..<insertStart[s + 1]]`, in order.
-    private let stripInserts: ContiguousArray<any AudioInsert>
+    /// Each strip's inserts as given, by strip.
+    private let givenInserts: [[any AudioInsert]]
+    /// Every strip's chain, strip after strip: strip `s` has
+    /// `stripInserts[insertStart[s]..<insertStart[s + 1]]`, in order: its
+    /// inserts, then the delay that lines it up with the strip lagging most
+    /// (`prepare`'s latency compensation).
+    private var stripInserts = ContiguousArray<any AudioInsert>()
     private let insertStart: UnsafeMutablePointer<Int>
+    /// The most any strip's plugins lag (the rest are delayed to it), in frames.
+    private(set) var alignment = 0
     /// Planar left, right: a strip with inserts is summed here (at unity), processed, then faded.
     private var insertBuffer: UnsafeMutablePointer<Float>
 
@@ -100,17 +106,15 @@ final class Mixer {
         strips += tracks.enumerated().map { .track($0.offset, name: $0.element) }
         stripCount = strips.count
         meters = Meters(strips: strips)
-        var chained = ContiguousArray<any AudioInsert>()
-        insertStart = .allocate(capacity: strips.count + 1)
-        for (s, strip) in strips.enumerated() {
-            insertStart[s] = chained.count
+        givenInserts = strips.map { strip in
             // A channel strip is that MIDI channel's only with the 16 channel strips.
-            if case .channel = strip, channels != Slot.channels { continue }
-            chained += stripInserts[strip.parameters] ?? []
+            if case .channel = strip, channels != Slot.channels { return [] }
+            return stripInserts[strip.parameters] ?? []
         }
-        insertStart[strips.count] = chained.count
-        precondition(chained.count == stripInserts.values.map(\.count).reduce(0, +), "an insert on a strip the mixer does not have")
-        self.stripInserts = chained
+        precondition(givenInserts.map(\.count).reduce(0, +) == stripInserts.values.map(\.count).reduce(0, +),
+                     "an insert on a strip the mixer does not have")
+        insertStart = .allocate(capacity: strips.count + 1)
+        insertStart.initialize(repeating: 0, count: strips.count + 1)
         insertBuffer = .allocate(capacity: 0)
 
         // The places are static lets, initialised on first use: here, not on the render thread.
@@ -168,8 +172,24 @@ final class Mixer {
         insertStart.deallocate(); insertBuffer.deallocate()
     }
 
-    func prepare(maxFrames: Int, sampleRate: Double = 44_100) {
+    /// Sizes the buffers and lines the strips up: a strip whose inserts (and
+    /// `instrumentLatency[s]`, the plugin playing it) lag less than the most
+    /// lagging strip's gets a delay for the difference at the end of its chain.
+    /// Latency as the plugins report it now (they report it from their start).
+    func prepare(maxFrames: Int, sampleRate: Double = 44_100, instrumentLatency: [Int: Int] = [:]) {
         tone.prepare(sampleRate: sampleRate)
+        let lags = givenInserts.indices.map { s in
+            givenInserts[s].reduce(0) { $0 + $1.latency } + (instrumentLatency[s] ?? 0)
+        }
+        alignment = lags.max() ?? 0
+        var chained = ContiguousArray<any AudioInsert>()
+        for s in givenInserts.indices {
+            insertStart[s] = chained.count
+            chained += givenInserts[s]
+            if lags[s] < alignment { chained.append(DelayLine(length: alignment - lags[s])) }
+        }
+        insertStart[givenInserts.count] = chained.count
+        stripInserts = chained
         let frames = max(1, maxFrames)
         scratch.deallocate()
         scratch = .allocate(capacity: 2 * frames)
@@ -185,9 +205,10 @@ final class Mixer {
         self.maxFrames = frames
     }
 
-    /// The master inserts' latency, in frames, as they reported it at their last block.
-    var masterLatency: Int {
-        var total = 0
+    /// How late the mix is on its input, in frames: the strips' alignment
+    /// (`prepare`) and the master inserts' latency as they reported it at their last block.
+    var latency: Int {
+        var total = alignment
         for i in 0..<masterInserts.count { total += masterInserts[i].latency }
         return total
     }
@@ -343,6 +364,13 @@ final class Mixer {
             let l = insertBuffer, r = insertBuffer + maxFrames
             l.update(repeating: 0, count: frames)
             r.update(repeating: 0, count: frames)
+            // What `mixStrip` takes for silence (effects alone below the floor) goes in as silence:
+            // a delay after it (an insert's, or the strips' alignment) would make it sound.
+            if Self.isSilent(inL, inR, effects: fx, isEffect: isEffect, frames: frames) {
+                for i in insertStart[s]..<insertStart[s + 1] { stripInserts[i].process(left: l, right: r, frames: frames) }
+                mixStrip(s, l, r, effects: nil, isEffect: isEffect, frames: frames, step: step, mixL: mixL, mixR: mixR)
+                return
+            }
             if let inL { Self.accumulate(inL, into: l, frames: frames, from: 1, to: 1, step: step) }
             if let inR { Self.accumulate(inR, into: r, frames: frames, from: 1, to: 1, step: step) }
             if let fx {
@@ -357,6 +385,20 @@ final class Mixer {
             mixStrip(s, inL, inR, effects: fx, isEffect: isEffect, frames: frames, step: step, reverbTo: reverbTo,
                      chorusTo: chorusTo, mixL: mixL, mixR: mixR)
         }
+    }
+
+    /// No sound in a strip's input, as `mixStrip` judges it: no dry signal and
+    /// its effects below `effectsFloor` (for a return, the other way round).
+    @inline(__always)
+    private static func isSilent(_ inL: UnsafeMutablePointer<Float>?, _ inR: UnsafeMutablePointer<Float>?,
+                                 effects fx: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?, isEffect: Bool,
+                                 frames: Int) -> Bool {
+        var level: Float = 0, effectsLevel: Float = 0
+        if let inL { level = max(level, peak(inL, frames)) }
+        if let inR { level = max(level, peak(inR, frames)) }
+        if let fx { for j in 0..<4 { if let b = fx[j] { effectsLevel = max(effectsLevel, peak(b, frames)) } } }
+        if isEffect { swap(&level, &effectsLevel) }
+        return level == 0 && effectsLevel < effectsFloor
     }
 
     /// `addStrip` after the inserts: the gain ramp, the meter, the sum.

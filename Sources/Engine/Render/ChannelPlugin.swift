@@ -14,4 +14,11 @@ public protocol ChannelPlugin: AnyObject {
 
     /// Ends every note and sound, from the next block. Render thread.
     func silence()
+
+    /// Frames by which its sound lags its messages, as it last reported (0 for none).
+    var latency: Int { get }
+}
+
+extension ChannelPlugin {
+    public var latency: Int { 0 }
 }

@@ -179,6 +179,8 @@ public final class SwappableChannelPlugin: ChannelPlugin, @unchecked Sendable {
         }
     }
 
+    public var latency: Int { active.plugin.latency }
+
     public func silence() {
         active.plugin.silence()
         incoming?.plugin.silence()

@@ -170,7 +170,9 @@ public final class Renderer: @unchecked Sendable {
         self.sampleRate = sampleRate
         self.maxFrames = maxFrames
         instrument.prepare(sampleRate: sampleRate, maxFrames: maxFrames)
-        mixer.prepare(maxFrames: maxFrames, sampleRate: sampleRate)
+        var lags: [Int: Int] = [:]
+        for (channel, plugin) in channelPlugins { lags[channel % instrument.stripCount, default: 0] += plugin.latency }
+        mixer.prepare(maxFrames: maxFrames, sampleRate: sampleRate, instrumentLatency: lags)
         oscillator.prepare(sampleRate: sampleRate)
         func storage(_ perSlot: Int) -> UnsafeMutablePointer<Float> {
             let p = UnsafeMutablePointer<Float>.allocate(capacity: slotCount * perSlot)
@@ -240,9 +242,10 @@ public final class Renderer: @unchecked Sendable {
     /// Where the scheduled piece ends on the sample clock.
     public var scoreEndFrame: UInt64 { sequencer.endFrame }
 
-    /// By how many frames the master's inserts delay the mix (as they last
-    /// reported it): a render drops that many frames from its start. Render thread (or while idle).
-    public var masterLatency: Int { mixer.masterLatency }
+    /// By how many frames the mix lags the piece: the strips lined up with the
+    /// one whose plugins lag most, then the master's inserts (as they last
+    /// reported it). A render drops that many frames from its start. Render thread (or while idle).
+    public var latency: Int { mixer.latency }
 
     /// The last block's peak (linear, both channels), the peak since `prepare`
     /// and the samples beyond ±1 since `prepare`. Render thread.
