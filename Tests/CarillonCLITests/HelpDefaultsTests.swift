@@ -169,6 +169,7 @@ import Testing
         defaults["--tail"] = ["render": String(render.tail)]
         defaults["--silence"] = ["render": String(render.silence)]
         defaults["--max-gap"] = ["render": String(render.maxGap)]
+        defaults["--seed"] = ["render": String(render.augment.seedValue)]
         defaults["--true-peak"] = ["render": String(render.truePeak)]
         defaults["--input-root"] = ["render": render.inputRoot ?? "the deepest folder holding every input"]
         let cores = RenderJob.Options.cores

@@ -31,6 +31,9 @@ public final class BatchRenderer: Sendable {
         /// `--labels`: each output's notes, beats and tempo beside it in this
         /// format (`RenderLabels`); needs `job.labels`.
         public var labels: RenderLabels.Format? = nil
+        /// `--transpose`, `--tempo`, `--velocity-scale`, `--program-map`: each
+        /// file's draw (from its key) changes its piece; nil: none asked for.
+        public var augmentation: Augmentation? = nil
         public init() {}
     }
 
@@ -187,6 +190,7 @@ public final class BatchRenderer: Sendable {
         var e = ManifestEntry(input: item.input, output: item.output, status: status, carillonVersion: settings.version,
                               soundFont: soundFontPath, soundFontBytes: soundFontBytes)
         e.error = error
+        e.augmentation = settings.augmentation?.draw(forKey: item.key)
         return e
     }
 
@@ -203,7 +207,8 @@ public final class BatchRenderer: Sendable {
         do {
             let (s, loudness) = try job.render(
                 input: item.input, output: item.output, format: settings.format, encoding: settings.encoding,
-                loudness: settings.loudness, stemsDirectory: item.stems, cancel: cancel,
+                loudness: settings.loudness, stemsDirectory: item.stems,
+                augmentation: settings.augmentation?.draw(forKey: item.key), cancel: cancel,
                 progress: { [self] p in state.withLock { $0.snapshot.current[worker] = p; refresh(&$0) } })
             if let format = settings.labels, let labels = s.labels {
                 do throws(ManifestError) { try labels.write(beside: item.output, format: format) } catch {
@@ -217,6 +222,7 @@ public final class BatchRenderer: Sendable {
             e.peakDBFS = s.peakDBFS; e.clippedSamples = s.clippedSamples
             e.truncated = s.truncated; e.renderSeconds = s.elapsed
             e.shortenedGaps = s.shortenedGaps.count; e.secondsCut = s.secondsCut
+            if e.augmentation != nil { e.notesDropped = s.notesDropped }
             if let loudness {
                 e.loudness = loudness.loudness; e.truePeak = loudness.truePeak
                 e.gain = loudness.gain; e.normalizedLoudness = loudness.normalizedLoudness

@@ -41,7 +41,8 @@ extension RenderJob {
     /// file. Interrupted or failed, neither file is left behind.
     public func render(
         input: String, output: String, format: AudioFileFormat, encoding: SampleEncoding?, loudness mode: Loudness,
-        stemsDirectory: String? = nil, cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil
+        stemsDirectory: String? = nil, augmentation: Augmentation.Draw? = nil, cancel: CancellationFlag? = nil,
+        progress: ((Progress) -> Void)? = nil
     ) throws(Failure) -> (Summary, LoudnessReport?) {
         // Normalised, the mixdown is scaled after the render: the stems would no longer add up to it.
         precondition(stemsDirectory == nil || !mode.normalizes, "stems are not normalised")
@@ -65,11 +66,11 @@ extension RenderJob {
         switch mode {
         case .off:
             return (try render(input: input, output: output, format: format, encoding: encoding,
-                               stemsDirectory: stemsDirectory, cancel: cancel, progress: progress), nil)
+                               stemsDirectory: stemsDirectory, augmentation: augmentation, cancel: cancel, progress: progress), nil)
         case .measure:
             // A sink, and so a meter, per attempt: a piece may be rendered again (see `render`).
             var before: LoudnessMeter? = nil
-            let summary = try render(input: input, output: output, stems: stems, cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
+            let summary = try render(input: input, output: output, stems: stems, augmentation: augmentation, cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
                 let m = try meter(truePeak: false)
                 before = m
                 return MeasuringSink(AudioFileSink(try openOutput()), meter: m)
@@ -80,7 +81,7 @@ extension RenderJob {
             let clock = ContinuousClock(), start = clock.now
             var before: LoudnessMeter? = nil
             var scratch: ScratchAudio? = nil
-            var summary = try render(input: input, output: output, cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
+            var summary = try render(input: input, output: output, augmentation: augmentation, cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
                 let m = try meter(truePeak: true)
                 let s = try ScratchAudio(beside: output)
                 before = m; scratch = s

@@ -31,14 +31,20 @@ public struct ManifestEntry: Sendable, Equatable {
     public var carillonVersion: String
     public var soundFont: String
     public var soundFontBytes: Int
+    /// `render --transpose` …: the file's draw as applied, and the notes the
+    /// transposition dropped (nil: not rendered). Written as an `augment`
+    /// object only when augmentation was asked for.
+    public var augmentation: Augmentation.Draw? = nil
+    public var notesDropped: Int? = nil
 
     public init(input: String, output: String, status: Status, carillonVersion: String, soundFont: String, soundFontBytes: Int) {
         self.input = input; self.output = output; self.status = status
         self.carillonVersion = carillonVersion; self.soundFont = soundFont; self.soundFontBytes = soundFontBytes
     }
 
-    /// The entry as one line of JSON (no newline). Every field is present;
-    /// absent values and non-finite numbers are `null`.
+    /// The entry as one line of JSON (no newline). Every field is present
+    /// (`augment` only when augmentation was asked for); absent values and
+    /// non-finite numbers are `null`.
     public var jsonLine: String {
         var fields: [(String, String)] = [
             ("input", Self.string(input)), ("output", Self.string(output)), ("status", Self.string(status.rawValue)),
@@ -52,6 +58,7 @@ public struct ManifestEntry: Sendable, Equatable {
         ]
         fields += [("carillon_version", Self.string(carillonVersion)), ("soundfont", Self.string(soundFont)),
                    ("soundfont_bytes", String(soundFontBytes))]
+        if let augmentation { fields.append(("augment", augmentation.json(notesDropped: notesDropped))) }
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 

@@ -100,6 +100,10 @@ public final class RenderJob {
         public var stems: [String] = []
         /// The piece's notes, beats and tempo as rendered, with `Options.labels`.
         public var labels: RenderLabels?
+        /// What the piece was changed by (`render --transpose` …), nil for nothing.
+        public var augmentation: Augmentation.Draw?
+        /// Notes the transposition pushed outside 0...127, dropped with their note-offs.
+        public var notesDropped = 0
 
         public var peakDBFS: Double { peak > 0 ? 20 * log10(Double(peak)) : -.infinity }
         public var speed: Double { elapsed > 0 ? duration / elapsed : .infinity }
@@ -252,10 +256,11 @@ public final class RenderJob {
     /// there, in the same format (see `StemWriter`); the stems add up to `output`.
     public func render(
         input: String, output: String, format: AudioFileFormat, encoding: SampleEncoding?,
-        stemsDirectory: String? = nil, cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil
+        stemsDirectory: String? = nil, augmentation: Augmentation.Draw? = nil, cancel: CancellationFlag? = nil,
+        progress: ((Progress) -> Void)? = nil
     ) throws(Failure) -> Summary {
         try render(input: input, output: output, stems: stemsDirectory.map { StemTarget(directory: $0, format: format, encoding: encoding) },
-                   cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
+                   augmentation: augmentation, cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
             do throws(SoundFileError) {
                 return AudioFileSink(try AudioFileWriter(path: output, format: format, encoding: encoding,
                                                          sampleRate: options.sampleRate, channels: 2))
@@ -278,14 +283,21 @@ public final class RenderJob {
     /// stems into `stems` (its folder made if missing). On any failure or
     /// cancellation the sink and the stems are discarded.
     ///
+    /// With `augmentation`, the piece is changed before anything renders: the
+    /// file's tempo events scaled (`StandardMIDIFile.scalingTempo`; an
+    /// SMPTE-timed score's times), then its notes and programs
+    /// (`FluidSynthInstrument.augmenting`, on the scout): labels, stems and
+    /// the summary all see the changed piece.
+    ///
     /// A piece renders on `Options.threads` synths. As soon as they together
     /// hold more voices at once than one synth may (`SamplerPool.voiceBudgetExceeded`),
     /// one synth would have stolen voices where the pool does not: the piece
     /// is rendered again on one synth from the start, into a new sink
     /// (`makeSink` is called again; the first is discarded).
     public func render(
-        input: String, output: String, stems: StemTarget? = nil, cancel: CancellationFlag? = nil,
-        progress: ((Progress) -> Void)? = nil, makeSink: () throws(Failure) -> any RenderSink
+        input: String, output: String, stems: StemTarget? = nil, augmentation: Augmentation.Draw? = nil,
+        cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil,
+        makeSink: () throws(Failure) -> any RenderSink
     ) throws(Failure) -> Summary {
         precondition(stems == nil || options.stems, "stems need RenderJob.Options.stems")
         let clock = ContinuousClock()
@@ -293,11 +305,17 @@ public final class RenderJob {
         var score: Score
         let gaps: [Score.Gap]
         var maps: RenderLabels.FileMaps? = nil
+        var notesDropped = 0
         do {
             // The file lives only here: a render keeps its score, not the file.
-            let file: StandardMIDIFile
+            var file: StandardMIDIFile
             do throws(MIDIFileError) { file = try StandardMIDIFile(contentsOf: input) } catch { throw .midiFile(error) }
+            if let augmentation { file = file.scalingTempo(by: augmentation.tempo) }
             score = Score(file)
+            if let augmentation {
+                if case .smpte = file.division { score = score.faster(by: augmentation.tempo) }
+                (score, notesDropped) = scout.instrument.augmenting(score, with: augmentation)
+            }
             gaps = options.maxGap.map { score.shortenGaps(longerThan: $0) } ?? []
             if options.labels { maps = RenderLabels.FileMaps(file, score: score, gaps: gaps, maxGap: options.maxGap) }
         }
@@ -329,6 +347,8 @@ public final class RenderJob {
                 summary.shortenedGaps = gaps
                 summary.secondsCut = gaps.reduce(0) { $0 + $1.length - (options.maxGap ?? 0) }
                 summary.renderedOnOneSynth = threads < options.threads
+                summary.augmentation = augmentation
+                summary.notesDropped = notesDropped
                 if let maps, let plan {
                     summary.labels = labels(maps, score, plan: plan, rig: rig)
                     if summary.truncated { summary.labels?.clip(to: summary.duration) }

@@ -22,6 +22,7 @@ struct Render: ParsableCommand {
               carillon render corpus/ --output-dir out --shard slurm --skip-existing --manifest m-$SLURM_ARRAY_TASK_ID.jsonl
               carillon render song.mid -o song.flac --normalize -14 --true-peak -1
               carillon render song.mid -o song.wav --stems song-stems
+              carillon render corpus/ --output-dir aug --transpose -2..2 --tempo 0.9..1.1 --seed 7 --labels --manifest aug/manifest.jsonl
 
             After the last note, rendering goes on until the sound has died away \
             (below --silence for a quarter second), at most --tail seconds. A \
@@ -51,6 +52,15 @@ struct Render: ParsableCommand {
             line (with -o or not) has its stems written into DIR itself; in a batch \
             (several files, a folder, --from-list) each input's go to DIR/<name>/ \
             (its output's path below --output-dir, without extension).
+
+            Augmentation: --transpose, --tempo and --velocity-scale take a value or \
+            a range A..B, drawn for each file from --seed and the file's key (so a \
+            file's draw does not depend on the order, the shard or --jobs, and the \
+            same seed gives the same bytes); --program-map maps programs (a YAML \
+            file, '0..7: 5'). Drum channels (those FluidSynth plays from the \
+            percussion bank: channel 10, or a bank select or SysEx making a kit) \
+            keep their notes and programs. The labels, stems and the manifest's \
+            augment object show the piece as changed.
 
             Without -r, files are written at 44100 Hz, or at the format's own rate \
             where it takes only some (Opus: 48000), said in the summary line.
@@ -119,6 +129,8 @@ struct Render: ParsableCommand {
     @Option(name: .customLong("labels-format"), help: ArgumentHelp("The labels as csv, or jsonl for JSON Lines; implies --labels.", valueName: "format"))
     var labelsFormat: RenderLabels.Format?
 
+    @OptionGroup(title: "Augmentation") var augment: AugmentOptions
+
     @Flag(name: [.customShort("q"), .long], help: "No progress bar and no summary.")
     var quiet = false
 
@@ -176,6 +188,8 @@ struct Render: ParsableCommand {
 
     func run() throws {
         synth.plugins.registerParameters()
+        // Read before anything is written: a program map with a mistake ends the command here.
+        let augmentation = augment.augmentation()
         let (format, encoding, rate, rateChosen) = try audio.resolve(for: output)
         let rateNote = rateChosen ? ", at \(rate) Hz (\(format.rawValue)'s rate; no -r given)" : ""
         var items: [BatchItem]
@@ -219,6 +233,7 @@ struct Render: ParsableCommand {
         settings.job.threads = threadCount(files: items.count)
         settings.skipExisting = skipExisting
         settings.version = CarillonCommand.configuration.version
+        settings.augmentation = augmentation
         if let normalize { settings.loudness = .normalize(LoudnessTarget(integrated: normalize, truePeakCeiling: truePeak)) }
         else if manifest != nil { settings.loudness = .measure }
 
@@ -300,6 +315,10 @@ struct Render: ParsableCommand {
                     ? "the end of track comes \(clock(gap.length)) after the last event (at \(clock(gap.start)))"
                     : "\(clock(gap.length)) without an event at \(clock(gap.start)) (a corrupt delta time?)")
                     + ": cut to \(clock(maxGap)) (--max-gap)")
+            }
+            if s.notesDropped > 0, let draw = s.augmentation {
+                Diagnostics.warning("\(o.item.input): \(s.notesDropped) note\(s.notesDropped == 1 ? "" : "s") moved outside 0...127 by "
+                                    + "--transpose \(draw.transpose > 0 ? "+" : "")\(draw.transpose) dropped")
             }
             if s.truncated {
                 Diagnostics.warning("\(o.item.input): cut at --max-duration \(formatted(s.duration, 1)) s "

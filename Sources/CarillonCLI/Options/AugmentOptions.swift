@@ -1,0 +1,103 @@
+import ArgumentParser
+import Carillon
+import Controls
+
+/// `render`'s augmentation: each piece changed before it renders, by fixed
+/// values or by values drawn per file from `--seed` and the file's key.
+struct AugmentOptions: ParsableArguments {
+    // Unconditional: the values may be negative (`--transpose -2..2`).
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "Move the notes of every channel but drums by this many semitones, or by a whole number drawn per file from A..B (-48...48); notes pushed outside 0...127 are dropped.",
+        valueName: "semitones|A..B"))
+    var transpose: String?
+
+    @Option(help: ArgumentHelp(
+        "Play each file this many times as fast (every tempo multiplied: 2 halves the duration), or by a factor drawn per file from A..B (0.25...4).",
+        valueName: "factor|A..B"))
+    var tempo: String?
+
+    @Option(name: .customLong("velocity-scale"), help: ArgumentHelp(
+        "Multiply every note-on's velocity (rounded, kept within 1...127), by X or by a factor drawn per file from A..B (above 0, at most 4).",
+        valueName: "x|A..B"))
+    var velocityScale: String?
+
+    @Option(name: .customLong("program-map"), help: ArgumentHelp(
+        "A YAML file mapping programs to programs, 0-based as in MIDI data (0 is Acoustic Grand Piano), e.g. '0..7: 5'; applied on every channel but drums.",
+        valueName: "file.yaml"))
+    var programMap: String?
+
+    @Option(help: ArgumentHelp(
+        "The seed the ranges (A..B) are drawn from, with each file's key: the same seed gives a file the same draw in any order, shard or --jobs (default: 0).",
+        valueName: "n"))
+    var seed: UInt64?
+
+    /// The seed ranges are drawn from.
+    var seedValue: UInt64 { seed ?? 0 }
+
+    var asked: Bool { transpose != nil || tempo != nil || velocityScale != nil || programMap != nil }
+
+    func validate() throws {
+        _ = try values()
+        if seed != nil && !((try? values())?.hasRange ?? false) {
+            throw ValidationError("--seed draws the ranges of --transpose, --tempo or --velocity-scale (A..B), and none is given")
+        }
+        if let programMap, programMap.isEmpty { throw ValidationError("--program-map needs a file name") }
+    }
+
+    /// The values asked for (the program map not read yet).
+    func values() throws -> Augmentation {
+        var a = Augmentation()
+        a.seed = seedValue
+        if let transpose {
+            guard let value = Augmentation.integers(transpose) else {
+                throw ValidationError(Self.unreadable("--transpose", transpose, "a whole number of semitones or a range A..B (e.g. -2..2)"))
+            }
+            guard Augmentation.transposeLimits.contains(value.bounds.lowerBound),
+                  Augmentation.transposeLimits.contains(value.bounds.upperBound) else {
+                throw ValidationError("--transpose must be within -48...48 semitones (four octaves), found \(transpose)")
+            }
+            a.transpose = value
+        }
+        if let tempo {
+            guard let value = Augmentation.reals(tempo) else {
+                throw ValidationError(Self.unreadable("--tempo", tempo, "a factor (2 plays twice as fast) or a range A..B (e.g. 0.9..1.1)"))
+            }
+            guard Augmentation.tempoLimits.contains(value.bounds.lowerBound),
+                  Augmentation.tempoLimits.contains(value.bounds.upperBound) else {
+                throw ValidationError("--tempo must be within 0.25...4 (a factor: 2 plays twice as fast), found \(tempo)")
+            }
+            a.tempo = value
+        }
+        if let velocityScale {
+            guard let value = Augmentation.reals(velocityScale) else {
+                throw ValidationError(Self.unreadable("--velocity-scale", velocityScale, "a factor (0.5 halves the velocities) or a range A..B (e.g. 0.8..1.2)"))
+            }
+            guard value.bounds.lowerBound > 0, value.bounds.upperBound <= Augmentation.velocityScaleLimit else {
+                throw ValidationError("--velocity-scale must be above 0 and at most 4, found \(velocityScale)")
+            }
+            a.velocityScale = value
+        }
+        return a
+    }
+
+    static func unreadable(_ flag: String, _ text: String, _ wanted: String) -> String {
+        Augmentation.isBackwards(text)
+            ? "\(flag) range \(text) runs backwards; write the lower end first"
+            : "\(flag) takes \(wanted), found '\(text)'"
+    }
+
+    /// What each file's piece is changed by, the program map read; nil when
+    /// nothing is asked for. A program map with a mistake ends the command
+    /// here, each mistake as `file:line:column: error: …`.
+    func augmentation() -> Augmentation? {
+        guard asked else { return nil }
+        guard var a = try? values() else { return nil }   // checked by validate()
+        if let programMap {
+            do throws(MappingError) { a.programMap = try ProgramMapFile.load(path: programMap) } catch {
+                Diagnostics.fail("\(error)")
+            }
+            a.programMapName = programMap
+        }
+        return a
+    }
+}
