@@ -360,7 +360,8 @@ public final class RenderJob {
         let rendering = RenderLabels.Rendering(sampleRate: options.sampleRate, grid: grid,
                                                oscillatorChannels: Set(options.sampler.oscillatorChannels),
                                                presets: presets, notePresets: notePresets,
-                                               pluginChannels: plugins?.instrumentNames ?? [:])
+                                               pluginChannels: plugins?.instrumentNames ?? [:],
+                                               soundFont: SoundFontSet.Font(path: soundFontPath).fileName)
         return RenderLabels(maps, score: score, rendering: rendering)
     }
 
