@@ -133,7 +133,7 @@ import Testing
 
     static func hostDefaults(_ command: some HostCommand, _ context: String, extra: [String: Double]) throws -> Defaults {
         let options = HostSession.options(input: command.input, audio: command.audio, synth: command.synth, mapping: nil)
-        var defaults = try synthDefaults(options.sampler, soundfont: command.synth.soundfont, context)
+        var defaults = try synthDefaults(options.sampler, soundfont: command.synth.soundfont.first, context)
         defaults["--client-name"] = [context: options.clientName]
         defaults["--feedback"] = [context: options.feedback.isEmpty ? "the mapping's port: pattern" : options.feedback.joined(separator: ",")]
         defaults["--audio-driver"] = [context: options.backend.rawValue]
@@ -159,7 +159,7 @@ import Testing
 
     static func renderDefaults() throws -> Defaults {
         let render = try Render.parse(["song.mid"])
-        var defaults = try synthDefaults(render.synth.samplerOptions, soundfont: render.synth.soundfont, "render")
+        var defaults = try synthDefaults(render.synth.samplerOptions, soundfont: render.synth.soundfont.first, "render")
         let wav = try render.audio.resolve(for: "song.wav"), batch = try render.audio.resolve(for: nil)
         let flac = try render.audio.resolve(for: "song.flac")
         defaults["--rate"] = ["render": String(wav.rate)]
@@ -171,6 +171,7 @@ import Testing
         defaults["--max-gap"] = ["render": String(render.maxGap)]
         defaults["--seed"] = ["render": String(render.augment.seedValue)]
         defaults["--true-peak"] = ["render": String(render.truePeak)]
+        defaults["--soundfont-pick"] = ["render": render.soundFontPick.rawValue]
         defaults["--input-root"] = ["render": render.inputRoot ?? "the deepest folder holding every input"]
         let cores = RenderJob.Options.cores
         func inCores(_ n: Int) -> String { n == cores ? "the number of cores" : String(n) }

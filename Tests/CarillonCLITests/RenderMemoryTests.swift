@@ -46,6 +46,43 @@ import Foundation
         #expect(growth < 25, "more than the notes' samples in memory: +\(growth) MiB")
     }
 
+    /// Peak resident set of `carillon ARGUMENTS`, in KiB.
+    static func peakKiB(_ arguments: [String]) throws -> Int {
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
+        process.arguments = ["-f", "%M", "-o", "\(dir)/rss", RenderCommandTests.carillon] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let text = try String(contentsOfFile: "\(dir)/rss", encoding: .utf8)
+        return Int(text.split(separator: "\n").last.map(String.init) ?? "") ?? 0
+    }
+
+    /// Two fonts, four files, two workers, every file with both fonts
+    /// (`--soundfont-pick all`): each font is read once for the process and no
+    /// worker loads a font whole, so the peak is about FluidR3's alone for the
+    /// same files (TimGM6mb's renderings add their notes' samples) and stays
+    /// below FluidR3's 141 MiB of sample data, which a whole load would hold.
+    @Test func twoFontsTwoWorkers_peakMemory_isAboutTheLargerFontAlone() throws {
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for name in ["linns_basket", "keep_on_rolling", "relax_song", "tttheme2"] {
+            try FileManager.default.copyItem(atPath: "\(RenderCommandTests.openmsx)/\(name).mid", toPath: "\(dir)/\(name).mid")
+        }
+        let common = ["render", dir, "--jobs", "2", "--max-duration", "5", "-q", "-r", "22050"]
+        let one = try Self.peakKiB(common + ["--output-dir", "\(dir)/one", "--soundfont", Self.fluidR3])
+        let both = try Self.peakKiB(common + ["--output-dir", "\(dir)/both", "--soundfont", Self.fluidR3,
+                                              "--soundfont", RenderCommandTests.timGM, "--soundfont-pick", "all"])
+        print("peak RSS, 4 files, --jobs 2: FluidR3 alone \(one) KiB, FluidR3 and TimGM6mb (all) \(both) KiB")
+        #expect(one > 0 && both > 0)
+        #expect(both - one < 16 * 1024, "a second font costs \((both - one) / 1024) MiB")
+        #expect(both < 141 * 1024, "\(both / 1024) MiB: a font loaded whole?")
+    }
+
     static let projectFont = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("soundfonts/carillon-test.sf2").path
 }

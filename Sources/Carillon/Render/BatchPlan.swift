@@ -2,17 +2,21 @@
 import Glibc
 #endif
 
-/// One file of a batch: where it is read, its key (its path relative to the
-/// batch's root, `BatchPlan.gather`), and where its audio goes.
+/// One rendering of a batch: where its file is read, its key (its path
+/// relative to the batch's root, `BatchPlan.gather`), where its audio goes
+/// and the SoundFont it plays with. An input is one item, or one per font
+/// with `--soundfont-pick all` (`SoundFontSet.renderings`).
 public struct BatchItem: Sendable, Equatable {
     public var input: String
     public var key: String
     public var output: String
-    /// The folder for this input's stems (`render --stems`), nil for none.
+    /// The folder for this rendering's stems (`render --stems`), nil for none.
     public var stems: String?
+    /// The font it renders with: an index in the batch's `SoundFontSet.fonts`.
+    public var soundFont: Int
 
-    public init(input: String, key: String, output: String, stems: String? = nil) {
-        self.input = input; self.key = key; self.output = output; self.stems = stems
+    public init(input: String, key: String, output: String, stems: String? = nil, soundFont: Int = 0) {
+        self.input = input; self.key = key; self.output = output; self.stems = stems; self.soundFont = soundFont
     }
 }
 

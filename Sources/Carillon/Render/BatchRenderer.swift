@@ -7,7 +7,10 @@ import Glibc
 #endif
 
 /// Renders a batch of files on a pool of worker threads, each with its own
-/// `RenderJob` (its own synth; FluidSynth synths share nothing mutable).
+/// `RenderJob` for each SoundFont it meets (its own synths; FluidSynth synths
+/// share nothing mutable). Each font is read once for the process
+/// (`SharedSoundFont`) and its jobs share that: no worker holds a font's
+/// samples whole, each piece's synths load what its notes sound.
 /// Workers take the next file from a shared index, largest file first
 /// (`largestFirst`), so long and short files balance themselves and the last
 /// to finish is a short one. A file that fails is reported and counted; the
@@ -21,7 +24,7 @@ public final class BatchRenderer: Sendable {
         public var job = RenderJob.Options()
         public var format: AudioFileFormat = .wav
         public var encoding: SampleEncoding? = nil
-        /// Worker threads (each a synth with the SoundFont loaded).
+        /// Worker threads (each with a job per SoundFont it renders with).
         public var jobs = 1
         /// Leave outputs that already exist alone (a rerun resumes a batch).
         public var skipExisting = false
@@ -82,30 +85,37 @@ public final class BatchRenderer: Sendable {
     }
 
     public let settings: Settings
-    public let soundFontPath: String
-    private let soundFontBytes: Int
-    private let manifest: ManifestWriter?
+    /// The fonts; an item's `soundFont` is an index in them.
+    public let soundFonts: SoundFontSet
+    /// Each font read once, for every worker's job.
+    private let fonts: [SharedSoundFont]
+    private let soundFontBytes: [Int]
     private let state = Mutex(State())
-    /// The first worker's job, made on the caller's thread so a bad SoundFont
-    /// is one clear error before anything starts.
-    private let firstJob: Mutex<RenderJob?>
+    /// The first worker's jobs, one per font, made on the caller's thread so
+    /// a bad SoundFont is one clear error before anything is written (make the
+    /// renderer before the outputs' folders and the manifest).
+    private let firstJobs: Mutex<[RenderJob?]>
 
-    public init(soundFont: String, settings: Settings, manifest: ManifestWriter?) throws(RenderJob.Failure) {
+    public init(soundFonts: SoundFontSet, settings: Settings) throws(RenderJob.Failure) {
         self.settings = settings
-        self.soundFontPath = soundFont
-        self.manifest = manifest
-        var info = stat()
-        soundFontBytes = stat(soundFont, &info) == 0 ? Int(info.st_size) : 0
-        firstJob = Mutex(try RenderJob(soundFont: soundFont, options: settings.job))
+        self.soundFonts = soundFonts
+        fonts = soundFonts.fonts.map { SharedSoundFont(path: $0.path) }
+        soundFontBytes = soundFonts.fonts.map { font in
+            var info = stat()
+            return stat(font.path, &info) == 0 ? Int(info.st_size) : 0
+        }
+        var jobs: [RenderJob?] = []
+        for font in fonts { jobs.append(try RenderJob(soundFont: font, options: settings.job)) }
+        firstJobs = Mutex(jobs)
     }
 
     /// The first manifest write that failed, if any (the batch went on).
     public var manifestError: ManifestError? { state.withLock { $0.manifestError } }
 
-    /// Renders `items` and returns the final snapshot. Calls `report` on the
-    /// calling thread about ten times a second and at the end, with the
-    /// outcomes finished since the last call.
-    public func run(_ items: [BatchItem], cancel: CancellationFlag,
+    /// Renders `items`, a line for each in `manifest`, and returns the final
+    /// snapshot. Calls `report` on the calling thread about ten times a second
+    /// and at the end, with the outcomes finished since the last call.
+    public func run(_ items: [BatchItem], manifest: ManifestWriter? = nil, cancel: CancellationFlag,
                     report: (Snapshot, [Outcome]) -> Void) throws(ThreadError) -> Snapshot {
         let workers = max(1, min(settings.jobs, items.count))
         let clock = ContinuousClock(), start = clock.now
@@ -119,7 +129,7 @@ public final class BatchRenderer: Sendable {
         for w in 0..<workers {
             do {
                 threads.append(try JoinableThread(name: "render-\(w)") { [self] in
-                    work(worker: w, items: ordered, cancel: cancel, clock: clock, start: start)
+                    work(worker: w, items: ordered, manifest: manifest, cancel: cancel, clock: clock, start: start)
                 })
             } catch {
                 cancel.set()
@@ -168,27 +178,32 @@ public final class BatchRenderer: Sendable {
         return stat(item.output, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
     }
 
-    private func work(worker: Int, items: [BatchItem], cancel: CancellationFlag,
+    private func work(worker: Int, items: [BatchItem], manifest: ManifestWriter?, cancel: CancellationFlag,
                       clock: ContinuousClock, start: ContinuousClock.Instant) {
         defer { state.withLock { $0.running -= 1 } }
-        var job: RenderJob? = worker == 0 ? firstJob.withLock { j in let taken = j; j = nil; return taken } : nil
+        // A job per font this worker meets, made when it first does.
+        var jobs: [RenderJob?] = worker == 0
+            ? firstJobs.withLock { j in let taken = j; j = []; return taken }
+            : Array(repeating: nil, count: fonts.count)
         while !cancel.isSet {
             let index = state.withLock { s -> Int in s.next += 1; return s.next - 1 }
             guard index < items.count else { return }
             let item = items[index]
-            if job == nil {
-                do { job = try RenderJob(soundFont: soundFontPath, options: settings.job) } catch {
-                    finish(Outcome(item: item, entry: entry(item, .failed, error: "\(error)")), worker: worker)
+            let font = item.soundFont
+            precondition(fonts.indices.contains(font), "an item's font is one of the batch's")
+            if jobs[font] == nil {
+                do { jobs[font] = try RenderJob(soundFont: fonts[font], options: settings.job) } catch {
+                    finish(Outcome(item: item, entry: entry(item, .failed, error: "\(error)")), worker: worker, manifest: manifest)
                     continue
                 }
             }
-            finish(render(item, with: job!, worker: worker, cancel: cancel), worker: worker)
+            finish(render(item, with: jobs[font]!, worker: worker, cancel: cancel), worker: worker, manifest: manifest)
         }
     }
 
     private func entry(_ item: BatchItem, _ status: ManifestEntry.Status, error: String? = nil) -> ManifestEntry {
         var e = ManifestEntry(input: item.input, output: item.output, status: status, carillonVersion: settings.version,
-                              soundFont: soundFontPath, soundFontBytes: soundFontBytes)
+                              soundFont: fonts[item.soundFont].path, soundFontBytes: soundFontBytes[item.soundFont])
         e.error = error
         e.augmentation = settings.augmentation?.draw(forKey: item.key)
         return e
@@ -236,10 +251,10 @@ public final class BatchRenderer: Sendable {
         }
     }
 
-    private func finish(_ outcome: Outcome, worker: Int) {
+    private func finish(_ outcome: Outcome, worker: Int, manifest: ManifestWriter?) {
         var manifestFailure: ManifestError? = nil
-        // A skipped file whose line from the earlier run was kept gets no second line.
-        let recorded = outcome.entry.status == .skipped && manifest?.recorded.contains(outcome.item.input) == true
+        // A skipped rendering whose line from the earlier run was kept gets no second line.
+        let recorded = outcome.entry.status == .skipped && manifest?.recordedOutputs.contains(outcome.item.output) == true
         if !outcome.interrupted, !recorded, let manifest {
             do { try manifest.append(outcome.entry) } catch { manifestFailure = error }
         }

@@ -97,17 +97,21 @@ public struct ManifestError: Error, Equatable, CustomStringConvertible {
 /// workers never interleave and an interrupted batch keeps every line
 /// written so far. Any thread.
 ///
-/// One line per input, even across reruns: before anything renders, the
-/// lines of this batch's inputs are dropped, except the line of a file that
-/// will be skipped (`--skip-existing`, its output there), which is kept and
-/// gets no new line (`reconcile`). When a line goes, the file is rewritten
-/// whole (a temporary file beside it, renamed over it), so a reader never
-/// sees a half-rewritten manifest. Lines of other inputs are kept.
+/// One line per rendering (an input, or an input and a font with
+/// `--soundfont-pick all`: each its own output), even across reruns: before
+/// anything renders, the lines of this batch's inputs are dropped, except
+/// the line of a rendering that will be skipped (`--skip-existing`, its
+/// output there), which is kept and gets no new line (`reconcile`). When a
+/// line goes, the file is rewritten whole (a temporary file beside it,
+/// renamed over it), so a reader never sees a half-rewritten manifest.
+/// Lines of other inputs are kept.
 public final class ManifestWriter: Sendable {
     public let path: String
-    /// Inputs whose line from an earlier run was kept: skipping one of them
-    /// writes no new line.
+    /// Inputs with a line from an earlier run kept.
     public let recorded: Set<String>
+    /// Outputs whose line from an earlier run was kept: skipping their
+    /// rendering writes no new line.
+    public let recordedOutputs: Set<String>
     /// Lines of the earlier manifest that were not JSON objects with an
     /// `input` (e.g. cut short when a disk filled): dropped.
     public let unreadableLines: Int
@@ -118,7 +122,7 @@ public final class ManifestWriter: Sendable {
     /// `skipped(item)` says whether the batch will leave that item alone.
     public init(path: String, items: [BatchItem] = [], skipped: (BatchItem) -> Bool = { _ in false }) throws(ManifestError) {
         self.path = path
-        var kept = Reconciled(lines: [], recorded: [], unreadable: 0, changed: false)
+        var kept = Reconciled(lines: [], recorded: [], recordedOutputs: [], unreadable: 0, changed: false)
         if let text = try Self.contents(path) {
             kept = Self.reconcile(text, items: items, skipped: skipped)
             // A file with text but not one manifest line is someone else's (a MIDI
@@ -130,6 +134,7 @@ public final class ManifestWriter: Sendable {
             if kept.changed { try Self.replace(path, with: kept.lines) }
         }
         recorded = kept.recorded
+        recordedOutputs = kept.recordedOutputs
         unreadableLines = kept.unreadable
         fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o666)
         guard fd >= 0 else { throw ManifestError(path: path, reason: errnoText()) }
@@ -140,48 +145,54 @@ public final class ManifestWriter: Sendable {
     public struct Reconciled: Equatable, Sendable {
         /// The lines to keep, in their order, without newlines.
         public var lines: [String]
+        /// The inputs, and the outputs, of the lines kept for skipped renderings.
         public var recorded: Set<String>
+        public var recordedOutputs: Set<String>
         public var unreadable: Int
         /// Some line goes (or the text did not end with a newline).
         public var changed: Bool
     }
 
     /// Which lines of an earlier manifest stay. A line about an input of this
-    /// batch stays only when the batch skips that input and the line is its
-    /// last `ok` one (else its last `skipped` one) for the same output; every
-    /// other line about the batch's inputs goes, since the batch writes a new
-    /// one. Lines about other inputs stay; lines that cannot be read go.
+    /// batch stays only when the batch skips one of that input's renderings
+    /// and the line is the last `ok` one (else the last `skipped` one) for
+    /// that rendering's output; every other line about the batch's inputs
+    /// goes, since the batch writes a new one. Lines about other inputs stay;
+    /// lines that cannot be read go.
     public static func reconcile(_ text: String, items: [BatchItem], skipped: (BatchItem) -> Bool) -> Reconciled {
-        var byInput: [String: BatchItem] = [:]
-        for item in items { byInput[item.input] = item }
+        var inputs: Set<String> = []
+        var byOutput: [String: BatchItem] = [:]
+        for item in items { inputs.insert(item.input); byOutput[item.output] = item }
         var lines: [(text: String, fields: [String: String])] = []
         var unreadable = 0
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
             if let fields = ManifestLine.stringFields(line), fields["input"] != nil { lines.append((String(line), fields)) }
             else { unreadable += 1 }
         }
-        // The line each skipped input keeps: its last ok line, else its last skipped line.
+        // The line each rendering keeps if skipped: its output's last ok line, else its last skipped line.
         var keep: [String: (index: Int, ok: Bool)] = [:]
         for (index, line) in lines.enumerated() {
-            let input = line.fields["input"]!
-            guard let item = byInput[input], line.fields["output"] == item.output else { continue }
+            guard let output = line.fields["output"], let item = byOutput[output], line.fields["input"] == item.input else { continue }
             let ok = line.fields["status"] == "ok"
             guard ok || line.fields["status"] == "skipped" else { continue }
-            if let best = keep[input], best.ok && !ok { continue }
-            keep[input] = (index, ok)
+            if let best = keep[output], best.ok && !ok { continue }
+            keep[output] = (index, ok)
         }
-        var recorded: Set<String> = []
+        var recorded: Set<String> = [], recordedOutputs: Set<String> = []
         var kept: [String] = []
         for (index, line) in lines.enumerated() {
             let input = line.fields["input"]!
-            if let item = byInput[input] {
-                guard keep[input]?.index == index, skipped(item) else { continue }
+            if inputs.contains(input) {
+                guard let output = line.fields["output"], keep[output]?.index == index, let item = byOutput[output],
+                      skipped(item) else { continue }
                 recorded.insert(input)
+                recordedOutputs.insert(output)
             }
             kept.append(line.text)
         }
         let changed = kept.count != lines.count || unreadable > 0 || (!text.isEmpty && !text.hasSuffix("\n"))
-        return Reconciled(lines: kept, recorded: recorded, unreadable: unreadable, changed: changed)
+        return Reconciled(lines: kept, recorded: recorded, recordedOutputs: recordedOutputs, unreadable: unreadable,
+                          changed: changed)
     }
 
     /// The file's text, nil when there is none.

@@ -166,7 +166,14 @@ public final class RenderJob {
     /// Reads the SoundFont and checks that FluidSynth loads it (a bad font
     /// fails here, before any piece). Each piece then renders on synths built
     /// for it (`render`), sharing the font's samples.
-    public init(soundFont path: String, options: Options = Options()) throws(Failure) {
+    public convenience init(soundFont path: String, options: Options = Options()) throws(Failure) {
+        try self.init(soundFont: SharedSoundFont(path: path), options: options)
+    }
+
+    /// A job playing `font`, read once for every job of the process that
+    /// plays it; checks that FluidSynth loads it.
+    public init(soundFont font: SharedSoundFont, options: Options = Options()) throws(Failure) {
+        let path = font.path
         self.options = options
         self.soundFontPath = path
         assembly = HostAssembly(sampler: options.sampler)
@@ -174,7 +181,7 @@ public final class RenderJob {
         do { plugins = try assembly.makePluginHost() } catch { throw .plugin(error) }
         for note in plugins?.notes ?? [] { log.append(note) }
         hub = assembly.makeHub(mapping: nil, plugins: plugins)
-        let selection = SampleSelection(soundFont: path, byNotes: options.loadsSamplesOnDemand && options.selectsSamplesByNotes,
+        let selection = SampleSelection(soundFont: font, byNotes: options.loadsSamplesOnDemand && options.selectsSamplesByNotes,
                                         log: log)
         sampleSelection = selection
         let samplerOptions = Self.samplerOptions(options)
@@ -373,7 +380,8 @@ public final class RenderJob {
         let rendering = RenderLabels.Rendering(sampleRate: options.sampleRate, grid: grid,
                                                oscillatorChannels: Set(options.sampler.oscillatorChannels),
                                                presets: presets, notePresets: notePresets,
-                                               pluginChannels: plugins?.instrumentNames ?? [:])
+                                               pluginChannels: plugins?.instrumentNames ?? [:],
+                                               soundFont: SoundFontSet.Font(path: soundFontPath).fileName)
         return RenderLabels(maps, score: score, rendering: rendering)
     }
 

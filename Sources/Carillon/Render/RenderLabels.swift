@@ -69,6 +69,10 @@ public struct RenderLabels: Sendable, Equatable {
     public var notes: [Note]
     public var beats: [Beat]
     public var tempos: [Tempo]
+    /// The SoundFont the piece rendered with, by its file name (`TimGM6mb.sf2`):
+    /// every note row's `soundfont`, so notes from renders with several fonts
+    /// (`--soundfont-pick`) stay told apart once put together.
+    public var soundFont: String
 
     /// How the render placed the score.
     public struct Rendering: Sendable {
@@ -86,11 +90,14 @@ public struct RenderLabels: Sendable, Equatable {
         public var pluginChannels: [Int: String]
         /// FluidSynth's `synth.min-note-length`, in ms.
         public var minimumNoteMilliseconds: Double = 10
+        /// The SoundFont's file name (`RenderLabels.soundFont`).
+        public var soundFont: String
 
         public init(sampleRate: Int, grid: Int, oscillatorChannels: Set<Int>,
                     presets: [(bank: Int, program: Int, name: String)], notePresets: [(bank: Int, program: Int)?],
-                    pluginChannels: [Int: String] = [:]) {
+                    pluginChannels: [Int: String] = [:], soundFont: String = "") {
             self.sampleRate = sampleRate
+            self.soundFont = soundFont
             self.pluginChannels = pluginChannels
             self.grid = max(1, grid)
             self.oscillatorChannels = oscillatorChannels
@@ -131,6 +138,7 @@ public struct RenderLabels: Sendable, Equatable {
         notes = Self.playedNotes(score, trackNames: maps.trackNames, rendering: rendering)
         beats = maps.beats
         tempos = maps.tempos
+        soundFont = rendering.soundFont
     }
 
     /// Keeps what the audio holds when a render stopped at `seconds`
@@ -298,12 +306,12 @@ extension RenderLabels {
     }
 
     static let noteColumns = ["onset", "offset", "pitch", "velocity", "channel", "program", "bank", "preset",
-                              "track", "track_name", "drum", "stem"]
+                              "track", "track_name", "drum", "stem", "soundfont"]
 
     func noteRows(_ format: Format) -> [String] {
         let rows = notes.map { n -> [Field] in
             [.number(n.onset), .number(n.offset), .int(n.pitch), .int(n.velocity), .int(n.channel), .int(n.program),
-             .int(n.bank), .text(n.preset), .int(n.track), .text(n.trackName), .bool(n.drum), .text(n.stem)]
+             .int(n.bank), .text(n.preset), .int(n.track), .text(n.trackName), .bool(n.drum), .text(n.stem), .text(soundFont)]
         }
         return Self.lines(Self.noteColumns, rows, format)
     }

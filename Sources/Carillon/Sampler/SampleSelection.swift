@@ -29,17 +29,17 @@ final class SampleSelection {
     /// font could not be read; see `wholeChannels`).
     private let exclusivePresets: Set<SoundFontHydra.PresetNumber>?
 
-    /// Reads the font at `path` when `byNotes`; if that fails, selects by preset and says why in `log`.
-    /// Reads its presets' exclusive classes in any case.
-    init(soundFont path: String, byNotes: Bool, log: HostLog) {
+    /// Selects from `font` by note when `byNotes` and Carillon could read it;
+    /// if it could not, by preset, saying why in `log`. Takes its presets'
+    /// exclusive classes in any case.
+    init(soundFont font: SharedSoundFont, byNotes: Bool, log: HostLog) {
         self.log = log
         var file: SoundFontFile?
-        do throws(SoundFontFileError) {
-            file = try SoundFontFile(path: path)
-        } catch {
-            if byNotes { log.append("\(path): samples loaded by preset, not by note (\(error))") }
+        switch font.file {
+        case .success(let read): file = read
+        case .failure(let error): if byNotes { log.append("\(font.path): samples loaded by preset, not by note (\(error))") }
         }
-        exclusivePresets = file?.hydra.presetsWithExclusiveClass()
+        exclusivePresets = font.exclusivePresets
         guard byNotes, let file else { return }
         self.file = file
         scoutView = file.view(keeping: file.hydra.zones(playing: PlayedNotes()))
@@ -120,5 +120,32 @@ final class SampleSelection {
             }
         } catch { throw .soundFont(error) }
         return sampler
+    }
+}
+
+/// A SoundFont as Carillon's SF2 reader reads it, once for every `RenderJob`
+/// of a process that plays it (a batch's workers share one per font): its
+/// layout and preset data (`SoundFontFile`, which its views read their
+/// samples through) and its presets' exclusive classes, or why it could not be
+/// read. It holds no sample data: each piece's synths load the samples its
+/// notes sound (`SampleSelection`). Any thread.
+public final class SharedSoundFont: Sendable {
+    public let path: String
+    let file: Result<SoundFontFile, SoundFontFileError>
+    /// The presets whose voices may have an exclusive class (nil: not read).
+    let exclusivePresets: Set<SoundFontHydra.PresetNumber>?
+
+    /// Reads the font at `path`; a font Carillon cannot read is no error
+    /// here (FluidSynth may still load it: its samples then load by preset).
+    public init(path: String) {
+        self.path = path
+        do throws(SoundFontFileError) {
+            let read = try SoundFontFile(path: path)
+            file = .success(read)
+            exclusivePresets = read.hydra.presetsWithExclusiveClass()
+        } catch {
+            file = .failure(error)
+            exclusivePresets = nil
+        }
     }
 }

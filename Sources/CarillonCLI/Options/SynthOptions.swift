@@ -6,10 +6,10 @@ import Parameters
 /// The sampler's flags, named as the `fluidsynth` command line names them where it has them.
 struct SynthOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "The SoundFont (SF2/SF3) to play with.",
+        "The SoundFont (SF2/SF3) to play with; render takes several (repeat it; see --soundfont-pick), live and play one.",
         discussion: "Default: $CARILLON_SOUNDFONT, then soundfonts/ in the repository, then /usr/share/sounds/sf2/default-GM.sf2, FluidR3_GM.sf2, TimGM6mb.sf2, and last soundfonts/carillon-test.sf2 (see soundfonts/README.md).",
         valueName: "file"))
-    var soundfont: String?
+    var soundfont: [String] = []
 
     @Option(name: [.customShort("g"), .long], help: ArgumentHelp("Synth gain, as fluidsynth's -g (0...10).", valueName: "gain"))
     var gain: Double = 0.2
@@ -124,8 +124,25 @@ struct SynthOptions: ParsableArguments {
         }
     }
 
-    /// The SoundFont's path, by the documented search order.
+    /// The SoundFont's path, by the documented search order (`live` and `play`:
+    /// one font, `refuseSeveralSoundFonts`).
     func locateSoundFont() throws(SoundFontLocator.Failure) -> String {
-        try SoundFontLocator(explicitPath: soundfont).locate()
+        try SoundFontLocator(explicitPath: soundfont.first).locate()
+    }
+
+    /// `render`'s fonts: each `--soundfont` given, each of which must exist,
+    /// or the one the search order finds.
+    func locateSoundFonts() throws(SoundFontLocator.Failure) -> [String] {
+        guard !soundfont.isEmpty else { return [try SoundFontLocator().locate()] }
+        return try soundfont.map { path throws(SoundFontLocator.Failure) in try SoundFontLocator(explicitPath: path).locate() }
+    }
+
+    /// `live` and `play` play one font: a synth that any program change on any
+    /// channel may ask for any preset of (a mapping's `channels:` can give a
+    /// channel a font of its own). Taking one of several silently would hide a mistake.
+    func refuseSeveralSoundFonts(_ command: String) throws {
+        guard soundfont.count > 1 else { return }
+        throw ValidationError("\(command) plays one SoundFont; --soundfont is given \(soundfont.count) times "
+            + "(render takes several; a mapping's channels: can give a channel its own font)")
     }
 }

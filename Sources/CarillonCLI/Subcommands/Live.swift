@@ -40,6 +40,7 @@ struct Live: ParsableCommand {
     @OptionGroup var log: LogOptions
 
     func validate() throws {
+        try synth.refuseSeveralSoundFonts("live")
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
         if noAudio && recording.record != nil { throw ValidationError("--record needs audio (leave out --no-audio); --record-midi works without") }
     }

@@ -47,6 +47,7 @@ struct Play: ParsableCommand {
     @OptionGroup var recording: RecordOptions
 
     func validate() throws {
+        try synth.refuseSeveralSoundFonts("play")
         guard (0.1...10).contains(tempo) else { throw ValidationError("--tempo must be 0.1…10 (a factor of the file's tempo)") }
         guard start >= 0 else { throw ValidationError("--start must not be negative") }
     }

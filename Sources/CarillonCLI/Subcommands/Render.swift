@@ -22,6 +22,8 @@ struct Render: ParsableCommand {
               carillon render corpus/ --output-dir out --shard slurm --skip-existing --manifest m-$SLURM_ARRAY_TASK_ID.jsonl
               carillon render song.mid -o song.flac --normalize -14 --true-peak -1
               carillon render song.mid -o song.wav --stems song-stems
+              carillon render corpus/ --output-dir out --soundfont FluidR3_GM.sf2 --soundfont TimGM6mb.sf2
+              carillon render corpus/ --output-dir out --soundfont a.sf2 --soundfont b.sf2 --soundfont-pick all --labels
               carillon render corpus/ --output-dir aug --transpose -2..2 --tempo 0.9..1.1 --seed 7 --labels --manifest aug/manifest.jsonl
 
             After the last note, rendering goes on until the sound has died away \
@@ -42,9 +44,24 @@ struct Render: ParsableCommand {
             --shard K/N renders the files whose key hashes to K (0 <= K < N); \
             --shard slurm takes K and N from the Slurm array task (K = task ID - \
             the array's lowest ID, N = its task count; the IDs must be consecutive). \
-            The manifest keeps one line per input: a rerun replaces the lines of \
-            the files it renders again, and a file skipped by --skip-existing keeps \
-            its earlier line.
+            The manifest keeps one line per input (per input and font with \
+            --soundfont-pick all): a rerun replaces the lines of the files it \
+            renders again, and an output skipped by --skip-existing keeps its \
+            earlier line.
+
+            Several --soundfont: with --soundfont-pick hash, each input renders \
+            with one of them, chosen by a hash of its key (the same whatever the \
+            list's order, --jobs or --shard, and from run to run), under its usual \
+            name; with all, each input renders with every font, into \
+            NAME.FONTNAME.EXT (FONTNAME: the font's file name without extension, \
+            characters other than letters, digits and . - _ + made _; -o song.wav \
+            gives song.FONTNAME.wav), its stems into DIR/NAME.FONTNAME/ (one file \
+            named: DIR/FONTNAME/) and its labels beside its output. The manifest \
+            has a line per rendering, naming its font (soundfont, soundfont_bytes), \
+            and the labels' notes a soundfont column (the font's file name). Two \
+            fonts with one FONTNAME (case aside) are refused. Each font is read \
+            once and its jobs share it; samples load per piece, only those its \
+            notes sound.
 
             --stems DIR writes, beside the mixdown, one file per mixer strip that \
             sounds (ch01 ... ch16, osc, tone, tracks), each with its own reverb and \
@@ -106,7 +123,7 @@ struct Render: ParsableCommand {
     @Option(help: ArgumentHelp("Synths rendering each file in parallel, one thread each (default: the number of cores for one file, 1 for a batch; there --jobs takes the cores).", valueName: "n"))
     var threads: Int?
 
-    @Option(help: ArgumentHelp("Write one JSON line per input to this file (JSON Lines; a rerun replaces the lines of what it renders again).", valueName: "file.jsonl"))
+    @Option(help: ArgumentHelp("Write one JSON line per input (per input and font with --soundfont-pick all) to this file (JSON Lines; a rerun replaces the lines of what it renders again).", valueName: "file.jsonl"))
     var manifest: String?
 
     @Flag(name: .customLong("skip-existing"), help: "Leave outputs that already exist alone (resume a batch).")
@@ -123,11 +140,16 @@ struct Render: ParsableCommand {
     @Option(name: .customLong("true-peak"), parsing: .unconditional, help: ArgumentHelp("With --normalize: the highest true peak allowed.", valueName: "dBTP"))
     var truePeak: Double = -1
 
-    @Flag(help: "Also write beside each output its notes as rendered (NAME.notes.csv: onset and offset where the synth applied them, pitch, velocity, channel, program, bank, preset, track, drum, stem), its beats (NAME.beats.csv) and its tempo map (NAME.tempo.csv).")
+    @Flag(help: "Also write beside each output its notes as rendered (NAME.notes.csv: onset and offset where the synth applied them, pitch, velocity, channel, program, bank, preset, track, drum, stem, soundfont), its beats (NAME.beats.csv) and its tempo map (NAME.tempo.csv).")
     var labels = false
 
     @Option(name: .customLong("labels-format"), help: ArgumentHelp("The labels as csv, or jsonl for JSON Lines; implies --labels.", valueName: "format"))
     var labelsFormat: RenderLabels.Format?
+
+    @Option(name: .customLong("soundfont-pick"), help: ArgumentHelp(
+        "With several --soundfont: hash renders each input with one font, chosen by a hash of its key; all renders it with every font, into NAME.FONTNAME.EXT.",
+        valueName: "pick"))
+    var soundFontPick: SoundFontSet.Pick = .hash
 
     @OptionGroup(title: "Augmentation") var augment: AugmentOptions
 
@@ -157,6 +179,9 @@ struct Render: ParsableCommand {
         }
         if labelFormat != nil && output == AudioFileWriter.standardOutput {
             throw ValidationError("--labels writes files beside the output; it cannot go with -o - (standard output)")
+        }
+        if soundFontPick == .all && output == AudioFileWriter.standardOutput {
+            throw ValidationError("--soundfont-pick all writes a file per font; it cannot go with -o - (standard output)")
         }
         _ = try audio.resolve(for: output)
     }
@@ -192,6 +217,9 @@ struct Render: ParsableCommand {
         let augmentation = augment.augmentation()
         let (format, encoding, rate, rateChosen) = try audio.resolve(for: output)
         let rateNote = rateChosen ? ", at \(rate) Hz (\(format.rawValue)'s rate; no -r given)" : ""
+        // Every font located and named before anything is planned or written.
+        let fonts: SoundFontSet
+        do { fonts = try SoundFontSet(paths: try synth.locateSoundFonts(), pick: soundFontPick) } catch { fail(error) }
         var items: [BatchItem]
         do {
             let found = try BatchInputs.gather(arguments: inputs, list: fromList, root: inputRoot)
@@ -210,13 +238,11 @@ struct Render: ParsableCommand {
                     for i in items.indices { items[i].stems = stems }
                 }
             }
+            // Each input with its font, or with each font (--soundfont-pick all).
+            items = try fonts.renderings(of: items, stemsInTheirOwnFolder: output != nil
+                                         || Self.namesOneFile(inputs: inputs, list: fromList, found: found))
             try BatchPlan.refuseOverwritingInputs(items)
-            // -o names a file: its folder must exist, as for any single output.
-            if output == nil { try BatchPlan.createFolders(for: items) }
         } catch { fail(error) }
-
-        let fontPath: String
-        do { fontPath = try synth.locateSoundFont() } catch { fail(error) }
 
         var settings = BatchRenderer.Settings()
         settings.job.sampleRate = rate
@@ -237,6 +263,14 @@ struct Render: ParsableCommand {
         if let normalize { settings.loudness = .normalize(LoudnessTarget(integrated: normalize, truePeakCeiling: truePeak)) }
         else if manifest != nil { settings.loudness = .measure }
 
+        // Every font loaded (a bad one is one line) before any folder or manifest line is written.
+        let batch: BatchRenderer
+        do { batch = try BatchRenderer(soundFonts: fonts, settings: settings) } catch { fail(error) }
+        // -o names a file: its folder must exist, as for any single output.
+        if output == nil {
+            do { try BatchPlan.createFolders(for: items) } catch { fail(error) }
+        }
+
         let writer: ManifestWriter?
         do {
             if let manifest, let slash = manifest.lastIndex(of: "/"), slash != manifest.startIndex {
@@ -250,8 +284,6 @@ struct Render: ParsableCommand {
         if let writer, writer.unreadableLines > 0 {
             Diagnostics.warning("\(writer.path): \(writer.unreadableLines) unreadable line(s) dropped from the earlier manifest")
         }
-        let batch: BatchRenderer
-        do { batch = try BatchRenderer(soundFont: fontPath, settings: settings, manifest: writer) } catch { fail(error) }
 
         Interruption.install()
         let terminal = isatty(STDERR_FILENO) == 1 && !quiet
@@ -260,13 +292,14 @@ struct Render: ParsableCommand {
         let batchBar = terminal && !single ? BatchProgressBar() : nil
         var interrupted: [String] = []
         var warned: Set<String> = []   // each worker's job notes the same fallback: said once
+        var said: Set<String> = []   // what an input's renderings with every font (--soundfont-pick all) all say: once
         let final: BatchRenderer.Snapshot
         do {
-            final = try batch.run(items, cancel: Interruption.flag) { snapshot, outcomes in
+            final = try batch.run(items, manifest: writer, cancel: Interruption.flag) { snapshot, outcomes in
                 if !outcomes.isEmpty { fileBar?.clear(); batchBar?.clear() }
                 for o in outcomes {
                     for note in o.notes where warned.insert(note).inserted { Diagnostics.warning(note) }
-                    report(o, single: single, rateNote: rateNote, interrupted: &interrupted)
+                    report(o, single: single, rateNote: rateNote, interrupted: &interrupted, said: &said)
                 }
                 if let p = snapshot.current.first ?? nil { fileBar?.show(p) }
                 if Interruption.flag.isSet { batchBar?.clear() } else { batchBar?.show(snapshot) }
@@ -299,31 +332,34 @@ struct Render: ParsableCommand {
         list == nil && inputs.count == 1 && found.count == 1 && found[0].input == inputs[0]
     }
 
-    private func report(_ o: BatchRenderer.Outcome, single: Bool, rateNote: String, interrupted: inout [String]) {
+    private func report(_ o: BatchRenderer.Outcome, single: Bool, rateNote: String, interrupted: inout [String],
+                        said: inout Set<String>) {
         if o.interrupted { interrupted.append(o.item.output); return }
         switch o.entry.status {
         case .failed:
             let message = o.entry.error ?? ""
             // MIDI file errors already start with the file's path.
-            Diagnostics.error(single || message.hasPrefix(o.item.input) ? message : "\(o.item.input): \(message)")
+            let line = single || message.hasPrefix(o.item.input) ? message : "\(o.item.input): \(message)"
+            if said.insert(line).inserted { Diagnostics.error(line) }
         case .skipped:
             if !quiet { print("\(o.item.output): exists, skipped") }
         case .ok:
             guard let s = o.summary else { return }
-            for gap in s.shortenedGaps {
-                Diagnostics.warning("\(o.item.input): " + (gap.trailing
+            var warnings = s.shortenedGaps.map { gap in
+                "\(o.item.input): " + (gap.trailing
                     ? "the end of track comes \(clock(gap.length)) after the last event (at \(clock(gap.start)))"
                     : "\(clock(gap.length)) without an event at \(clock(gap.start)) (a corrupt delta time?)")
-                    + ": cut to \(clock(maxGap)) (--max-gap)")
+                    + ": cut to \(clock(maxGap)) (--max-gap)"
             }
             if s.notesDropped > 0, let draw = s.augmentation {
                 Diagnostics.warning("\(o.item.input): \(s.notesDropped) note\(s.notesDropped == 1 ? "" : "s") moved outside 0...127 by "
                                     + "--transpose \(draw.transpose > 0 ? "+" : "")\(draw.transpose) dropped")
             }
             if s.truncated {
-                Diagnostics.warning("\(o.item.input): cut at --max-duration \(formatted(s.duration, 1)) s "
-                                    + "(the piece lasts \(clock(s.pieceDuration)))")
+                warnings.append("\(o.item.input): cut at --max-duration \(formatted(s.duration, 1)) s "
+                                + "(the piece lasts \(clock(s.pieceDuration)))")
             }
+            for line in warnings where said.insert(line).inserted { Diagnostics.warning(line) }
             guard !quiet else { return }
             let line = Self.line(s) + rateNote + (o.loudness.map(Self.loudnessText) ?? "")
             if o.item.output == AudioFileWriter.standardOutput {
@@ -357,3 +393,4 @@ struct Render: ParsableCommand {
 }
 
 extension RenderLabels.Format: ExpressibleByArgument {}
+extension SoundFontSet.Pick: ExpressibleByArgument {}

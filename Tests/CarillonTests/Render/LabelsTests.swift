@@ -170,15 +170,16 @@ import Testing
         let csv = try labels.write(beside: output, format: .csv)
         #expect(csv == ["\(dir)/song.notes.csv", "\(dir)/song.beats.csv", "\(dir)/song.tempo.csv"])
         let lines = try String(contentsOfFile: csv[0], encoding: .utf8).split(separator: "\n")
-        #expect(lines[0] == "onset,offset,pitch,velocity,channel,program,bank,preset,track,track_name,drum,stem")
+        #expect(lines[0] == "onset,offset,pitch,velocity,channel,program,bank,preset,track,track_name,drum,stem,soundfont")
         #expect(lines.count == labels.notes.count + 1)
-        #expect(lines.contains { $0.contains(",\"Piano, left hand\",false,ch01") })
+        #expect(lines.contains { $0.contains(",\"Piano, left hand\",false,ch01,TimGM6mb.sf2") })
         let jsonl = try labels.write(beside: output, format: .jsonl)
         let objects = try String(contentsOfFile: jsonl[0], encoding: .utf8).split(separator: "\n").map {
             try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
         }
         #expect(objects.count == labels.notes.count)
         #expect(objects[0]["track_name"] as? String == labels.notes[0].trackName)
+        #expect(objects.allSatisfy { $0["soundfont"] as? String == "TimGM6mb.sf2" })
         #expect(objects.allSatisfy { ($0["onset"] as? Double ?? -1) >= 0 && $0["drum"] is Bool })
     }
 

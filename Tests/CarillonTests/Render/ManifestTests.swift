@@ -47,6 +47,21 @@ import Testing
         #expect(r.lines.isEmpty && r.recorded.isEmpty)
     }
 
+    /// `--soundfont-pick all`: an input has a rendering, and a line, per font.
+    /// A rerun that skips one rendering (its output there) keeps that line
+    /// only; the other renderings' lines go, whichever font wrote them.
+    @Test func reconcile_severalRenderingsOfOneInput_keepsTheLineOfEachSkippedOne() {
+        func rendering(_ font: String) -> BatchItem { BatchItem(input: "a", key: "a", output: "out/a.\(font).wav") }
+        let items = [rendering("F"), rendering("T")]
+        let earlier = [Self.line("a", .ok, output: "out/a.F.wav"), Self.line("x", .ok), Self.line("a", .ok, output: "out/a.T.wav"),
+                       Self.line("a", .ok, output: "out/a.wav")]   // a run with one font
+        let r = ManifestWriter.reconcile(earlier.joined(separator: "\n") + "\n", items: items, skipped: { $0.output == "out/a.T.wav" })
+        #expect(r.lines == [Self.line("x", .ok), Self.line("a", .ok, output: "out/a.T.wav")])
+        #expect(r.recordedOutputs == ["out/a.T.wav"] && r.recorded == ["a"])
+        let both = ManifestWriter.reconcile(earlier.joined(separator: "\n") + "\n", items: items, skipped: { _ in true })
+        #expect(both.lines == [earlier[0], earlier[1], earlier[2]] && both.recordedOutputs == ["out/a.F.wav", "out/a.T.wav"])
+    }
+
     /// Inputs are matched after reading the JSON string back: escapes, \u
     /// escapes and surrogate pairs included. A torn line is dropped and counted.
     @Test func reconcile_readsEscapedInputs_andDropsUnreadableLines() {
