@@ -22,6 +22,18 @@ import Foundation
         #expect(r.stderr.contains("past the end"))
     }
 
+    /// `play --labels` labels a recording of the whole piece (scripts/test-jack plays one for real).
+    @Test(arguments: [
+        (["--labels"], "--labels labels a recording: give --record FILE"),
+        (["--labels", "--record", "r.wav", "--loop"], "not with --loop or --start"),
+        (["--labels-format", "jsonl", "--record", "r.wav", "--start", "3"], "not with --loop or --start"),
+    ])
+    func labels_withoutARecordingOfTheWholePiece_isAUsageError(_ flags: [String], _ message: String) throws {
+        let r = try R.carillon(["play", "\(R.openmsx)/coconut_run2.mid"] + flags)
+        #expect(r.status == 64 && r.stderr.contains(message), "\(r.status) \(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "r.wav"))
+    }
+
     @Test func tempoOutOfRange_isAUsageError() throws {
         let r = try R.carillon(["play", "\(R.openmsx)/coconut_run2.mid", "--tempo", "0"])
         #expect(r.status != 0)

@@ -229,6 +229,12 @@ public final class LiveHost: @unchecked Sendable {
     /// The sequencer's transport, with audio. Any thread.
     public var transport: Transport? { audio?.renderer.transport }
 
+    /// The output's sample rate (nil without audio): what `--record` is written at.
+    public var outputSampleRate: Int? { audio?.output.sampleRate }
+
+    /// Blocks `--record` dropped (its writer fell behind), 0 without a recording.
+    public var droppedRecordingBlocks: Int { audio?.recorder?.droppedBlocks ?? 0 }
+
     /// Schedules a piece to play from the start of the output (with audio;
     /// before `start`): `tempo` scales its speed, `start` seeks (seconds),
     /// `loop` repeats it. Held notes are released at its end.

@@ -371,8 +371,31 @@ public final class RenderJob {
 
     /// The piece's labels as `rig` rendered it: its grid, the oscillator's and
     /// the plugins' channels, and each note-on's preset as the scout's FluidSynth chose it.
+    /// The labels of `input` as this job would render it, without rendering:
+    /// for a recording of the piece played at `tempo` times its speed (`play
+    /// --record --labels`), whose first frame is the piece's start.
+    public func labels(of input: String, tempo: Double = 1) throws(Failure) -> RenderLabels {
+        let file: StandardMIDIFile
+        do throws(MIDIFileError) { file = try StandardMIDIFile(contentsOf: input) } catch { throw .midiFile(error) }
+        // The transport divides the piece's times by its tempo scale: so do the notes here
+        // (the beats come from the file's tempo events scaled, a µs rounded at most).
+        var score = Score(file).faster(by: tempo)
+        let gaps = options.maxGap.map { score.shortenGaps(longerThan: $0) } ?? []
+        let maps = RenderLabels.FileMaps(file.scalingTempo(by: tempo), score: score, gaps: gaps, maxGap: options.maxGap)
+        let oscillators = (options.sampler.oscillatorChannels + options.sampler.instruments.map(\.channel))
+            .reduce(UInt16(0)) { $0 | 1 << $1 }
+        let plan: SampleSelection.Plan
+        do throws(Sampler.Failure) {
+            plan = try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: oscillators)
+        } catch { throw .sampler(error) }
+        return labels(maps, score, plan: plan, grid: scout.instrument.eventGranularity)
+    }
+
     private func labels(_ maps: RenderLabels.FileMaps, _ score: Score, plan: SampleSelection.Plan, rig: Rig) -> RenderLabels {
-        let grid = rig.pool?.eventGranularity ?? rig.samplers[0].instrument.eventGranularity
+        labels(maps, score, plan: plan, grid: rig.pool?.eventGranularity ?? rig.samplers[0].instrument.eventGranularity)
+    }
+
+    private func labels(_ maps: RenderLabels.FileMaps, _ score: Score, plan: SampleSelection.Plan, grid: Int) -> RenderLabels {
         let presets: [(bank: Int, program: Int, name: String)] = (scout.soundFont?.presets ?? []).map { ($0.bank, $0.program, $0.name) }
         let notePresets: [(bank: Int, program: Int)?] = plan.selection.notePresets.map { p in
             p.map { (bank: Int($0.bank), program: Int($0.program)) }

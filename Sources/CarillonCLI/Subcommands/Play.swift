@@ -46,10 +46,21 @@ struct Play: ParsableCommand {
     @OptionGroup var log: LogOptions
     @OptionGroup var recording: RecordOptions
 
+    @OptionGroup var labelOptions: LabelOptions
+
+    /// `--labels` / `--labels-format`: the recording's labels' format, nil for none.
+    var labelFormat: RenderLabels.Format? { labelOptions.format }
+
     func validate() throws {
         try synth.refuseSeveralSoundFonts("play")
         guard (0.1...10).contains(tempo) else { throw ValidationError("--tempo must be 0.1…10 (a factor of the file's tempo)") }
         guard start >= 0 else { throw ValidationError("--start must not be negative") }
+        if labelFormat != nil {
+            guard recording.record != nil else { throw ValidationError("--labels labels a recording: give --record FILE") }
+            guard !loop && start == 0 else {
+                throw ValidationError("--labels labels a recording of the whole piece from its start: not with --loop or --start")
+            }
+        }
     }
 
     func run() throws {
@@ -91,6 +102,31 @@ struct Play: ParsableCommand {
         }
         session.end(command: "play", lastLine: "\(ending.rawValue) at " + Self.positionLine(transport))
         if ending == .audioFailed { throw ExitCode.failure }
+        if let format = labelFormat, let path = recording.record, let rate = session.host.outputSampleRate {
+            writeLabels(beside: path, format: format, soundFont: fontPath, sampleRate: rate,
+                        changedTempo: transport.tempoScale != tempo, dropped: session.host.droppedRecordingBlocks)
+        }
+    }
+
+    /// `--labels`: the piece's notes as the synth applied them, from the
+    /// recording's first frame (the piece's start), at `--tempo`. Worked out
+    /// as `render --labels` does (the same grid and presets) without rendering.
+    private func writeLabels(beside path: String, format: RenderLabels.Format, soundFont: String, sampleRate: Int,
+                             changedTempo: Bool, dropped: Int) {
+        if changedTempo { Diagnostics.warning("the tempo changed while playing: the labels follow --tempo \(formatted(tempo, 3, trimmed: true))") }
+        if dropped > 0 { Diagnostics.warning("the recording dropped \(dropped) blocks: its labels are late from the first") }
+        var options = RenderJob.Options()
+        options.sampleRate = sampleRate
+        options.sampler = synth.samplerOptions
+        options.maxGap = nil   // play cuts no gap
+        options.labels = true
+        do {
+            let labels = try RenderJob(soundFont: soundFont, options: options).labels(of: file, tempo: tempo)
+            let written = try labels.write(beside: path, format: format)
+            print("labels: " + written.joined(separator: ", "))
+        } catch {
+            Diagnostics.fail("\(path): labels not written: \(error)")
+        }
     }
 
     /// `▶ 1:23.4 / 3:45.0  tempo ×1.0  loop off` (■ when stopped).

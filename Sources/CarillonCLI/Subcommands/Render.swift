@@ -140,11 +140,7 @@ struct Render: ParsableCommand {
     @Option(name: .customLong("true-peak"), parsing: .unconditional, help: ArgumentHelp("With --normalize: the highest true peak allowed.", valueName: "dBTP"))
     var truePeak: Double = -1
 
-    @Flag(help: "Also write beside each output its notes as rendered (NAME.notes.csv: onset and offset where the synth applied them, pitch, velocity, channel, program, bank, preset, track, drum, stem, soundfont), its beats (NAME.beats.csv) and its tempo map (NAME.tempo.csv).")
-    var labels = false
-
-    @Option(name: .customLong("labels-format"), help: ArgumentHelp("The labels as csv, or jsonl for JSON Lines; implies --labels.", valueName: "format"))
-    var labelsFormat: RenderLabels.Format?
+    @OptionGroup var labelOptions: LabelOptions
 
     @Option(name: .customLong("soundfont-pick"), help: ArgumentHelp(
         "With several --soundfont: hash renders each input with one font, chosen by a hash of its key; all renders it with every font, into NAME.FONTNAME.EXT.",
@@ -187,7 +183,7 @@ struct Render: ParsableCommand {
     }
 
     /// `--labels` / `--labels-format`: the labels' format, nil for none.
-    var labelFormat: RenderLabels.Format? { labels || labelsFormat != nil ? labelsFormat ?? .csv : nil }
+    var labelFormat: RenderLabels.Format? { labelOptions.format }
 
     /// `--jobs`, or a file per core.
     var jobCount: Int { jobs ?? RenderJob.Options.cores }
@@ -392,5 +388,4 @@ struct Render: ParsableCommand {
     }
 }
 
-extension RenderLabels.Format: ExpressibleByArgument {}
 extension SoundFontSet.Pick: ExpressibleByArgument {}
