@@ -11,17 +11,7 @@ import Foundation
     static func peakKiB(_ input: String, font: String = fluidR3) throws -> Int {
         let dir = RenderCommandTests.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
-        process.arguments = ["-f", "%M", "-o", "\(dir)/rss", RenderCommandTests.carillon, "render", input, "-o", "\(dir)/out.wav",
-                             "--soundfont", font, "-q", "--threads", "1", "--max-duration", "1"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let text = try String(contentsOfFile: "\(dir)/rss", encoding: .utf8)
-        return Int(text.split(separator: "\n").last.map(String.init) ?? "") ?? 0
+        return try peakKiB(["render", input, "-o", "\(dir)/out.wav", "--soundfont", font, "-q", "--threads", "1", "--max-duration", "1"])
     }
 
     /// linns_basket selects 8 presets of FluidR3 with 33 MiB of sample data

@@ -49,35 +49,34 @@ struct AugmentOptions: ParsableArguments {
         var a = Augmentation()
         a.seed = seedValue
         if let transpose {
-            guard let value = Augmentation.integers(transpose) else {
-                throw ValidationError(Self.unreadable("--transpose", transpose, "a whole number of semitones or a range A..B (e.g. -2..2)"))
-            }
-            guard Augmentation.transposeLimits.contains(value.bounds.lowerBound),
-                  Augmentation.transposeLimits.contains(value.bounds.upperBound) else {
-                throw ValidationError("--transpose must be within -48...48 semitones (four octaves), found \(transpose)")
-            }
-            a.transpose = value
+            a.transpose = try Self.value(transpose, "--transpose", Augmentation.integers,
+                                         wanted: "a whole number of semitones or a range A..B (e.g. -2..2)",
+                                         fits: { Augmentation.transposeLimits.contains($0) },
+                                         limits: "within -48...48 semitones (four octaves)")
         }
         if let tempo {
-            guard let value = Augmentation.reals(tempo) else {
-                throw ValidationError(Self.unreadable("--tempo", tempo, "a factor (2 plays twice as fast) or a range A..B (e.g. 0.9..1.1)"))
-            }
-            guard Augmentation.tempoLimits.contains(value.bounds.lowerBound),
-                  Augmentation.tempoLimits.contains(value.bounds.upperBound) else {
-                throw ValidationError("--tempo must be within 0.25...4 (a factor: 2 plays twice as fast), found \(tempo)")
-            }
-            a.tempo = value
+            a.tempo = try Self.value(tempo, "--tempo", Augmentation.reals,
+                                     wanted: "a factor (2 plays twice as fast) or a range A..B (e.g. 0.9..1.1)",
+                                     fits: { Augmentation.tempoLimits.contains($0) },
+                                     limits: "within 0.25...4 (a factor: 2 plays twice as fast)")
         }
         if let velocityScale {
-            guard let value = Augmentation.reals(velocityScale) else {
-                throw ValidationError(Self.unreadable("--velocity-scale", velocityScale, "a factor (0.5 halves the velocities) or a range A..B (e.g. 0.8..1.2)"))
-            }
-            guard value.bounds.lowerBound > 0, value.bounds.upperBound <= Augmentation.velocityScaleLimit else {
-                throw ValidationError("--velocity-scale must be above 0 and at most 4, found \(velocityScale)")
-            }
-            a.velocityScale = value
+            a.velocityScale = try Self.value(velocityScale, "--velocity-scale", Augmentation.reals,
+                                             wanted: "a factor (0.5 halves the velocities) or a range A..B (e.g. 0.8..1.2)",
+                                             fits: { $0 > 0 && $0 <= Augmentation.velocityScaleLimit },
+                                             limits: "above 0 and at most 4")
         }
         return a
+    }
+
+    /// `text` read by `read` as a value or a range whose ends both `fit`; else the flag's one-line error.
+    private static func value<N>(_ text: String, _ flag: String, _ read: (String) -> Augmentation.Value<N>?, wanted: String,
+                                 fits: (N) -> Bool, limits: String) throws -> Augmentation.Value<N> {
+        guard let value = read(text) else { throw ValidationError(unreadable(flag, text, wanted)) }
+        guard fits(value.bounds.lowerBound), fits(value.bounds.upperBound) else {
+            throw ValidationError("\(flag) must be \(limits), found \(text)")
+        }
+        return value
     }
 
     static func unreadable(_ flag: String, _ text: String, _ wanted: String) -> String {
