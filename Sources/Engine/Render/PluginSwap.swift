@@ -78,56 +78,81 @@ final class PluginHandover<Plugin: AnyObject>: @unchecked Sendable {
 final class InsertBox { let insert: any AudioInsert; init(_ insert: any AudioInsert) { self.insert = insert } }
 final class ChannelPluginBox { let plugin: any ChannelPlugin; init(_ plugin: any ChannelPlugin) { self.plugin = plugin } }
 
-/// An insert slot whose effect can be replaced while it runs (`replace`), with a crossfade.
-public final class SwappableInsert: AudioInsert, @unchecked Sendable {
-    private var active: InsertBox
-    private var incoming: InsertBox?
+/// What both swappable slots keep: the plugin playing, the one fading in (its
+/// block in `left`/`right`), the hand-over and how far the fade has come.
+final class SwapState<Box: AnyObject> {
+    private(set) var active: Box
+    private(set) var incoming: Box?
+    let handover = PluginHandover<Box>()
+    let fadeFrames: Int
+    /// The incoming plugin's block.
+    let left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
     private var faded = 0
-    private let handover = PluginHandover<InsertBox>()
-    private let scratch: UnsafeMutablePointer<Float>
-    private let maxFrames: Int
-    /// The crossfade's length, in frames.
-    public let fadeFrames: Int
 
-    /// `maxFrames`: the largest block; `fadeFrames`: the crossfade (e.g. 20 ms of frames).
-    public init(_ insert: any AudioInsert, maxFrames: Int, fadeFrames: Int) {
-        active = InsertBox(insert)
-        self.maxFrames = maxFrames
+    init(_ box: Box, maxFrames: Int, fadeFrames: Int) {
+        active = box
         self.fadeFrames = max(1, fadeFrames)
-        scratch = .allocate(capacity: 2 * maxFrames)
+        left = .allocate(capacity: 2 * maxFrames)
+        right = left + maxFrames
     }
 
-    deinit { scratch.deallocate() }
+    deinit { left.deallocate() }
 
-    /// Off the render thread: `next` (built and activated for this slot's
-    /// blocks) takes over from the next block, crossfaded in.
-    public func replace(with next: any AudioInsert) { handover.offer(InsertBox(next)) }
-
-    /// Off the render thread: frees what the render thread replaced.
-    public func collectRetired() { handover.collectRetired() }
-
-    /// An offered effect not yet taken, or a replaced one not yet freed.
-    public var isSwapping: Bool { handover.isBusy }
-
-    public var latency: Int { active.insert.latency }
-
-    public func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) {
+    /// Render thread: an offered plugin starts fading in (unless one already is).
+    @inline(__always)
+    func takeOffer() {
         if incoming == nil, let next = handover.take() { incoming = next; faded = 0 }
-        guard let next = incoming else {
-            active.insert.process(left: left, right: right, frames: frames)
-            return
-        }
-        let l = scratch, r = scratch + maxFrames
-        l.update(from: left, count: frames); r.update(from: right, count: frames)
-        active.insert.process(left: left, right: right, frames: frames)
-        next.insert.process(left: l, right: r, frames: frames)
-        PluginHandover<InsertBox>.crossfade(left, l, frames: frames, done: faded, length: fadeFrames)
-        PluginHandover<InsertBox>.crossfade(right, r, frames: frames, done: faded, length: fadeFrames)
+    }
+
+    /// Render thread: crossfades `out` into the incoming plugin's block; once
+    /// it has faded in, it is the active one and the old one is retired.
+    @inline(__always)
+    func blend(intoLeft outL: UnsafeMutablePointer<Float>, right outR: UnsafeMutablePointer<Float>, frames: Int) {
+        PluginHandover<Box>.crossfade(outL, left, frames: frames, done: faded, length: fadeFrames)
+        PluginHandover<Box>.crossfade(outR, right, frames: frames, done: faded, length: fadeFrames)
         faded += frames
-        if faded >= fadeFrames, handover.retire(active) {
+        if faded >= fadeFrames, let next = incoming, handover.retire(active) {
             active = next
             incoming = nil
         }
+    }
+}
+
+/// An insert slot whose effect can be replaced while it runs (`replace`), with a crossfade.
+public final class SwappableInsert: AudioInsert, @unchecked Sendable {
+    private let state: SwapState<InsertBox>
+
+    /// `maxFrames`: the largest block; `fadeFrames`: the crossfade (e.g. 20 ms of frames).
+    public init(_ insert: any AudioInsert, maxFrames: Int, fadeFrames: Int) {
+        state = SwapState(InsertBox(insert), maxFrames: maxFrames, fadeFrames: fadeFrames)
+    }
+
+    /// The crossfade's length, in frames.
+    public var fadeFrames: Int { state.fadeFrames }
+
+    /// Off the render thread: `next` (built and activated for this slot's
+    /// blocks) takes over from the next block, crossfaded in.
+    public func replace(with next: any AudioInsert) { state.handover.offer(InsertBox(next)) }
+
+    /// Off the render thread: frees what the render thread replaced.
+    public func collectRetired() { state.handover.collectRetired() }
+
+    /// An offered effect not yet taken, or a replaced one not yet freed.
+    public var isSwapping: Bool { state.handover.isBusy }
+
+    public var latency: Int { state.active.insert.latency }
+
+    public func process(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) {
+        state.takeOffer()
+        guard let next = state.incoming else {
+            state.active.insert.process(left: left, right: right, frames: frames)
+            return
+        }
+        // Both effects hear the same input.
+        state.left.update(from: left, count: frames); state.right.update(from: right, count: frames)
+        state.active.insert.process(left: left, right: right, frames: frames)
+        next.insert.process(left: state.left, right: state.right, frames: frames)
+        state.blend(intoLeft: left, right: right, frames: frames)
     }
 }
 
@@ -136,53 +161,35 @@ public final class SwappableInsert: AudioInsert, @unchecked Sendable {
 /// one's sound fades out as the new one's fades in. Notes held across the swap
 /// end with the old plugin.
 public final class SwappableChannelPlugin: ChannelPlugin, @unchecked Sendable {
-    private var active: ChannelPluginBox
-    private var incoming: ChannelPluginBox?
-    private var faded = 0
-    private let handover = PluginHandover<ChannelPluginBox>()
-    private let scratch: UnsafeMutablePointer<Float>
-    private let maxFrames: Int
-    public let fadeFrames: Int
+    private let state: SwapState<ChannelPluginBox>
 
     public init(_ plugin: any ChannelPlugin, maxFrames: Int, fadeFrames: Int) {
-        active = ChannelPluginBox(plugin)
-        self.maxFrames = maxFrames
-        self.fadeFrames = max(1, fadeFrames)
-        scratch = .allocate(capacity: 2 * maxFrames)
+        state = SwapState(ChannelPluginBox(plugin), maxFrames: maxFrames, fadeFrames: fadeFrames)
     }
 
-    deinit { scratch.deallocate() }
-
-    public func replace(with next: any ChannelPlugin) { handover.offer(ChannelPluginBox(next)) }
-    public func collectRetired() { handover.collectRetired() }
-    public var isSwapping: Bool { handover.isBusy }
+    public var fadeFrames: Int { state.fadeFrames }
+    public func replace(with next: any ChannelPlugin) { state.handover.offer(ChannelPluginBox(next)) }
+    public func collectRetired() { state.handover.collectRetired() }
+    public var isSwapping: Bool { state.handover.isBusy }
+    public var latency: Int { state.active.plugin.latency }
 
     public func receive(_ message: ChannelMessage, at offset: Int) {
         // Taken here, before the block's messages, so the new plugin hears all of them.
-        if incoming == nil, let next = handover.take() { incoming = next; faded = 0 }
-        active.plugin.receive(message, at: offset)
-        incoming?.plugin.receive(message, at: offset)
+        state.takeOffer()
+        state.active.plugin.receive(message, at: offset)
+        state.incoming?.plugin.receive(message, at: offset)
     }
 
     public func render(frames: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
-        if incoming == nil, let next = handover.take() { incoming = next; faded = 0 }
-        active.plugin.render(frames: frames, left: left, right: right)
-        guard let next = incoming else { return }
-        let l = scratch, r = scratch + maxFrames
-        next.plugin.render(frames: frames, left: l, right: r)
-        PluginHandover<ChannelPluginBox>.crossfade(left, l, frames: frames, done: faded, length: fadeFrames)
-        PluginHandover<ChannelPluginBox>.crossfade(right, r, frames: frames, done: faded, length: fadeFrames)
-        faded += frames
-        if faded >= fadeFrames, handover.retire(active) {
-            active = next
-            incoming = nil
-        }
+        state.takeOffer()
+        state.active.plugin.render(frames: frames, left: left, right: right)
+        guard let next = state.incoming else { return }
+        next.plugin.render(frames: frames, left: state.left, right: state.right)
+        state.blend(intoLeft: left, right: right, frames: frames)
     }
 
-    public var latency: Int { active.plugin.latency }
-
     public func silence() {
-        active.plugin.silence()
-        incoming?.plugin.silence()
+        state.active.plugin.silence()
+        state.incoming?.plugin.silence()
     }
 }
