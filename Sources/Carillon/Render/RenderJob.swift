@@ -345,7 +345,7 @@ public final class RenderJob {
             let split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
                                          pinned: channelsWithSettings, trackNames: trackNames)
             for k in split.kept {
-                log.append("stems: \(k.notes) notes of \(k.group) stay on channel \(k.channel + 1), in stem \(k.stem): \(k.reason)")
+                log.append("\(input): stems: \(k.notes) notes of \(k.group) stay on channel \(k.channel + 1), in stem \(k.stem): \(k.reason)")
             }
             score = split.score
             groups = split
