@@ -52,6 +52,8 @@ import Foundation
                 #expect(stem["notes"] as? Int == counts[n] ?? 0, "\(name) \(n)")
             }
             #expect(counts.keys.allSatisfy { k in stems.contains { $0["name"] as? String == k } }, "\(counts.keys.sorted())")
+            // By program, a note's stem is its program's or the drums' (channel names would be --stems-by channel).
+            #expect(counts.keys.allSatisfy { $0 == "drums" || $0.hasPrefix("prog") }, "\(counts.keys.sorted())")
         }
         let lines = try String(contentsOfFile: "\(dir)/m.jsonl", encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 2)
