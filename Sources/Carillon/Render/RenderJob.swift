@@ -335,15 +335,30 @@ public final class RenderJob {
         }
         /// With `--stems-by`: the score split so each channel carries one stem group.
         var groups: StemGroups? = nil
+        /// The split score's plan, found while checking the split.
+        var splitPlan: SampleSelection.Plan? = nil
         if stems != nil, let grouping = options.stemsBy {
             // The presets FluidSynth selects for each note decide programs and drums, as in the labels.
-            let first: SampleSelection.Plan
-            do throws(Sampler.Failure) {
-                first = try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: skippedChannels)
-            } catch { throw .sampler(error) }
+            func plan(_ score: Score) throws(Failure) -> SampleSelection.Plan {
+                do throws(Sampler.Failure) {
+                    return try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: skippedChannels)
+                } catch { throw .sampler(error) }
+            }
+            let first = try plan(score)
             let notePresets = first.selection.notePresets.map { p in p.map { (bank: Int($0.bank), program: Int($0.program)) } }
-            let split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
+            var split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
                                          pinned: channelsWithSettings, trackNames: trackNames)
+            if !split.moves.isEmpty {
+                // A moved note must play the preset it played: a SysEx may have made a free channel
+                // a drum part. Note-ons keep their order in the split score, so the lists line up.
+                let second = try plan(split.score)
+                if second.selection.notePresets == first.selection.notePresets {
+                    splitPlan = second
+                } else {
+                    split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
+                                             pinned: channelsWithSettings, trackNames: trackNames, moves: false)
+                }
+            }
             for k in split.kept {
                 log.append("\(input): stems: \(k.notes) notes of \(k.group) stay on channel \(k.channel + 1), in stem \(k.stem): \(k.reason)")
             }
@@ -357,7 +372,7 @@ public final class RenderJob {
         score.duration = max(score.duration, tracks.map(\.duration).max() ?? 0)
         var threads = options.threads
         /// What the piece needs of the font, found once (a re-render on one synth reuses it).
-        var plan: SampleSelection.Plan? = nil
+        var plan: SampleSelection.Plan? = splitPlan
         while true {
             let rig = try makeRig(for: score, threads: threads, plan: &plan)
             var names: [Int: String] = [:]

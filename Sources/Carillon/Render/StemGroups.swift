@@ -29,7 +29,9 @@ public enum StemGrouping: String, CaseIterable, Sendable {
 /// notes, is on channel 10, its channel has mode messages (CC 124–127, which
 /// act on groups of channels), is on a channel in `pinned` (options of its
 /// own: `--set strip.N.mute=1`, an insert), or no free channel is left (a
-/// pinned channel is never one). Channels the
+/// pinned channel is never one). `RenderJob` checks that every moved note
+/// plays the preset it played (a GS SysEx may have made a free channel a
+/// drum part) and otherwise splits again with `moves: false`. Channels the
 /// oscillator or a plugin plays are never split: their strips keep their
 /// own stems (`osc`, `chNN`).
 struct StemGroups: Sendable {
@@ -101,7 +103,7 @@ struct StemGroups: Sendable {
     /// Splits `score` (see the type). `notePresets`: the preset of every
     /// note-on (velocity above 0) on a channel not in `skipping`, in score order.
     static func split(_ score: Score, by grouping: StemGrouping, notePresets: [(bank: Int, program: Int)?],
-                      skipping: UInt16, pinned: UInt16 = 0, trackNames: [String]) -> StemGroups {
+                      skipping: UInt16, pinned: UInt16 = 0, trackNames: [String], moves: Bool = true) -> StemGroups {
         func skipped(_ c: Int) -> Bool { skipping & (1 << c) != 0 }
         func isPinned(_ c: Int) -> Bool { pinned & (1 << c) != 0 }
         // Pass 1: each note-on's group, and per channel its groups' note counts.
@@ -142,6 +144,7 @@ struct StemGroups: Sendable {
                     : c == 9 ? "channel 10 is a drum channel"
                     : modeMessages[c] ? "the channel has mode messages (CC 124-127)"
                     : isPinned(c) ? "the channel has settings of its own (--set, --insert)"
+                    : !moves ? "on a free channel it would play another preset (a SysEx sets that channel up)"
                     : free.isEmpty ? "no free channel left" : nil
                 if let reason {
                     target[c][g] = c

@@ -79,7 +79,8 @@ struct Render: ParsableCommand {
             of the channel's program, controllers and bends, so the piece sounds \
             the same; each stem keeps its own reverb and chorus and the stems add \
             up to the mixdown. A group that cannot move (drums, channel 10, mode \
-            messages, no free channel) stays in its channel's stem, with a \
+            messages, no free channel, a free channel that would play another \
+            preset) stays in its channel's stem, with a \
             warning. NAME.stems.json beside the output says per stem its file, \
             channels, programs, GM classes, presets, tracks, notes, drums, peak \
             and loudness, lists the silent stems (notes, no sound) and the moves; \

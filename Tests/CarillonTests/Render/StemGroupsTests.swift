@@ -97,7 +97,8 @@ import SoundFile
     /// channel 1; Strings on channel 2 plays 4 notes on program 48, then 4 on 40
     /// (violin) after a program change and a pitch bend; Drums on channel 10 (6);
     /// Mute on channel 3 (program 71, 3 notes), whose strip is muted.
-    static func song() -> [UInt8] {
+    /// `drumPart4`: a GS SysEx makes part 4 (channel 4, the first the piece leaves free) a drum part.
+    static func song(drumPart4: Bool = false) -> [UInt8] {
         func vlq(_ v: Int) -> [UInt8] {
             var out = [UInt8(v & 0x7F)], v = v >> 7
             while v > 0 { out.insert(UInt8(v & 0x7F) | 0x80, at: 0); v >>= 7 }
@@ -129,7 +130,8 @@ import SoundFile
             return out
         }
         typealias Events = [(Int, [UInt8])]
-        let conductor: Events = [(0, [0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20])]
+        var conductor: Events = [(0, [0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20])]
+        if drumPart4 { conductor.append((0, [0xF0, 10, 0x41, 0x10, 0x42, 0x12, 0x40, 0x14, 0x15, 0x02, 0x15, 0xF7])) }
         let piano: Events = [(0, [0xC0, 0])] + notes(0, 8) { 60 + $0 % 5 }
         let bass: Events = notes(0, 6, offset: 240, length: 200) { 36 + $0 }
         var strings: Events = [(0, [0xC1, 48]), (0, [0xB1, 7, 100])]
@@ -215,6 +217,25 @@ import SoundFile
         let db = 20 * log10(Double(worst) / Double(peak))
         print("stems-by program, written file: split mix against the unsplit mix \(db) dB")
         #expect(db < -60)
+    }
+
+    /// A free channel a SysEx made a drum part would play the violin notes as drums: they stay.
+    @Test func writtenFile_aFreeChannelMadeDrumsBySysEx_takesNoNotes() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        FileManager.default.createFile(atPath: "\(dir)/song.mid", contents: Data(Self.song(drumPart4: true)))
+        let job = try Self.job(.program, settings: Self.muteChannel3, maxDuration: nil)
+        let summary = try job.render(input: "\(dir)/song.mid", output: "\(dir)/mix.wav", format: .wav, encoding: .float32,
+                                     stemsDirectory: "\(dir)/stems")
+        let report = try #require(summary.stemReport)
+        let labels = try #require(summary.labels)
+        #expect(report.moves.isEmpty)
+        #expect(report.kept.map(\.group) == ["prog040-violin"] && report.kept.first?.stem == "prog048-string-ensemble-1")
+        #expect(job.log.take().contains { $0.contains("prog040-violin stay on channel 2") })
+        let violin = labels.notes.filter { $0.program == 40 }
+        #expect(violin.count == 4 && violin.allSatisfy { $0.channel == 2 && !$0.drum && $0.stem == "prog048-string-ensemble-1" })
+        let (dB, _) = try Self.residual(mix: "\(dir)/mix.wav", stems: "\(dir)/stems")
+        #expect(dB < -60)
     }
 
     // MARK: The split itself
