@@ -232,7 +232,22 @@ public final class BatchRenderer: Sendable {
                     return Outcome(item: item, entry: entry(item, .failed, error: "labels: \(error)"))
                 }
             }
+            var stemReportPath: String? = nil
+            if let report = s.stemReport {
+                do throws(ManifestError) { stemReportPath = try report.write(beside: item.output) } catch {
+                    // Without its report the stems are not what was asked for: nothing stays.
+                    var paths = [item.output] + s.stems
+                    if settings.labels != nil, let format = settings.labels {
+                        let p = RenderLabels.paths(beside: item.output, format: format)
+                        paths += [p.notes, p.beats, p.tempo]
+                    }
+                    for path in paths { unlink(path) }
+                    return Outcome(item: item, entry: entry(item, .failed, error: "stems report: \(error)"))
+                }
+            }
             var e = entry(item, .ok)
+            e.stemReport = stemReportPath
+            if stemReportPath != nil { e.stems = s.stems }
             e.pieceDuration = s.pieceDuration; e.duration = s.duration
             e.peakDBFS = s.peakDBFS; e.clippedSamples = s.clippedSamples
             e.truncated = s.truncated; e.renderSeconds = s.elapsed

@@ -36,6 +36,10 @@ public struct ManifestEntry: Sendable, Equatable {
     /// object only when augmentation was asked for.
     public var augmentation: Augmentation.Draw? = nil
     public var notesDropped: Int? = nil
+    /// With `--stems-by`: the stems' report (`NAME.stems.json`) and the stem
+    /// files written; both fields are written only then (older lines lack them).
+    public var stemReport: String? = nil
+    public var stems: [String]? = nil
 
     public init(input: String, output: String, status: Status, carillonVersion: String, soundFont: String, soundFontBytes: Int) {
         self.input = input; self.output = output; self.status = status
@@ -59,6 +63,10 @@ public struct ManifestEntry: Sendable, Equatable {
         fields += [("carillon_version", Self.string(carillonVersion)), ("soundfont", Self.string(soundFont)),
                    ("soundfont_bytes", String(soundFontBytes))]
         if let augmentation { fields.append(("augment", augmentation.json(notesDropped: notesDropped))) }
+        if let stemReport {
+            fields.append(("stems_json", Self.string(stemReport)))
+            fields.append(("stems", "[" + (stems ?? []).map(Self.string).joined(separator: ",") + "]"))
+        }
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 

@@ -54,6 +54,9 @@ public final class RenderJob {
         /// per channel (so each channel's stem carries its own) and the
         /// renderer keeping each strip's block.
         public var stems = false
+        /// `--stems-by`: how the stems group the notes (see `StemGroups`), and
+        /// a `StemReport` in `Summary.stemReport`; nil: one stem per strip, no report.
+        public var stemsBy: StemGrouping? = nil
         /// Work out each piece's labels (`Summary.labels`, `RenderLabels`).
         public var labels = false
         public init() {}
@@ -100,6 +103,8 @@ public final class RenderJob {
         public var stems: [String] = []
         /// The piece's notes, beats and tempo as rendered, with `Options.labels`.
         public var labels: RenderLabels?
+        /// What each stem holds, with `Options.stemsBy` and stems written.
+        public var stemReport: StemReport?
         /// What the piece was changed by (`render --transpose` …), nil for nothing.
         public var augmentation: Augmentation.Draw?
         /// Notes the transposition pushed outside 0...127, dropped with their note-offs.
@@ -313,6 +318,7 @@ public final class RenderJob {
         let gaps: [Score.Gap]
         var maps: RenderLabels.FileMaps? = nil
         var notesDropped = 0
+        var trackNames: [String] = []
         do {
             // The file lives only here: a render keeps its score, not the file.
             var file: StandardMIDIFile
@@ -325,6 +331,39 @@ public final class RenderJob {
             }
             gaps = options.maxGap.map { score.shortenGaps(longerThan: $0) } ?? []
             if options.labels { maps = RenderLabels.FileMaps(file, score: score, gaps: gaps, maxGap: options.maxGap) }
+            if stems != nil && options.stemsBy != nil { trackNames = RenderLabels.trackNames(file) }
+        }
+        /// With `--stems-by`: the score split so each channel carries one stem group.
+        var groups: StemGroups? = nil
+        /// The split score's plan, found while checking the split.
+        var splitPlan: SampleSelection.Plan? = nil
+        if stems != nil, let grouping = options.stemsBy {
+            // The presets FluidSynth selects for each note decide programs and drums, as in the labels.
+            func plan(_ score: Score) throws(Failure) -> SampleSelection.Plan {
+                do throws(Sampler.Failure) {
+                    return try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: skippedChannels)
+                } catch { throw .sampler(error) }
+            }
+            let first = try plan(score)
+            let notePresets = first.selection.notePresets.map { p in p.map { (bank: Int($0.bank), program: Int($0.program)) } }
+            var split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
+                                         pinned: channelsWithSettings, trackNames: trackNames)
+            if !split.moves.isEmpty {
+                // A moved note must play the preset it played: a SysEx may have made a free channel
+                // a drum part. Note-ons keep their order in the split score, so the lists line up.
+                let second = try plan(split.score)
+                if second.selection.notePresets == first.selection.notePresets {
+                    splitPlan = second
+                } else {
+                    split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
+                                             pinned: channelsWithSettings, trackNames: trackNames, moves: false)
+                }
+            }
+            for k in split.kept {
+                log.append("\(input): stems: \(k.notes) notes of \(k.group) stay on channel \(k.channel + 1), in stem \(k.stem): \(k.reason)")
+            }
+            score = split.score
+            groups = split
         }
         if let stems {
             do throws(BatchPlanError) { try BatchPlan.makeFolders(stems.directory) } catch { throw .stemsFolder("\(error)") }
@@ -333,12 +372,17 @@ public final class RenderJob {
         score.duration = max(score.duration, tracks.map(\.duration).max() ?? 0)
         var threads = options.threads
         /// What the piece needs of the font, found once (a re-render on one synth reuses it).
-        var plan: SampleSelection.Plan? = nil
+        var plan: SampleSelection.Plan? = splitPlan
         while true {
             let rig = try makeRig(for: score, threads: threads, plan: &plan)
+            var names: [Int: String] = [:]
+            for (s, strip) in rig.renderer.meters.strips.enumerated() {
+                if case .channel(let n) = strip, let name = groups?.stemOfChannel[n] { names[s] = name }
+            }
             let stemWriter = stems.map {
-                StemWriter(directory: $0.directory, strips: rig.renderer.meters.strips, format: $0.format, encoding: $0.encoding,
-                           sampleRate: options.sampleRate, blockFrames: rig.blockFrames)
+                StemWriter(directory: $0.directory, strips: rig.renderer.meters.strips, names: names, format: $0.format,
+                           encoding: $0.encoding, sampleRate: options.sampleRate, blockFrames: rig.blockFrames,
+                           measures: groups != nil)
             }
             let writer = try makeSink()
             do throws(Failure) {
@@ -359,6 +403,13 @@ public final class RenderJob {
                 if let maps, let plan {
                     summary.labels = labels(maps, score, plan: plan, rig: rig)
                     if summary.truncated { summary.labels?.clip(to: summary.duration) }
+                    if let groups, let notes = summary.labels?.notes { summary.labels?.notes = Self.inStems(notes, groups) }
+                }
+                if let groups, let grouping = options.stemsBy, let plan, let stemWriter {
+                    var notes = RenderLabels.playedNotes(score, trackNames: trackNames, rendering: rendering(plan: plan, rig: rig))
+                    if summary.truncated { notes = notes.filter { $0.onset < summary.duration } }
+                    summary.stemReport = StemReport(grouping: grouping, notes: Self.inStems(notes, groups),
+                                                    writer: stemWriter, groups: groups)
                 }
                 return summary
             } catch {
@@ -388,14 +439,30 @@ public final class RenderJob {
         do throws(Sampler.Failure) {
             plan = try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: oscillators)
         } catch { throw .sampler(error) }
-        return labels(maps, score, plan: plan, grid: scout.instrument.eventGranularity)
+        return RenderLabels(maps, score: score, rendering: rendering(plan: plan, grid: scout.instrument.eventGranularity))
     }
 
     private func labels(_ maps: RenderLabels.FileMaps, _ score: Score, plan: SampleSelection.Plan, rig: Rig) -> RenderLabels {
-        labels(maps, score, plan: plan, grid: rig.pool?.eventGranularity ?? rig.samplers[0].instrument.eventGranularity)
+        RenderLabels(maps, score: score, rendering: rendering(plan: plan, rig: rig))
     }
 
-    private func labels(_ maps: RenderLabels.FileMaps, _ score: Score, plan: SampleSelection.Plan, grid: Int) -> RenderLabels {
+    /// `notes` with `stem` naming the group stem each sounds in (`--stems-by`):
+    /// the stem of its channel; the oscillator's and plugins' channels keep their strips'.
+    static func inStems(_ notes: [RenderLabels.Note], _ groups: StemGroups) -> [RenderLabels.Note] {
+        notes.map { n in
+            var n = n
+            if n.stem != "osc", let name = groups.stemOfChannel[n.channel - 1] { n.stem = name }
+            return n
+        }
+    }
+
+    /// How `rig` places the score, for the labels.
+    private func rendering(plan: SampleSelection.Plan, rig: Rig) -> RenderLabels.Rendering {
+        rendering(plan: plan, grid: rig.pool?.eventGranularity ?? rig.samplers[0].instrument.eventGranularity)
+    }
+
+    /// How a synth applying events on a `grid`-frame grid places the score, for the labels.
+    private func rendering(plan: SampleSelection.Plan, grid: Int) -> RenderLabels.Rendering {
         let presets: [(bank: Int, program: Int, name: String)] = (scout.soundFont?.presets ?? []).map { ($0.bank, $0.program, $0.name) }
         let notePresets: [(bank: Int, program: Int)?] = plan.selection.notePresets.map { p in
             p.map { (bank: Int($0.bank), program: Int($0.program)) }
@@ -405,16 +472,38 @@ public final class RenderJob {
                                                presets: presets, notePresets: notePresets,
                                                pluginChannels: plugins?.instrumentNames ?? [:],
                                                soundFont: SoundFontSet.Font(path: soundFontPath).fileName)
-        return RenderLabels(maps, score: score, rendering: rendering)
+        return rendering
+    }
+
+    /// Channels set up by options of their own (`--set strip.N.*` or
+    /// `channel.N.*`, `--insert N=…`): `--stems-by` neither moves notes off
+    /// them nor onto them, which would take notes out of or into those settings.
+    private var channelsWithSettings: UInt16 {
+        var mask: UInt16 = 0
+        for change in options.sampler.startValues {
+            switch change.address {
+            case .strip(.channel(let c), _), .channelCC(let c, _), .channelProgram(let c), .channelPitchBend(let c),
+                 .channelNote(let c), .channelGate(let c):
+                mask |= 1 << c.intValue
+            default: break
+            }
+        }
+        for insert in options.sampler.inserts {
+            if case .strip(.channel(let c)) = insert.strip { mask |= 1 << c.intValue }
+        }
+        return mask
+    }
+
+    /// Channels the sampler never hears: the oscillator's and the plugins'.
+    private var skippedChannels: UInt16 {
+        (options.sampler.oscillatorChannels + options.sampler.instruments.map(\.channel)).reduce(UInt16(0)) { $0 | 1 << $1 }
     }
 
     /// The synths, pool and renderer for `score`, by note unless FluidSynth
     /// refuses the piece's view of the font (then by preset from now on, with
     /// a note in `log`).
     private func makeRig(for score: Score, threads: Int, plan: inout SampleSelection.Plan?) throws(Failure) -> Rig {
-        // Channels the sampler never hears: the oscillator's and the plugins'.
-        let oscillators = (options.sampler.oscillatorChannels + options.sampler.instruments.map(\.channel))
-            .reduce(UInt16(0)) { $0 | 1 << $1 }
+        let oscillators = skippedChannels
         func replan() throws(Failure) -> SampleSelection.Plan {
             do throws(Sampler.Failure) {
                 return try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: oscillators)

@@ -43,7 +43,9 @@ public struct RenderLabels: Sendable, Equatable {
         public var track: Int
         public var trackName: String
         public var drum: Bool
-        /// The stem it sounds in, as `--stems` names the files: `ch01`…`ch16`, `osc`.
+        /// The stem it sounds in, as `--stems` names the files: `ch01`…`ch16`, `osc`;
+        /// with `--stems-by track|program`, its group's stem (`RenderJob` sets it,
+        /// and `channel` is then the channel it sounds on after the split).
         public var stem: String
     }
 

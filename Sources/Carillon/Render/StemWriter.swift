@@ -1,3 +1,4 @@
+import Analysis
 import Engine
 import SoundFile
 #if canImport(Glibc)
@@ -5,16 +6,19 @@ import Glibc
 #endif
 
 /// Writes a render's stems: one audio file per mixer strip that sounds, in
-/// `directory`, named by the strip (`ch01.wav`, `osc.wav`, `track1-drums.wav`).
+/// `directory`, named by the strip (`ch01.wav`, `osc.wav`, `track1-drums.wav`),
+/// or, with `names` (`--stems-by track|program`), one per name: the sum of
+/// the strips given that name (`prog000-acoustic-grand-piano.wav`, `drums.wav`).
 ///
-/// A strip's file is opened when the strip first sounds, with the silence
+/// A stem's file is opened when the strip first sounds, with the silence
 /// before written first, so every stem is as long as the mixdown and a strip
 /// that never sounds writes no file. Each file is written under a temporary
 /// name and renamed by `finish`; `discard` (a failure, an interruption)
 /// leaves none. Not on the render thread: `RenderJob` calls it between blocks.
 final class StemWriter {
     let directory: String
-    private let strips: [MixerStrip]
+    /// Each stem's name and the strips (renderer's indices) it sums.
+    private let stems: [(name: String, strips: [Int])]
     private let format: AudioFileFormat
     private let encoding: SampleEncoding?
     private let sampleRate: Int
@@ -24,16 +28,31 @@ final class StemWriter {
     private let interleaved: UnsafeMutableBufferPointer<Float>
     private let zeros: UnsafeMutableBufferPointer<Float>
     private let blockFrames: Int
+    /// Per stem: its highest sample magnitude, and its loudness meter (with `measures`).
+    private(set) var peaks: [Float]
+    private var meters: [LoudnessMeter?]
+    private let measures: Bool
 
-    init(directory: String, strips: [MixerStrip], format: AudioFileFormat, encoding: SampleEncoding?,
-         sampleRate: Int, blockFrames: Int) {
+    /// `names`: the stem of each strip (by the renderer's strip index); a strip
+    /// not named keeps its own (`MixerStrip.fileStem`). `measures`: each stem's
+    /// integrated loudness is measured (`loudness(of:)`).
+    init(directory: String, strips: [MixerStrip], names: [Int: String] = [:], format: AudioFileFormat,
+         encoding: SampleEncoding?, sampleRate: Int, blockFrames: Int, measures: Bool = false) {
         self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
-        self.strips = strips
+        var stems: [(name: String, strips: [Int])] = []
+        for (s, strip) in strips.enumerated() {
+            let name = names[s] ?? strip.fileStem
+            if let i = stems.firstIndex(where: { $0.name == name }) { stems[i].strips.append(s) } else { stems.append((name, [s])) }
+        }
+        self.stems = stems
+        self.measures = measures
+        peaks = Array(repeating: 0, count: stems.count)
+        meters = Array(repeating: nil, count: stems.count)
         self.format = format
         self.encoding = encoding
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
-        writers = Array(repeating: nil, count: strips.count)
+        writers = Array(repeating: nil, count: stems.count)
         interleaved = .allocate(capacity: 2 * blockFrames)
         zeros = .allocate(capacity: 2 * blockFrames)
         zeros.initialize(repeating: 0)
@@ -44,23 +63,53 @@ final class StemWriter {
         interleaved.deallocate(); zeros.deallocate()
     }
 
-    /// The path of strip `s`'s stem.
-    func path(of s: Int) -> String { "\(directory)/\(strips[s].fileStem).\(format.fileExtension)" }
+    /// The stems' names, in order (strip order of their first strip).
+    var names: [String] { stems.map(\.name) }
 
-    /// The paths written by `finish` (the strips that sounded).
+    /// The path of stem `s`'s file.
+    func path(of s: Int) -> String { "\(directory)/\(stems[s].name).\(format.fileExtension)" }
+
+    /// Whether stem `s` sounded (its file is written by `finish`).
+    func sounded(_ s: Int) -> Bool { writers[s] != nil }
+
+    /// The paths written by `finish` (the stems that sounded).
     var writtenPaths: [String] { writers.indices.filter { writers[$0] != nil }.map(path(of:)) }
 
-    /// Appends the renderer's last block (`frames` frames) to each strip's stem.
-    /// The renderer's last block from frame `skipping` on (`frames` of them).
+    /// Stem `s`'s integrated loudness in LUFS (−∞ for silence; nil: not measured or not sounded).
+    func loudness(of s: Int) -> Double? {
+        guard let meter = meters[s] else { return nil }
+        return try? meter.integratedLoudness()
+    }
+
+    /// Appends the renderer's last block from frame `skipping` on (`frames`
+    /// of them) to each stem: the sum of its strips that sounded.
     func add(from renderer: Renderer, skipping: Int = 0, frames: Int) throws(RenderJob.Failure) {
         for s in writers.indices {
-            if let stem = renderer.stem(s) {
-                let writer = try open(s)
-                for i in 0..<frames {
-                    interleaved[2 * i] = stem.left[skipping + i]
-                    interleaved[2 * i + 1] = stem.right[skipping + i]
+            var sounding = false
+            for strip in stems[s].strips {
+                guard let stem = renderer.stem(strip) else { continue }
+                if !sounding {
+                    for i in 0..<frames {
+                        interleaved[2 * i] = stem.left[skipping + i]
+                        interleaved[2 * i + 1] = stem.right[skipping + i]
+                    }
+                } else {
+                    for i in 0..<frames {
+                        interleaved[2 * i] += stem.left[skipping + i]
+                        interleaved[2 * i + 1] += stem.right[skipping + i]
+                    }
                 }
+                sounding = true
+            }
+            if sounding {
+                let writer = try open(s)
+                var peak = peaks[s]
+                for i in 0..<2 * frames { peak = max(peak, abs(interleaved[i])) }
+                peaks[s] = peak
                 try write(writer, UnsafeBufferPointer(interleaved), frames: frames)
+                if let meter = meters[s] {
+                    do throws(LoudnessError) { try meter.add(UnsafeBufferPointer(interleaved), frames: frames) } catch { throw .loudness(error) }
+                }
             } else if let writer = writers[s] {
                 try write(writer, UnsafeBufferPointer(zeros), frames: frames)
             }
@@ -98,6 +147,10 @@ final class StemWriter {
                                          sampleRate: sampleRate, channels: 2)
         } catch { throw .audioFile(error) }
         writers[s] = writer
+        if measures {
+            do throws(LoudnessError) { meters[s] = try LoudnessMeter(channels: 2, sampleRate: sampleRate, truePeak: false) }
+            catch { throw .loudness(error) }
+        }
         try writeZeros(writer, frames: frames)
         return writer
     }

@@ -70,6 +70,23 @@ struct Render: ParsableCommand {
             (several files, a folder, --from-list) each input's go to DIR/<name>/ \
             (its output's path below --output-dir, without extension).
 
+            --stems-by track|program groups the stems as Slakh does: track gives a \
+            stem per MIDI track (trackNN-NAME, NN the 0-based track as in the \
+            labels), program a stem per program across channels \
+            (progNNN-general-midi-name, NNN 0-based) and one drums stem for every \
+            note on a drum kit. Where a channel carries notes of more than one \
+            stem, the others move to channels the piece does not use, with a copy \
+            of the channel's program, controllers and bends, so the piece sounds \
+            the same; each stem keeps its own reverb and chorus and the stems add \
+            up to the mixdown. A group that cannot move (drums, channel 10, mode \
+            messages, no free channel, a free channel that would play another \
+            preset) stays in its channel's stem, with a \
+            warning. NAME.stems.json beside the output says per stem its file, \
+            channels, programs, GM classes, presets, tracks, notes, drums, peak \
+            and loudness, lists the silent stems (notes, no sound) and the moves; \
+            the labels' stem column names the stem. --stems-by channel keeps the \
+            files of --stems alone and adds the report.
+
             Augmentation: --transpose, --tempo and --velocity-scale take a value or \
             a range A..B, drawn for each file from --seed and the file's key (so a \
             file's draw does not depend on the order, the shard or --jobs, and the \
@@ -94,6 +111,9 @@ struct Render: ParsableCommand {
 
     @Option(help: ArgumentHelp("Also write one file per mixer strip that sounds into this folder (the stems add up to the mixdown).", valueName: "dir"))
     var stems: String?
+
+    @Option(name: .customLong("stems-by"), help: ArgumentHelp("Group the stems by MIDI channel (one file per strip, as --stems alone), track (one per MIDI track) or program (one per program across channels, drums in one); also writes NAME.stems.json beside the output. Needs --stems.", valueName: "channel|track|program"))
+    var stemsBy: StemGrouping?
 
     @OptionGroup var audio: AudioFileOptions
     @OptionGroup var synth: SynthOptions
@@ -170,6 +190,10 @@ struct Render: ParsableCommand {
             throw ValidationError("--stems cannot be used with --normalize: the stems would not add up to the normalised mixdown")
         }
         if let stems, stems.isEmpty { throw ValidationError("--stems needs a folder name") }
+        if stemsBy != nil && stems == nil { throw ValidationError("--stems-by needs --stems DIR (the folder the stems go to)") }
+        if stemsBy != nil && output == AudioFileWriter.standardOutput {
+            throw ValidationError("--stems-by writes NAME.stems.json beside the output: not with -o -")
+        }
         if stems != nil && synth.plugins.inserts.contains(where: { $0.strip == .master }) {
             throw ValidationError("--stems cannot be used with --insert master=...: the stems would not add up to a mixdown the insert changes")
         }
@@ -247,6 +271,7 @@ struct Render: ParsableCommand {
         settings.job.maxDuration = maxDuration
         settings.job.maxGap = maxGap > 0 ? maxGap : nil
         settings.job.stems = stems != nil
+        settings.job.stemsBy = stemsBy
         settings.job.labels = labelFormat != nil
         settings.labels = labelFormat
         settings.format = format
@@ -388,4 +413,5 @@ struct Render: ParsableCommand {
     }
 }
 
+extension StemGrouping: ExpressibleByArgument {}
 extension SoundFontSet.Pick: ExpressibleByArgument {}

@@ -1,0 +1,159 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What each stem of a render holds (`render --stems-by`), written beside the
+/// output as `NAME.stems.json`: one JSON object, loadable with `json.load`
+/// (and `pandas.json_normalize(report["stems"])`).
+///
+/// ```json
+/// {"grouping": "program",
+///  "stems": [{"name": "drums", "file": "stems/drums.wav", "channels": [10], "programs": [0],
+///             "gm_classes": [], "presets": ["Standard"], "tracks": [3], "track_names": ["Drums"],
+///             "notes": 812, "drums": true, "peak_dbfs": -6.2, "loudness_lufs": -21.3, "silent": false}, …],
+///  "silent": ["prog048-string-ensemble-1"],
+///  "moves": [{"group": "prog033-electric-bass-finger", "from_channel": 2, "to_channel": 12, "notes": 40}],
+///  "kept": [{"group": "…", "channel": 10, "stem": "drums", "notes": 3, "reason": "channel 10 is a drum channel"}]}
+/// ```
+///
+/// Channels are 1-based and programs 0-based, as in the labels; `tracks` are
+/// the labels' 0-based track indices. A stem is silent when it holds notes
+/// but never sounded (muted, zero velocity after scaling, too short): it has
+/// no file (`file` null) and is listed in `silent`. A stem that sounded
+/// without notes of its own (an audio-file track, the tone) has `notes` 0.
+/// `peak_dbfs` and `loudness_lufs` are null for a silent stem (loudness −∞,
+/// a stem too short to gate, is null too).
+public struct StemReport: Sendable, Equatable {
+    public struct Stem: Sendable, Equatable {
+        public var name: String
+        /// The file written, nil when the stem never sounded.
+        public var file: String?
+        public var channels: [Int] = []
+        public var programs: [Int] = []
+        public var gmClasses: [String] = []
+        public var presets: [String] = []
+        public var tracks: [Int] = []
+        public var trackNames: [String] = []
+        public var notes = 0
+        public var drums = false
+        public var peakDBFS: Double?
+        public var loudness: Double?
+        public var silent: Bool { file == nil }
+    }
+
+    public struct Move: Sendable, Equatable {
+        public var group: String
+        /// 1-based channels.
+        public var fromChannel: Int
+        public var toChannel: Int
+        public var notes: Int
+    }
+
+    public struct Kept: Sendable, Equatable {
+        public var group: String
+        /// 1-based.
+        public var channel: Int
+        /// The stem its notes sound in.
+        public var stem: String
+        public var notes: Int
+        public var reason: String
+    }
+
+    public var grouping: StemGrouping
+    public var stems: [Stem]
+    public var moves: [Move]
+    public var kept: [Kept]
+
+    /// The stems that hold notes but never sounded.
+    public var silent: [String] { stems.filter(\.silent).map(\.name) }
+
+    /// Builds the report from the notes as rendered (their `stem` already the
+    /// group stem) and the stems the writer made.
+    init(grouping: StemGrouping, notes: [RenderLabels.Note], writer: StemWriter, groups: StemGroups) {
+        self.grouping = grouping
+        moves = groups.moves.map { Move(group: $0.group, fromChannel: $0.from + 1, toChannel: $0.to + 1, notes: $0.notes) }
+        kept = groups.kept.map { Kept(group: $0.group, channel: $0.channel + 1, stem: $0.stem, notes: $0.notes, reason: $0.reason) }
+        var byStem: [String: [RenderLabels.Note]] = [:]
+        for n in notes { byStem[n.stem, default: []].append(n) }
+        var stems: [Stem] = []
+        for (s, name) in writer.names.enumerated() {
+            let held = byStem.removeValue(forKey: name) ?? []
+            guard writer.sounded(s) || !held.isEmpty else { continue }
+            var stem = Stem(name: name, file: writer.sounded(s) ? writer.path(of: s) : nil)
+            stem.fill(with: held)
+            if writer.sounded(s) {
+                let peak = Double(writer.peaks[s])
+                stem.peakDBFS = peak > 0 ? 20 * log10(peak) : nil
+                stem.loudness = writer.loudness(of: s).flatMap { $0.isFinite ? $0 : nil }
+            }
+            stems.append(stem)
+        }
+        // Notes whose stem has no strip here (none expected): listed, silent, so every note is counted.
+        for name in byStem.keys.sorted() {
+            var stem = Stem(name: name, file: nil)
+            stem.fill(with: byStem[name]!)
+            stems.append(stem)
+        }
+        self.stems = stems
+    }
+
+    /// The report as JSON (one line, with a newline at the end by the writer).
+    public var json: String {
+        func list(_ items: [String]) -> String { "[" + items.joined(separator: ",") + "]" }
+        func ints(_ v: [Int]) -> String { list(v.map(String.init)) }
+        func strings(_ v: [String]) -> String { list(v.map(ManifestEntry.string)) }
+        let stemObjects = stems.map { s in
+            "{" + [
+                ("name", ManifestEntry.string(s.name)), ("file", s.file.map(ManifestEntry.string) ?? "null"),
+                ("channels", ints(s.channels)), ("programs", ints(s.programs)), ("gm_classes", strings(s.gmClasses)),
+                ("presets", strings(s.presets)), ("tracks", ints(s.tracks)), ("track_names", strings(s.trackNames)),
+                ("notes", String(s.notes)), ("drums", s.drums ? "true" : "false"),
+                ("peak_dbfs", ManifestEntry.number(s.peakDBFS)), ("loudness_lufs", ManifestEntry.number(s.loudness)),
+                ("silent", s.silent ? "true" : "false"),
+            ].map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+        }
+        let moveObjects = moves.map {
+            "{\"group\":\(ManifestEntry.string($0.group)),\"from_channel\":\($0.fromChannel),\"to_channel\":\($0.toChannel),\"notes\":\($0.notes)}"
+        }
+        let keptObjects = kept.map {
+            "{\"group\":\(ManifestEntry.string($0.group)),\"channel\":\($0.channel),\"stem\":\(ManifestEntry.string($0.stem)),"
+                + "\"notes\":\($0.notes),\"reason\":\(ManifestEntry.string($0.reason))}"
+        }
+        return "{\"grouping\":\(ManifestEntry.string(grouping.rawValue)),\"stems\":\(list(stemObjects)),"
+            + "\"silent\":\(strings(silent)),\"moves\":\(list(moveObjects)),\"kept\":\(list(keptObjects))}"
+    }
+
+    /// `NAME.stems.json` beside `output` (its extension replaced).
+    public static func path(beside output: String) -> String {
+        let slash = output.lastIndex(of: "/")
+        let nameStart = slash.map { output.index(after: $0) } ?? output.startIndex
+        let dot = output[nameStart...].lastIndex(of: ".")
+        return String(output[..<(dot ?? output.endIndex)]) + ".stems.json"
+    }
+
+    /// Writes the report beside `output`, atomically (a temporary file renamed); returns its path.
+    @discardableResult
+    public func write(beside output: String) throws(ManifestError) -> String {
+        let path = Self.path(beside: output)
+        try ManifestWriter.replace(path, with: [json])
+        return path
+    }
+}
+
+private extension StemReport.Stem {
+    mutating func fill(with notes: [RenderLabels.Note]) {
+        self.notes = notes.count
+        channels = Set(notes.map(\.channel)).sorted()
+        programs = Set(notes.filter { $0.program >= 0 }.map(\.program)).sorted()
+        gmClasses = Set(notes.filter { $0.program >= 0 && !$0.drum }.map(\.program)).sorted()
+            .map { GeneralMIDI.className(program: $0) }
+            .reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        presets = Set(notes.map(\.preset).filter { !$0.isEmpty }).sorted()
+        let trackPairs = Set(notes.map { TrackKey(index: $0.track, name: $0.trackName) }).sorted { $0.index < $1.index }
+        tracks = trackPairs.map(\.index)
+        trackNames = trackPairs.map(\.name)
+        drums = notes.contains(where: \.drum)
+    }
+}
+
+private struct TrackKey: Hashable { var index: Int; var name: String }
