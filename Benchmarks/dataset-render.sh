@@ -52,6 +52,7 @@ timed() {   # timed NAME COMMAND...: /usr/bin/time -v into $WORK/NAME.time, outp
 }
 wall() { awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$WORK/$1.time"; }
 rss_mib() { awk -F': ' '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }' "$WORK/$1.time"; }
+cpu() { awk -F': ' '/Percent of CPU/ { print $2 }' "$WORK/$1.time"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 find -L "$CORPUS" -type f \( -iname '*.mid' -o -iname '*.midi' \) | "$PY" Benchmarks/dataset_render.py select "$SAMPLE" > "$WORK/list"
@@ -89,13 +90,13 @@ gib_m2a=$(du -sm "$WORK/m2a" | awk '{ printf "%.1f", $1 / 1024 }'); rm -rf "$WOR
 t_c=$(wall carillon); t_pm=$(wall pretty_midi); t_m=$(wall midi2audio)
 echo
 echo "## $n files, $JOBS workers each"
-printf '%-58s %8s %8s %9s %8s %s\n' command wall_s files/s peak_MiB out_GiB result
-printf '%-58s %8.1f %8.2f %9s %8s %s\n' "carillon render DIR --labels --stems --jobs $JOBS" "$t_c" "$(ratio "$n" "$t_c")" \
-    "$(rss_mib carillon)" "$gib_c" "$ok_c ok"
-printf '%-58s %8.1f %8.2f %9s %8s %s\n' "pretty_midi .fluidsynth() + soundfile, Pool($JOBS)" "$t_pm" "$(ratio "$n" "$t_pm")" \
-    "$(rss_mib pretty_midi)" "$gib_pm" "$(tail -n1 "$WORK/pretty_midi.log")"
-printf '%-58s %8.1f %8.2f %9s %8s %s\n' "midi2audio (fluidsynth CLI), Pool($JOBS)" "$t_m" "$(ratio "$n" "$t_m")" \
-    "$(rss_mib midi2audio)" "$gib_m2a" "$(tail -n1 "$WORK/midi2audio.log")"
+printf '%-58s %8s %8s %9s %8s %5s %s\n' command wall_s files/s peak_MiB out_GiB cpu result
+printf '%-58s %8.1f %8.2f %9s %8s %5s %s\n' "carillon render DIR --labels --stems --jobs $JOBS" "$t_c" "$(ratio "$n" "$t_c")" \
+    "$(rss_mib carillon)" "$gib_c" "$(cpu carillon)" "$ok_c ok"
+printf '%-58s %8.1f %8.2f %9s %8s %5s %s\n' "pretty_midi .fluidsynth() + soundfile, Pool($JOBS)" "$t_pm" "$(ratio "$n" "$t_pm")" \
+    "$(rss_mib pretty_midi)" "$gib_pm" "$(cpu pretty_midi)" "$(tail -n1 "$WORK/pretty_midi.log")"
+printf '%-58s %8.1f %8.2f %9s %8s %5s %s\n' "midi2audio (fluidsynth CLI), Pool($JOBS)" "$t_m" "$(ratio "$n" "$t_m")" \
+    "$(rss_mib midi2audio)" "$gib_m2a" "$(cpu midi2audio)" "$(tail -n1 "$WORK/midi2audio.log")"
 echo "carillon files/s over pretty_midi's: $(ratio "$t_pm" "$t_c")×, peak memory $(ratio "$(rss_mib carillon)" "$(rss_mib pretty_midi)")×;" \
      "over midi2audio's: $(ratio "$t_m" "$t_c")×, peak memory $(ratio "$(rss_mib carillon)" "$(rss_mib midi2audio)")×"
 echo "(carillon writes the stereo mix, a stereo stem per channel and three label files per song; pretty_midi a mono mix" \
