@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# docs/datasets.md's recipe, timed: a corpus folder to a Hugging Face
+# audiofolder (audio, stems, labels, metadata), then loaded with `datasets`.
+#   Benchmarks/dataset-recipe.sh CORPUS_DIR      # CARILLON=path SAMPLE=100 FONT=... JOBS=2
+# The sample is Benchmarks/dataset-render.sh's (the SAMPLE shortest files by
+# pretty_midi). pandas and datasets go into bench-out/dataset-venv from PyPI.
+# The dataset is written to bench-out/dataset-recipe/data (kept; remove it by hand).
+set -euo pipefail
+CORPUS=$(realpath "$1")
+cd "$(dirname "$0")/.."
+FONT=${FONT:-/usr/share/sounds/sf2/TimGM6mb.sf2}
+JOBS=${JOBS:-2}
+SAMPLE=${SAMPLE:-100}
+if [ -z "${CARILLON:-}" ]; then
+    swift build -c release --product carillon >&2
+    CARILLON=.build/release/carillon
+fi
+CARILLON=$(realpath "$CARILLON")
+venv=bench-out/dataset-venv
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -c "import pretty_midi, pandas, datasets" 2>/dev/null || "$venv/bin/pip" install -q pretty_midi pandas datasets >&2
+PY=$PWD/$venv/bin/python
+out=bench-out/dataset-recipe
+rm -rf "$out"; mkdir -p "$out/corpus"
+find -L "$CORPUS" -type f \( -iname '*.mid' -o -iname '*.midi' \) | "$PY" Benchmarks/dataset_render.py select "$SAMPLE" > "$out/list"
+while read -r f; do
+    rel=${f#"$CORPUS"/}; mkdir -p "$out/corpus/$(dirname "$rel")"; ln -s "$(realpath "$f")" "$out/corpus/$rel"
+done < "$out/list"
+cd "$out"
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $(wc -l < list) files; font $FONT"
+step() { echo "\$ ${*}"; /usr/bin/time -f '  %e s wall, %M KiB peak' "$@"; }
+step "$CARILLON" render corpus/ --output-dir data/audio --format flac \
+    --labels --stems data/stems --manifest data/manifest.jsonl --jobs "$JOBS" --soundfont "$FONT" -q
+step "$PY" ../../Benchmarks/dataset_metadata.py data
+# datasets 5.2's audiofolder encodes audio through torchcodec (torch), not
+# installed here: the metadata is loaded as the table audiofolder would join.
+step "$PY" -c '
+import datasets
+ds = datasets.load_dataset("json", data_files="data/metadata.jsonl", split="train")
+print(ds)
+print(ds.features)'
+du -sh data/audio data/stems data/metadata.jsonl
