@@ -8,21 +8,11 @@
 set -euo pipefail
 CORPUS=$(realpath "$1")
 cd "$(dirname "$0")/.."
-FONT=${FONT:-/usr/share/sounds/sf2/TimGM6mb.sf2}
-JOBS=${JOBS:-2}
-SAMPLE=${SAMPLE:-100}
-if [ -z "${CARILLON:-}" ]; then
-    swift build -c release --product carillon >&2
-    CARILLON=.build/release/carillon
-fi
-CARILLON=$(realpath "$CARILLON")
-venv=bench-out/dataset-venv
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/python" -c "import pretty_midi, pandas, datasets" 2>/dev/null || "$venv/bin/pip" install -q pretty_midi pandas datasets >&2
-PY=$PWD/$venv/bin/python
+. Benchmarks/dataset-common.sh
+dataset_setup "import pretty_midi, pandas, datasets" "pretty_midi pandas datasets"
 out=bench-out/dataset-recipe
 rm -rf "$out"; mkdir -p "$out/corpus"
-find -L "$CORPUS" -type f \( -iname '*.mid' -o -iname '*.midi' \) | "$PY" Benchmarks/dataset_render.py select "$SAMPLE" > "$out/list"
+dataset_sample "$CORPUS" "$out/list"
 while read -r f; do
     rel=${f#"$CORPUS"/}; mkdir -p "$out/corpus/$(dirname "$rel")"; ln -s "$(realpath "$f")" "$out/corpus/$rel"
 done < "$out/list"

@@ -26,21 +26,9 @@ set -euo pipefail
 CORPUS=$(realpath "$1")
 cd "$(dirname "$0")/.."
 
-FONT=${FONT:-/usr/share/sounds/sf2/TimGM6mb.sf2}
-JOBS=${JOBS:-2}
-SAMPLE=${SAMPLE:-100}
+. Benchmarks/dataset-common.sh
 RATE=${RATE:-44100}
-
-if [ -z "${CARILLON:-}" ]; then
-    swift build -c release --product carillon >&2
-    CARILLON=.build/release/carillon
-fi
-CARILLON=$(realpath "$CARILLON")
-venv=bench-out/dataset-venv
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/python" -c "import pretty_midi, fluidsynth, soundfile, midi2audio" 2>/dev/null \
-    || "$venv/bin/pip" install -q pretty_midi pyfluidsynth soundfile midi2audio >&2
-PY=$PWD/$venv/bin/python   # not realpath: that resolves the venv away
+dataset_setup "import pretty_midi, fluidsynth, soundfile, midi2audio" "pretty_midi pyfluidsynth soundfile midi2audio"
 
 mkdir -p bench-out
 WORK=$(mktemp -d -p bench-out dataset-render.XXXXXX)
@@ -55,7 +43,7 @@ rss_mib() { awk -F': ' '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }
 cpu() { awk -F': ' '/Percent of CPU/ { print $2 }' "$WORK/$1.time"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-find -L "$CORPUS" -type f \( -iname '*.mid' -o -iname '*.midi' \) | "$PY" Benchmarks/dataset_render.py select "$SAMPLE" > "$WORK/list"
+dataset_sample "$CORPUS" "$WORK/list"
 mapfile -t files < "$WORK/list"
 n=${#files[@]}
 mkdir -p "$WORK/sample"

@@ -339,19 +339,14 @@ public final class RenderJob {
         var splitPlan: SampleSelection.Plan? = nil
         if stems != nil, let grouping = options.stemsBy {
             // The presets FluidSynth selects for each note decide programs and drums, as in the labels.
-            func plan(_ score: Score) throws(Failure) -> SampleSelection.Plan {
-                do throws(Sampler.Failure) {
-                    return try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: skippedChannels)
-                } catch { throw .sampler(error) }
-            }
-            let first = try plan(score)
-            let notePresets = first.selection.notePresets.map { p in p.map { (bank: Int($0.bank), program: Int($0.program)) } }
+            let first = try planSamples(score)
+            let notePresets = Self.notePresets(first)
             var split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
                                          pinned: channelsWithSettings, trackNames: trackNames)
             if !split.moves.isEmpty {
                 // A moved note must play the preset it played: a SysEx may have made a free channel
                 // a drum part. Note-ons keep their order in the split score, so the lists line up.
-                let second = try plan(split.score)
+                let second = try planSamples(split.score)
                 if second.selection.notePresets == first.selection.notePresets {
                     splitPlan = second
                 } else {
@@ -420,8 +415,6 @@ public final class RenderJob {
         }
     }
 
-    /// The piece's labels as `rig` rendered it: its grid, the oscillator's and
-    /// the plugins' channels, and each note-on's preset as the scout's FluidSynth chose it.
     /// The labels of `input` as this job would render it, without rendering:
     /// for a recording of the piece played at `tempo` times its speed (`play
     /// --record --labels`), whose first frame is the piece's start.
@@ -433,15 +426,12 @@ public final class RenderJob {
         var score = Score(file).faster(by: tempo)
         let gaps = options.maxGap.map { score.shortenGaps(longerThan: $0) } ?? []
         let maps = RenderLabels.FileMaps(file.scalingTempo(by: tempo), score: score, gaps: gaps, maxGap: options.maxGap)
-        let oscillators = (options.sampler.oscillatorChannels + options.sampler.instruments.map(\.channel))
-            .reduce(UInt16(0)) { $0 | 1 << $1 }
-        let plan: SampleSelection.Plan
-        do throws(Sampler.Failure) {
-            plan = try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: oscillators)
-        } catch { throw .sampler(error) }
+        let plan = try planSamples(score)
         return RenderLabels(maps, score: score, rendering: rendering(plan: plan, grid: scout.instrument.eventGranularity))
     }
 
+    /// The piece's labels as `rig` rendered it: its grid, the oscillator's and
+    /// the plugins' channels, and each note-on's preset as the scout's FluidSynth chose it.
     private func labels(_ maps: RenderLabels.FileMaps, _ score: Score, plan: SampleSelection.Plan, rig: Rig) -> RenderLabels {
         RenderLabels(maps, score: score, rendering: rendering(plan: plan, rig: rig))
     }
@@ -464,12 +454,9 @@ public final class RenderJob {
     /// How a synth applying events on a `grid`-frame grid places the score, for the labels.
     private func rendering(plan: SampleSelection.Plan, grid: Int) -> RenderLabels.Rendering {
         let presets: [(bank: Int, program: Int, name: String)] = (scout.soundFont?.presets ?? []).map { ($0.bank, $0.program, $0.name) }
-        let notePresets: [(bank: Int, program: Int)?] = plan.selection.notePresets.map { p in
-            p.map { (bank: Int($0.bank), program: Int($0.program)) }
-        }
         let rendering = RenderLabels.Rendering(sampleRate: options.sampleRate, grid: grid,
                                                oscillatorChannels: Set(options.sampler.oscillatorChannels),
-                                               presets: presets, notePresets: notePresets,
+                                               presets: presets, notePresets: Self.notePresets(plan),
                                                pluginChannels: plugins?.instrumentNames ?? [:],
                                                soundFont: SoundFontSet.Font(path: soundFontPath).fileName)
         return rendering
@@ -499,24 +486,31 @@ public final class RenderJob {
         (options.sampler.oscillatorChannels + options.sampler.instruments.map(\.channel)).reduce(UInt16(0)) { $0 | 1 << $1 }
     }
 
+    /// What `score` needs of the font, the scout replaying its selections
+    /// (the sampler's channels only).
+    private func planSamples(_ score: Score) throws(Failure) -> SampleSelection.Plan {
+        do throws(Sampler.Failure) {
+            return try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: skippedChannels)
+        } catch { throw .sampler(error) }
+    }
+
+    /// The (bank, program) each note-on of the planned score plays, in score order.
+    private static func notePresets(_ plan: SampleSelection.Plan) -> [(bank: Int, program: Int)?] {
+        plan.selection.notePresets.map { p in p.map { (bank: Int($0.bank), program: Int($0.program)) } }
+    }
+
     /// The synths, pool and renderer for `score`, by note unless FluidSynth
     /// refuses the piece's view of the font (then by preset from now on, with
     /// a note in `log`).
     private func makeRig(for score: Score, threads: Int, plan: inout SampleSelection.Plan?) throws(Failure) -> Rig {
-        let oscillators = skippedChannels
-        func replan() throws(Failure) -> SampleSelection.Plan {
-            do throws(Sampler.Failure) {
-                return try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: oscillators)
-            } catch { throw .sampler(error) }
-        }
         let planned: SampleSelection.Plan
-        if let plan { planned = plan } else { planned = try replan() }
+        if let plan { planned = plan } else { planned = try planSamples(score) }
         plan = planned
         do { return try makeRig(planned, threads: threads) } catch where planned.view != nil {
             do throws(Sampler.Failure) {
                 try sampleSelection.fallBack("\(error)", scout: scout, pinned: &scoutPinned)
             } catch { throw .sampler(error) }
-            let byPreset = try replan()
+            let byPreset = try planSamples(score)
             plan = byPreset
             return try makeRig(byPreset, threads: threads)
         }
