@@ -7,8 +7,7 @@ let package = Package(
     platforms: [.macOS(.v15)],  // Synchronization's Atomic and Mutex
     products: [
         .executable(name: "carillon", targets: ["CarillonCLI"]),
-        .library(name: "Carillon", targets: ["Carillon"]),
-        .library(name: "MIDI", targets: ["MIDI"]),
+                .library(name: "MIDI", targets: ["MIDI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -63,9 +62,24 @@ let package = Package(
         // The render loop, mixer, sequencer and queues: no C module, testable with a fake instrument.
         .target(name: "Engine", dependencies: ["MIDI", "Parameters"]),
 
-        // Wiring of engine, sampler, ALSA and files.
-        .target(name: "Carillon", dependencies: [
-            "MIDI", "Parameters", "Controls", "Engine", "ALSA", "JACK", "FluidSynth", "SoundFile", "Analysis", "Threads", "LV2",
+        // The stages after the engine, along the data flow; each imports only the ones before it.
+        // The sampler: FluidSynth synths built from options (live, play, render alike), the
+        // parallel pool that spreads a piece's notes over several, the samples a piece loads.
+        .target(name: "Sampling", dependencies: ["MIDI", "Parameters", "Controls", "Engine", "FluidSynth", "Threads"]),
+        // Everything between the instrument and the output that live, play and render share:
+        // the host assembly, LV2 plugins, audio-file tracks, parameter routing, pieces.
+        .target(name: "Hosting", dependencies: [
+            "MIDI", "Parameters", "Controls", "Engine", "Sampling", "LV2", "SoundFile", "Analysis", "Threads",
+        ]),
+        // A live or play session: MIDI input (ALSA, JACK), outputs, recording, mapping reloads.
+        .target(name: "LiveSession", dependencies: [
+            "MIDI", "Parameters", "Controls", "Engine", "Sampling", "Hosting", "ALSA", "JACK", "FluidSynth", "LV2",
+            "SoundFile", "Analysis", "Threads",
+        ]),
+        // The offline render and its dataset outputs: jobs, batches, manifest, labels, stems, augmentation.
+        .target(name: "OfflineRender", dependencies: [
+            "MIDI", "Parameters", "Controls", "Engine", "Sampling", "Hosting", "FluidSynth", "LV2", "SoundFile",
+            "Analysis", "Threads",
         ]),
 
         // Every control and meter in a browser: HTTP + WebSocket server, the page embedded.
@@ -81,7 +95,8 @@ let package = Package(
 
         // The `carillon` command-line tool, one file per subcommand.
         .executableTarget(name: "CarillonCLI", dependencies: [
-            "Carillon", "MIDI", "Parameters", "Controls", "Engine", "ALSA", "SoundFile", "WebSurface", "Analysis", "LV2",
+            "Sampling", "Hosting", "LiveSession", "OfflineRender",
+            "MIDI", "Parameters", "Controls", "Engine", "ALSA", "SoundFile", "WebSurface", "Analysis", "LV2", "Threads",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: [
             // Compiled against the static runtime too, so the libraries Foundation needs are linked.
@@ -96,7 +111,7 @@ let package = Package(
         ]),
 
         // Benchmark driver (not a test): measured side by side with peers by Benchmarks/*.
-        .executableTarget(name: "CarillonBench", dependencies: ["Parameters", "Carillon", "Engine", "FluidSynth", "MIDI"], path: "Benchmarks/CarillonBench"),
+        .executableTarget(name: "CarillonBench", dependencies: ["Parameters", "Sampling", "Hosting", "OfflineRender", "Engine", "FluidSynth", "MIDI"], path: "Benchmarks/CarillonBench"),
 
         // Driver of the ALSA integration tests run in the VM (scripts/test-alsa-vm); not shipped.
         .executableTarget(name: "carillon-alsa-probe", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"], path: "Tests/ALSAIntegration/Probe"),
@@ -118,10 +133,11 @@ let package = Package(
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"]),
-        .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Carillon", "Analysis", "ALSA", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "CAllocationCounter"]),
+        // The four stages after the engine, in one target for their shared fixtures; folders mirror Sources/.
+        .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Analysis", "ALSA", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: [
             // The help-defaults test parses the commands and reads the values they hand the library.
-            "CarillonCLI", "Carillon", "Parameters", "Controls", "SoundFile", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "CarillonCLI", "Sampling", "Hosting", "OfflineRender", "Parameters", "Controls", "SoundFile", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "WebSurfaceTests", dependencies: ["Parameters", "WebSurface", "Controls", "MIDI"]),
     ]

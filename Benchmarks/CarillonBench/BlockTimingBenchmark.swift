@@ -1,4 +1,4 @@
-import Carillon
+import Sampling
 import Engine
 import FluidSynth
 import Foundation

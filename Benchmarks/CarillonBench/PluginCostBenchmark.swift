@@ -1,4 +1,4 @@
-import Carillon
+import Hosting
 import Engine
 import Foundation
 

@@ -1,11 +1,13 @@
 import ArgumentParser
-import Carillon
+@testable import CarillonCLI
 import Controls
 import Foundation
+import Hosting
+@testable import OfflineRender
 import Parameters
+@testable import Sampling
 import SoundFile
 import Testing
-@testable import CarillonCLI
 
 /// Every default a subcommand's help states — ArgumentParser's "(default: X)"
 /// and any "default X" / "Default: X" written by hand — is checked against the
@@ -118,8 +120,9 @@ import Testing
     }
 
     /// The options `live` and `play` share, read from what the host is given.
-    static func synthDefaults(_ sampler: SamplerOptions, soundfont: String?, _ context: String) throws -> Defaults {
-        [
+    static func synthDefaults(_ host: HostOptions, soundfont: String?, _ context: String) throws -> Defaults {
+        let sampler = host.sampler
+        return [
             "--soundfont": [context: soundfont ?? "$" + SoundFontLocator.environmentVariable],
             "--gain": [context: String(sampler.gain)],
             "--reverb": [context: flag("reverb", sampler.reverb)],
@@ -127,13 +130,13 @@ import Testing
             "--chorus": [context: flag("chorus", sampler.chorus)],
             "--chorus-level": [context: try sampler.chorusLevel.map { String($0) } ?? tableDefault("synth.chorus.level")],
             "--channel-effects": [context: onOff(sampler.effectsPerChannel)],
-            "--a4": [context: String(sampler.a4)],
+            "--a4": [context: String(host.a4)],
         ]
     }
 
     static func hostDefaults(_ command: some HostCommand, _ context: String, extra: [String: Double]) throws -> Defaults {
         let options = HostSession.options(input: command.input, audio: command.audio, synth: command.synth, mapping: nil)
-        var defaults = try synthDefaults(options.sampler, soundfont: command.synth.soundfont.first, context)
+        var defaults = try synthDefaults(options.host, soundfont: command.synth.soundfont.first, context)
         defaults["--client-name"] = [context: options.clientName]
         defaults["--feedback"] = [context: options.feedback.isEmpty ? "the mapping's port: pattern" : options.feedback.joined(separator: ",")]
         defaults["--audio-driver"] = [context: options.backend.rawValue]
@@ -159,7 +162,7 @@ import Testing
 
     static func renderDefaults() throws -> Defaults {
         let render = try Render.parse(["song.mid"])
-        var defaults = try synthDefaults(render.synth.samplerOptions, soundfont: render.synth.soundfont.first, "render")
+        var defaults = try synthDefaults(render.synth.hostOptions, soundfont: render.synth.soundfont.first, "render")
         let wav = try render.audio.resolve(for: "song.wav"), batch = try render.audio.resolve(for: nil)
         let flac = try render.audio.resolve(for: "song.flac")
         defaults["--rate"] = ["render": String(wav.rate)]

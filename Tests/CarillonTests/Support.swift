@@ -1,4 +1,4 @@
-import Carillon
+import LiveSession
 import Controls
 import Foundation
 import SoundFile

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Carillon
+import Hosting
+import LiveSession
 
 /// The sound card's flags, shared by `live` and `play`.
 struct AudioDeviceOptions: ParsableArguments {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Carillon
+import Hosting
 import SoundFile
 
 /// Where and how audio files are written.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Carillon
+import OfflineRender
 import Controls
 
 /// `render`'s augmentation: each piece changed before it renders, by fixed

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Carillon
+import OfflineRender
 
 /// `--labels` and `--labels-format`, declared once: `render` labels its
 /// outputs, `play` its `--record`ing.

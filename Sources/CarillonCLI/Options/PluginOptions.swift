@@ -1,5 +1,5 @@
 import ArgumentParser
-import Carillon
+import Hosting
 
 /// `--instrument` and `--insert`, declared once: `live`, `play` and `render`
 /// (through `SynthOptions`) and `carillon parameters` take them.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Carillon
+import LiveSession
 import SoundFile
 
 /// `--record` and `--record-midi`, shared by `live` and `play`.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Carillon
+import Sampling
 
 /// `-r/--rate`, one declaration for `live`, `play` and `render`. Its default
 /// differs by what is written: the rate sound cards run at natively (48 kHz)

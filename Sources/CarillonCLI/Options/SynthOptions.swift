@@ -1,5 +1,6 @@
 import ArgumentParser
-import Carillon
+import Hosting
+import Sampling
 import Controls
 import Parameters
 
@@ -41,7 +42,7 @@ struct SynthOptions: ParsableArguments {
     var a4: Double = 440
 
     @Option(name: .customLong("track"), help: ArgumentHelp(
-        "An audio file (WAV, FLAC, Ogg, MP3) played with the piece, from its start; repeatable, up to \(SamplerOptions.maxTracks).",
+        "An audio file (WAV, FLAC, Ogg, MP3) played with the piece, from its start; repeatable, up to \(HostOptions.maxTracks).",
         valueName: "file"))
     var track: [String] = []
 
@@ -67,8 +68,8 @@ struct SynthOptions: ParsableArguments {
         for spec in plugins.instruments where oscillatorChannel.contains(spec.channel + 1) {
             throw ValidationError("MIDI channel \(spec.channel + 1) is given to both --instrument and --oscillator-channel")
         }
-        guard track.count <= SamplerOptions.maxTracks else {
-            throw ValidationError("at most \(SamplerOptions.maxTracks) --track files, found \(track.count)")
+        guard track.count <= HostOptions.maxTracks else {
+            throw ValidationError("at most \(HostOptions.maxTracks) --track files, found \(track.count)")
         }
         for channel in oscillatorChannel where !(1...16).contains(channel) {
             throw ValidationError("--oscillator-channel must be between 1 and 16, found \(channel)")
@@ -88,17 +89,17 @@ struct SynthOptions: ParsableArguments {
         }
     }
 
-    /// The sampler's settings, the same for live, play and render.
-    var samplerOptions: SamplerOptions {
-        var options = SamplerOptions()
-        options.gain = gain
-        options.reverb = reverb
-        options.reverbLevel = reverbLevel
-        options.chorus = chorus
-        options.chorusLevel = chorusLevel
+    /// The sampler's settings and what the host plays around it, the same for live, play and render.
+    var hostOptions: HostOptions {
+        var options = HostOptions()
+        options.sampler.gain = gain
+        options.sampler.reverb = reverb
+        options.sampler.reverbLevel = reverbLevel
+        options.sampler.chorus = chorus
+        options.sampler.chorusLevel = chorusLevel
+        options.sampler.effectsPerChannel = channelEffects ?? false
         options.oscillatorChannels = oscillatorChannel.map { $0 - 1 }
         options.a4 = a4
-        options.effectsPerChannel = channelEffects ?? false
         options.tracks = track
         options.inserts = plugins.inserts
         options.instruments = plugins.instruments

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Carillon
+import Hosting
 import WebSurface
 
 /// `--web [ADDR:]PORT` and `--web-token`, shared by `live` and `play`.

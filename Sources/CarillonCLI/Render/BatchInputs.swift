@@ -1,5 +1,5 @@
 import ArgumentParser
-import Carillon
+import OfflineRender
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,11 +1,13 @@
 import ALSA
-import Carillon
 import Controls
+import Hosting
+import LiveSession
 import Parameters
+import Sampling
 import Synchronization
 import WebSurface
-#if canImport(Glibc)
 import Glibc
+#if canImport(Glibc)
 #endif
 
 /// The one skeleton of `live` and `play`: the host built from the shared
@@ -96,11 +98,11 @@ enum HostSession {
         var options = LiveHost.Options()
         input.apply(to: &options)
         audio.apply(to: &options)
-        // One shared reverb and chorus unless --channel-effects (SynthOptions.samplerOptions).
-        options.sampler = synth.samplerOptions
-        options.sampler.tracks = (mapping?.tracks ?? []) + synth.track
-        if options.sampler.tracks.count > SamplerOptions.maxTracks {
-            Diagnostics.fail("at most \(SamplerOptions.maxTracks) tracks: the mapping's tracks: and --track give \(options.sampler.tracks.count)")
+        // One shared reverb and chorus unless --channel-effects (SynthOptions.hostOptions).
+        options.host = synth.hostOptions
+        options.host.tracks = (mapping?.tracks ?? []) + synth.track
+        if options.host.tracks.count > HostOptions.maxTracks {
+            Diagnostics.fail("at most \(HostOptions.maxTracks) tracks: the mapping's tracks: and --track give \(options.host.tracks.count)")
         }
         return options
     }

@@ -1,4 +1,4 @@
-import Carillon
+import Hosting
 import Controls
 
 /// `live`'s keys, on a terminal: ↑/↓ (or k/j) choose a control, `l` arms

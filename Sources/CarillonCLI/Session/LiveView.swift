@@ -1,4 +1,4 @@
-import Carillon
+import LiveSession
 import Controls
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Carillon
+import Hosting
 import Controls
 #if canImport(Glibc)
 import Glibc

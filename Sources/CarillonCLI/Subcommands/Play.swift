@@ -1,5 +1,6 @@
 import ArgumentParser
-import Carillon
+import Hosting
+import OfflineRender
 import Controls
 import Engine
 import WebSurface
@@ -117,7 +118,7 @@ struct Play: ParsableCommand {
         if dropped > 0 { Diagnostics.warning("the recording dropped \(dropped) blocks: its labels are late from the first") }
         var options = RenderJob.Options()
         options.sampleRate = sampleRate
-        options.sampler = synth.samplerOptions
+        options.host = synth.hostOptions
         options.maxGap = nil   // play cuts no gap
         options.labels = true
         do {

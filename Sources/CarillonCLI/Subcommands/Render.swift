@@ -1,6 +1,6 @@
 import Analysis
 import ArgumentParser
-import Carillon
+import OfflineRender
 import Engine
 import SoundFile
 import Synchronization
@@ -266,7 +266,7 @@ struct Render: ParsableCommand {
 
         var settings = BatchRenderer.Settings()
         settings.job.sampleRate = rate
-        settings.job.sampler = synth.samplerOptions
+        settings.job.host = synth.hostOptions
         settings.job.tail = TailPolicy(silenceThreshold: silence, maxTail: tail)
         settings.job.maxDuration = maxDuration
         settings.job.maxGap = maxGap > 0 ? maxGap : nil

@@ -1,7 +1,8 @@
-import Carillon
+import Hosting
 import Synchronization
-#if canImport(Glibc)
+import Threads
 import Glibc
+#if canImport(Glibc)
 #endif
 
 /// SIGINT/SIGTERM stop a render between blocks: the job then removes its temporary file.

@@ -1,4 +1,4 @@
-import Carillon
+import OfflineRender
 #if canImport(Glibc)
 import Glibc
 #endif

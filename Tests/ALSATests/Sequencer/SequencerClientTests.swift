@@ -2,6 +2,7 @@ import Glibc
 import MIDI
 import Synchronization
 import Testing
+import Threads
 
 @testable import ALSA
 

@@ -1,7 +1,7 @@
 import Parameters
 import Testing
 import Foundation
-@testable import Carillon
+@testable import Hosting
 import Controls
 import Engine
 

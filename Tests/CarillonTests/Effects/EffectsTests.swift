@@ -1,7 +1,7 @@
 import Testing
 import Controls
 import Foundation
-import Carillon
+import Sampling
 import CAllocationCounter
 import Engine
 import FluidSynth

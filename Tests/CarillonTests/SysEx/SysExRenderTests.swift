@@ -1,6 +1,7 @@
 import Testing
 import Foundation
-import Carillon
+import Sampling
+import OfflineRender
 import CAllocationCounter
 import Engine
 import FluidSynth

@@ -1,0 +1,83 @@
+import Engine
+import Hosting
+import Synchronization
+import Glibc
+#if canImport(Glibc)
+#endif
+
+/// Where live audio goes: an ALSA PCM device (`ALSAOutput`: a thread of its
+/// own renders a period and writes it) or a JACK client (`JACKOutput`: JACK's
+/// process callback renders). `LiveHost` picks one by `Options.backend` and
+/// otherwise sees only this; both render through the same `OutputCycle`.
+///
+/// Threads: `start` and `finish` from the host's owner thread; the rest from any.
+protocol AudioOutput: AnyObject, Sendable {
+    /// One line for the view: the device or client, rate, period.
+    var summary: String { get }
+    var sampleRate: Int { get }
+    /// The largest block the renderer is asked for: prepare it and size the recorder's blocks with this.
+    var maxFrames: Int { get }
+    /// The period now, in seconds: the render budget of one block.
+    var periodDuration: Double { get }
+    /// Frames rendered ahead, as fast as they render, before the output plays
+    /// (ALSA: its buffer, the start threshold; JACK: none): `OutputClock.settleFrames`.
+    var prefillFrames: Int { get }
+    /// Underruns (ALSA) or the server's xruns (JACK) so far.
+    var xruns: Int { get }
+    /// Starts rendering blocks through `cycle` until `cycle.shared.stop` is set.
+    func start(_ cycle: OutputCycle) throws(LiveHost.Failure)
+    /// After `shared.stop` is set: the last block (all sound off, its release
+    /// heard) and the end of the output. Idempotent.
+    func finish()
+}
+
+/// The choice of `AudioOutput` (`-a alsa|jack`, as fluidsynth spells it).
+public enum AudioBackend: String, Sendable, CaseIterable {
+    case alsa, jack
+}
+
+/// What the render side shares with the other threads: atomics only in the block loop.
+final class OutputState: Sendable {
+    let stop = Atomic<Bool>(false)
+    let blocks = Atomic<Int>(0)
+    let renderNanosTotal = Atomic<Int>(0)
+    let renderNanosWorst = Atomic<Int>(0)
+    let failure = Mutex<String?>(nil)
+    let realtime = Mutex<String>("not requested")
+
+    func recordBlock(nanos: Int) {
+        blocks.add(1, ordering: .relaxed)
+        renderNanosTotal.add(nanos, ordering: .relaxed)
+        if nanos > renderNanosWorst.load(ordering: .relaxed) { renderNanosWorst.store(nanos, ordering: .relaxed) }
+    }
+}
+
+/// One block, the same for every backend: publish its start to the `clock`
+/// (`--timing stamped`), render it (timed and counted for the status), then
+/// copy it to the recorder. Render thread only: no allocation, lock, log or throw.
+final class OutputCycle: @unchecked Sendable {
+    let renderer: Renderer, shared: OutputState, recorder: Recorder?, clock: OutputClock?, spectrum: SpectrumTap?
+    init(renderer: Renderer, shared: OutputState, recorder: Recorder?, clock: OutputClock? = nil, spectrum: SpectrumTap? = nil) {
+        self.renderer = renderer; self.shared = shared; self.recorder = recorder; self.clock = clock; self.spectrum = spectrum
+    }
+
+    /// `frames` (≤ the renderer's `maxFrames`) interleaved stereo frames into `buffer`.
+    @inline(__always)
+    func render(frames: Int, into buffer: UnsafeMutableBufferPointer<Float>) {
+        var t0 = timespec(), t1 = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t0)
+        clock?.publish(blockStart: renderer.sampleTime, at: UInt64(t0.tv_sec) &* 1_000_000_000 &+ UInt64(t0.tv_nsec))
+        renderer.render(frames: frames, into: buffer)
+        clock_gettime(CLOCK_MONOTONIC, &t1)
+        shared.recordBlock(nanos: (t1.tv_sec - t0.tv_sec) * 1_000_000_000 + (t1.tv_nsec - t0.tv_nsec))
+        recorder?.push(UnsafeBufferPointer(buffer), frames: frames)   // a copy into its ring: never waits
+        spectrum?.push(UnsafeBufferPointer(buffer), frames: frames)   // likewise
+    }
+
+    /// The last block at shutdown: all sound off, rendered so the release is heard (and recorded).
+    func renderLast(frames: Int, into buffer: UnsafeMutableBufferPointer<Float>) {
+        renderer.silence()
+        renderer.render(frames: frames, into: buffer)
+        recorder?.push(UnsafeBufferPointer(buffer), frames: frames)
+    }
+}

@@ -1,0 +1,128 @@
+import Controls
+import FluidSynth
+import Parameters
+
+/// The sampler's settings, the same for `live`, `play` and `render` (their
+/// flags are named as the `fluidsynth` command line names them). What the host
+/// adds around the sampler (tracks, plugins, the oscillator) is `HostOptions`.
+public struct SamplerOptions: Sendable {
+    /// FluidSynth's `synth.gain` (its command line's `-g`; default 0.2, as there).
+    public var gain = 0.2
+    public var reverb = true
+    public var chorus = true
+    /// `--reverb-level` / `--chorus-level`: start values of the `synth.reverb.level`
+    /// and `synth.chorus.level` parameters (the mixer's effect returns), in
+    /// FluidSynth's units; nil leaves the parameter table's default.
+    public var reverbLevel: Double?
+    public var chorusLevel: Double?
+    /// Load a preset's samples only when a piece selects it (FluidSynth's
+    /// `synth.dynamic-sample-loading`): `render` pins what each piece selects
+    /// before it plays. Live input could select any preset at any time, so
+    /// live and play load the whole font.
+    public var loadsSamplesOnDemand = false
+    /// `--channel-effects`: a reverb and chorus per MIDI channel (FluidSynth's
+    /// `synth.effects-groups` = 16) instead of one shared pair, so a channel's
+    /// strip carries its own effects (mute, solo, stems); see the README for the cost.
+    public var effectsPerChannel = false
+    public init() {}
+
+    /// The rates FluidSynth 2.3 renders at (`synth.sample-rate`: 8000…96000 Hz).
+    public static let sampleRates = 8_000...96_000
+
+    /// The parameters these options set before anything runs.
+    public var startValues: [ParameterChange] {
+        var changes: [ParameterChange] = []
+        if let reverbLevel { changes.append(ParameterChange(.reverb(.level), Float(reverbLevel))) }
+        if let chorusLevel { changes.append(ParameterChange(.chorus(.level), Float(chorusLevel))) }
+        return changes
+    }
+}
+
+/// A FluidSynth sampler built and loaded for one host: the synth as the
+/// engine's instrument, the main SoundFont, and a mapping's per-channel fonts.
+/// The one synth factory of live, play and render.
+public final class Sampler {
+    public let instrument: FluidSynthInstrument
+    /// The main SoundFont: the file at `soundFontPath` or a view of it (see
+    /// `SampleSelection`); nil only after a reload (`loadSoundFont`) failed.
+    public private(set) var soundFont: SoundFont?
+    public let soundFontPath: String
+    /// The mapping's per-channel SoundFonts, by channel (0...15).
+    private let channelFonts: [Int: SoundFont]
+
+    public enum Failure: Error, CustomStringConvertible {
+        case synth(FluidSynthError)
+        case soundFont(FluidSynthError)
+        case channelSoundFont(channel: Int, String)
+
+        public var description: String {
+            switch self {
+            case .synth(let e): "\(e)"
+            case .soundFont(let e): "\(e)"
+            case .channelSoundFont(let c, let e): "the mapping's SoundFont for channel \(c + 1): \(e)"
+            }
+        }
+    }
+
+    /// Creates the synth at `sampleRate`, loads the mapping's channel fonts,
+    /// then the main font (last, so it answers every program change that
+    /// names no font): `view` of it when given, else the file at `path`. The
+    /// slow part: do it once.
+    /// `planning`: a synth that only replays a score's selections and never
+    /// sounds (`RenderJob`'s scout): one output, one effects group, 16 voices,
+    /// so it costs little memory.
+    public init(soundFont path: String, sampleRate: Double, options: SamplerOptions,
+                channels: [ChannelSetup] = [], view: VirtualSoundFont? = nil, planning: Bool = false) throws(Failure) {
+        soundFontPath = path
+        do throws(FluidSynthError) {
+            let settings = planning
+                ? try Settings.forRendering(sampleRate: sampleRate, gain: options.gain, audioGroups: 1, polyphony: 16)
+                : try Settings.forRendering(sampleRate: sampleRate, gain: options.gain,
+                                            effectsGroups: options.effectsPerChannel ? 16 : 1)
+            if options.loadsSamplesOnDemand { try settings.set("synth.dynamic-sample-loading", true) }
+            let synth = try Synth(settings: settings)
+            try synth.setReverb(on: options.reverb)
+            try synth.setChorus(on: options.chorus)
+            instrument = FluidSynthInstrument(synth: synth)
+        } catch { throw .synth(error) }
+        var fonts: [Int: SoundFont] = [:], byPath: [String: SoundFont] = [:]
+        for setup in channels {
+            guard let name = setup.soundFont else { continue }
+            let channel = setup.channel.intValue
+            do {
+                let located = try SoundFontLocator(explicitPath: name).locate()
+                if byPath[located] == nil { byPath[located] = try instrument.synth.loadExtraSoundFont(at: located) }
+                fonts[channel] = byPath[located]
+            } catch { throw .channelSoundFont(channel: channel, "\(error)") }
+        }
+        channelFonts = fonts
+        try loadSoundFont(view)
+    }
+
+    /// Loads `view` of the main font (nil: the file itself) in place of the
+    /// one loaded (if any) and selects its presets on every channel. No voice
+    /// may sound (`FluidSynthInstrument.resetAndFinishVoices`). Not on the render thread.
+    func loadSoundFont(_ view: VirtualSoundFont?) throws(Failure) {
+        soundFont = nil
+        do throws(FluidSynthError) {
+            if let view { soundFont = try instrument.synth.loadSoundFont(view) }
+            else { soundFont = try instrument.synth.loadSoundFont(at: soundFontPath) }
+        } catch { throw .soundFont(error) }
+    }
+
+
+    /// Selects each channel's preset as a mapping's `channels:` asks (FluidSynth's
+    /// bank numbers: 128 is percussion). Before the render thread owns the synth.
+    /// Returns a line for each channel with no such preset.
+    public func apply(_ channels: [ChannelSetup]) -> [String] {
+        var problems: [String] = []
+        for setup in channels where setup.bank != nil || setup.program != nil || setup.soundFont != nil {
+            let channel = setup.channel.intValue, bank = setup.bank ?? 0, program = Int(setup.program?.value ?? 0)
+            let ok = channelFonts[channel].map {
+                instrument.synth.select(channel: channel, soundFont: $0, bank: bank, program: program)
+            } ?? instrument.synth.select(channel: channel, bank: bank, program: program)
+            if !ok { problems.append("channel \(channel + 1): no preset at bank \(bank) program \(program)") }
+        }
+        return problems
+    }
+}

@@ -1,0 +1,3 @@
+import Low
+
+public let high = 2

@@ -1,0 +1,3 @@
+import High
+
+public let low = 1

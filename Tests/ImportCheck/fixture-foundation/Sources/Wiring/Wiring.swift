@@ -1,0 +1,4 @@
+import Engine
+import Foundation
+
+public let wiring = engine
