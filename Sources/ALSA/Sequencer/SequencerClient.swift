@@ -26,7 +26,7 @@ public final class SequencerClient: @unchecked Sendable {
     /// The client name others see (`aconnect -l`).
     public let name: String
 
-    private let handle: SequencerHandle
+    let handle: SequencerHandle
     /// The kernel's arrival stamps on our input port (nil: see `arrivalStampingError`).
     private let arrivals: ArrivalStamps?
     /// Why the input port does not stamp arrivals (no queue to spare, say):
