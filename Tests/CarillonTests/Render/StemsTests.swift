@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import Carillon
 import Engine
+import Parameters
 import SoundFile
 
 /// `RenderJob` stems: a file per strip that sounds, each with its own reverb
@@ -33,7 +34,7 @@ import SoundFile
         let summary = try job(threads: threads).render(input: input, output: "\(dir)/mix.wav", format: .wav,
                                                         encoding: .float32, stemsDirectory: "\(dir)/stems")
         let names = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/stems").sorted()
-        let expected = try channelsPlayed(input).sorted().map { MixerStrip.channel($0).fileStem + ".wav" }
+        let expected = try channelsPlayed(input).sorted().map { ParameterAddress.StripID.channel($0).fileStem() + ".wav" }
         #expect(names == expected)
         #expect(summary.stems.map { ($0 as NSString).lastPathComponent }.sorted() == expected)
 
