@@ -127,7 +127,7 @@ let package = Package(
         // Test support: counts heap calls on a thread (checks "no allocation in the block loop").
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
 
-        .testTarget(name: "EngineTests", dependencies: ["Parameters", "Engine", "MIDI", "Controls", "CAllocationCounter"]),
+        .testTarget(name: "EngineTests", dependencies: ["Parameters", "Engine", "MIDI", "CAllocationCounter"]),
         .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
         .testTarget(name: "LV2Tests", dependencies: ["LV2", "CLV2Log", "CLilv", "CAllocationCounter"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),

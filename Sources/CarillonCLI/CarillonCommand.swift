@@ -18,4 +18,8 @@ struct CarillonCommand: ParsableCommand {
             Parameters.self,
         ]
     )
+
+    /// `ParsableCommand.main`, but an unknown option is reported before a
+    /// validation error it caused (`UnknownOptions`).
+    static func main() { UnknownOptions.main(Self.self) }
 }

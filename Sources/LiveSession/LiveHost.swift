@@ -355,8 +355,8 @@ public final class LiveHost: @unchecked Sendable {
             voices: audio?.sampler.instrument.activeVoices ?? 0,
             peak: renderer?.meters.peak ?? 0, rms: renderer?.meters.rms ?? 0,
             stripPeaks: renderer.map { r in (0..<r.meters.stripCount).map { r.meters.stripPeak($0) } } ?? [],
-            stripNames: renderer.map { $0.meters.strips.map(\.name) } ?? [],
-            stripKeys: renderer.map { $0.meters.strips.map(\.parameters.key) } ?? [],
+            stripNames: renderer.map { $0.meters.names } ?? [],
+            stripKeys: renderer.map { $0.meters.strips.map(\.key) } ?? [],
             messagesBySource: router.messagesBySource, sources: router.sources,
             failure: shared.failure.withLock { $0 }, timing: audio?.events.timing)
     }

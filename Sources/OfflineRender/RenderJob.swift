@@ -374,10 +374,10 @@ public final class RenderJob {
             let rig = try makeRig(for: score, threads: threads, plan: &plan)
             var names: [Int: String] = [:]
             for (s, strip) in rig.renderer.meters.strips.enumerated() {
-                if case .channel(let n) = strip, let name = groups?.stemOfChannel[n] { names[s] = name }
+                if case .channel(let n) = strip, let name = groups?.stemOfChannel[n.intValue] { names[s] = name }
             }
             let stemWriter = stems.map {
-                StemWriter(directory: $0.directory, strips: rig.renderer.meters.strips, names: names, format: $0.format,
+                StemWriter(directory: $0.directory, fileStems: rig.renderer.meters.fileStems, names: names, format: $0.format,
                            encoding: $0.encoding, sampleRate: options.sampleRate, blockFrames: rig.blockFrames,
                            measures: groups != nil)
             }

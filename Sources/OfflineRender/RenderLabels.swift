@@ -1,4 +1,5 @@
 import Engine
+import Parameters
 import MIDI
 #if canImport(Glibc)
 import Glibc
@@ -183,7 +184,7 @@ public struct RenderLabels: Sendable, Equatable {
                 onset: Double(s.onset) / rate, offset: Double(end) / rate, pitch: key & 127, velocity: s.velocity,
                 channel: channel + 1, bank: s.preset?.bank ?? -1, program: s.preset?.program ?? -1, preset: name,
                 track: s.track, trackName: s.track < trackNames.count ? trackNames[s.track] : "",
-                drum: s.preset?.bank == 128, stem: osc ? "osc" : MixerStrip.channel(channel).fileStem))
+                drum: s.preset?.bank == 128, stem: osc ? "osc" : ParameterAddress.StripID.channel(channel).fileStem()))
         }
 
         for event in score.events {

@@ -1,4 +1,5 @@
 import Engine
+import Parameters
 import MIDI
 
 /// How `render --stems-by` groups a piece's notes into stems.
@@ -65,7 +66,7 @@ struct StemGroups: Sendable {
                       preset: (bank: Int, program: Int)?) -> String {
         switch grouping {
         case .channel:
-            return MixerStrip.channel(channel).fileStem
+            return ParameterAddress.StripID.channel(channel).fileStem()
         case .track:
             let name = track < trackNames.count ? slug(trackNames[track]) : ""
             let number = track < 10 ? "0\(track)" : "\(track)"

@@ -33,15 +33,15 @@ final class StemWriter {
     private var meters: [LoudnessMeter?]
     private let measures: Bool
 
-    /// `names`: the stem of each strip (by the renderer's strip index); a strip
-    /// not named keeps its own (`MixerStrip.fileStem`). `measures`: each stem's
+    /// `fileStems`: each strip's own stem (`Meters.fileStems`); `names`: the stem of
+    /// each strip (by the renderer's strip index) that is not its own. `measures`: each stem's
     /// integrated loudness is measured (`loudness(of:)`).
-    init(directory: String, strips: [MixerStrip], names: [Int: String] = [:], format: AudioFileFormat,
+    init(directory: String, fileStems: [String], names: [Int: String] = [:], format: AudioFileFormat,
          encoding: SampleEncoding?, sampleRate: Int, blockFrames: Int, measures: Bool = false) {
         self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         var stems: [(name: String, strips: [Int])] = []
-        for (s, strip) in strips.enumerated() {
-            let name = names[s] ?? strip.fileStem
+        for (s, fileStem) in fileStems.enumerated() {
+            let name = names[s] ?? fileStem
             if let i = stems.firstIndex(where: { $0.name == name }) { stems[i].strips.append(s) } else { stems.append((name, [s])) }
         }
         self.stems = stems

@@ -2,7 +2,9 @@ import Foundation
 import Testing
 
 /// Every `carillon …` line in the code of the README's "## Render" section
-/// (up to the next `## ` heading, so the section may change) runs as written,
+/// (up to the next `## ` heading, so the section may change), and every
+/// `carillon render …` line in the reference pages it links (docs/render.md,
+/// docs/plugins.md), runs as written,
 /// through /bin/sh, with `carillon` the built binary, in a folder that holds a
 /// small `song.mid`, `corpus/` (two files, one in a sub-folder) and `files.txt`;
 /// the SoundFont is the repository's small test font ($CARILLON_SOUNDFONT), the
@@ -12,12 +14,12 @@ import Testing
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The command lines of a README section's code (fenced or indented), comments kept.
-    static func commandLines(ofSection heading: String, in readme: String) -> [String] {
-        var inSection = false, inFence = false
+    /// The command lines of a README section's code (fenced or indented), comments kept; nil: every section's.
+    static func commandLines(ofSection heading: String?, in readme: String) -> [String] {
+        var inSection = heading == nil, inFence = false
         var lines: [String] = []
         for line in readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            if line.hasPrefix("## ") { inSection = line == heading; inFence = false; continue }
+            if line.hasPrefix("## ") { inSection = heading == nil || line == heading; inFence = false; continue }
             guard inSection else { continue }
             if line.hasPrefix("```") { inFence.toggle(); continue }
             let code = inFence ? line : (line.hasPrefix("    ") ? String(line.dropFirst(4)) : "")
@@ -47,13 +49,57 @@ import Testing
         #expect(Self.commandLines(ofSection: "## Render", in: text) == ["carillon render a.mid -o a.wav   # x", "carillon render b.mid"])
     }
 
+    /// The command lines of every code block in a document (fenced or indented), comments kept.
+    static func commandLines(in text: String) -> [String] {
+        commandLines(ofSection: nil, in: text)
+    }
+
+    @Test func commandLines_ofADocument_areEveryBlocksLines() {
+        let text = "# Doc\n```sh\ncarillon render a.mid\n```\n## Part\n\n    carillon render b.mid\n"
+        #expect(Self.commandLines(in: text) == ["carillon render a.mid", "carillon render b.mid"])
+    }
+
     @Test func readmeRenderSection_everyCommandRunsAsWritten() throws {
         let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
         let commands = Self.commandLines(ofSection: "## Render", in: readme)
         #expect(commands.count >= 5, "\(commands)")
+        let work = try Self.run(commands, from: "README")
+        defer { try? FileManager.default.removeItem(atPath: (work as NSString).deletingLastPathComponent) }
+        // What the lines promise is there.
+        #expect(FileManager.default.fileExists(atPath: "\(work)/song.opus"))
+        let stems = RenderCommandTests.contents("\(work)/stems")
+        #expect(!stems.isEmpty && stems.allSatisfy { $0.hasSuffix(".wav") }, "\(stems)")
+    }
 
+    /// The reference pages the README points to: every `carillon render` line in their code runs as written too.
+    @Test(arguments: ["docs/render.md", "docs/plugins.md"])
+    func docsPage_everyRenderCommandRunsAsWritten(_ page: String) throws {
+        let text = try String(contentsOf: Self.repository.appendingPathComponent(page), encoding: .utf8)
+        let commands = Self.commandLines(in: text).filter { $0.hasPrefix("carillon render ") }
+        #expect(commands.count >= 2, "\(page): \(commands)")
+        let work = try Self.run(commands, from: page)
+        defer { try? FileManager.default.removeItem(atPath: (work as NSString).deletingLastPathComponent) }
+        if page == "docs/render.md" {
+            #expect(FileManager.default.fileExists(atPath: "\(work)/song.stems.json"))
+            #expect(FileManager.default.fileExists(atPath: "\(work)/sets/a.TimGM6mb.wav"))
+            #expect(FileManager.default.fileExists(atPath: "\(work)/aug/manifest.jsonl"))
+        }
+    }
+
+    /// The README stays a manual: its two first commands, and room for what comes.
+    @Test func readme_startsWithSetupAndTest_inAtMost300Lines() throws {
+        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count <= 300, "README.md has \(lines.count) lines")
+        let fence = try #require(lines.firstIndex { $0.hasPrefix("```") })
+        #expect(lines[fence + 1].hasPrefix("scripts/setup && swift build -c release && .build/release/carillon render "))
+        #expect(lines[fence + 2] == "scripts/test")
+    }
+
+    /// Runs `commands` through /bin/sh, one after the other, in a new folder
+    /// (see the type's comment); returns that folder. `source` names them in failures.
+    static func run(_ commands: [String], from source: String) throws -> String {
         let dir = RenderCommandTests.scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let fm = FileManager.default
         try fm.createDirectory(atPath: "\(dir)/bin", withIntermediateDirectories: true)
         try fm.createSymbolicLink(atPath: "\(dir)/bin/carillon", withDestinationPath: RenderCommandTests.carillon)
@@ -87,11 +133,8 @@ import Testing
             try process.run()
             let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "README: \(command)\n\(stderr)")
+            #expect(process.terminationStatus == 0, "\(source): \(command)\n\(stderr)")
         }
-        // What the lines promise is there.
-        #expect(fm.fileExists(atPath: "\(work)/song.opus"))
-        let stems = RenderCommandTests.contents("\(work)/stems")
-        #expect(!stems.isEmpty && stems.allSatisfy { $0.hasSuffix(".wav") }, "\(stems)")
+        return work
     }
 }

@@ -1,10 +1,11 @@
+import Parameters
 import Synchronization
 
 /// Levels for a UI to read from any thread, published by the render thread
 /// once per block: the last block's master peak and RMS (linear), each
 /// strip's peak and RMS (after its gain, pan and mute: what it adds to the
-/// mix), and the count of samples beyond full scale. `strips` says what each
-/// strip index carries.
+/// mix), and the count of samples beyond full scale. `strips` says which
+/// strip each index is (`names`, `fileStems`: its labels).
 ///
 /// Bad input never traps and never reaches a reader: a level is a magnitude,
 /// so a negative one is stored as 0 and +inf as `Float.greatestFiniteMagnitude`;
@@ -13,8 +14,14 @@ import Synchronization
 /// Reading a strip outside the range gives 0.
 public final class Meters: @unchecked Sendable {
     public let stripCount: Int
-    /// What each strip carries, `stripCount` of them.
-    public let strips: [MixerStrip]
+    /// Which strip each index is, `stripCount` of them.
+    public let strips: [ParameterAddress.StripID]
+    /// Each strip's source name (a track's; empty for the others).
+    public let sourceNames: [String]
+    /// Each strip's meter label (`StripID.label`): `1`…`16`, `osc`, `tone`, `reverb`, `chorus`, a track's name.
+    public var names: [String] { zip(strips, sourceNames).map { $0.label(name: $1) } }
+    /// Each strip's stem file name (`StripID.fileStem`).
+    public var fileStems: [String] { zip(strips, sourceNames).map { $0.fileStem(name: $1) } }
     /// One Float bit pattern per strip: peaks, then RMS levels.
     private let levels: UnsafeMutablePointer<Atomic<UInt32>>
     private let peakBits = Atomic<UInt32>(0)
@@ -22,8 +29,9 @@ public final class Meters: @unchecked Sendable {
     private let clips = Atomic<Int>(0)
     private let refused = Atomic<Int>(0)
 
-    init(strips: [MixerStrip]) {
+    init(strips: [ParameterAddress.StripID], sourceNames: [String] = []) {
         self.strips = strips
+        self.sourceNames = strips.indices.map { $0 < sourceNames.count ? sourceNames[$0] : "" }
         stripCount = strips.count
         levels = .allocate(capacity: 2 * stripCount)
         for i in 0..<(2 * stripCount) { (levels + i).initialize(to: Atomic(0)) }
@@ -59,7 +67,7 @@ public final class Meters: @unchecked Sendable {
         return Float(bitPattern: levels[stripCount + strip].load(ordering: .relaxed))
     }
     /// The index of `strip`, nil when the mixer has no such strip.
-    public func index(of strip: MixerStrip) -> Int? { strips.firstIndex(of: strip) }
+    public func index(of strip: ParameterAddress.StripID) -> Int? { strips.firstIndex(of: strip) }
     /// Samples beyond ±1 since the renderer was prepared.
     public var clippedSamples: Int { clips.load(ordering: .relaxed) }
     /// Updates refused for a NaN level or a strip outside the range, since creation.

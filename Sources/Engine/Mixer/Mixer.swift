@@ -1,8 +1,9 @@
 import Parameters
 import MIDI
 
-/// Sums every strip into interleaved stereo: the instrument's strips (one per
-/// MIDI channel), the oscillator, the tone, the effect returns, the tracks.
+/// Sums a list of strips (`Strip`: which one of the parameter table's
+/// `StripID`s, where its buffers are in a block's inputs, whether it is a
+/// shared effect return) into interleaved stereo, in the list's order.
 /// Each strip has a gain, a balance, mute and solo (any solo silences every
 /// strip not soloed; the shared effect returns are solo-safe) and a meter
 /// (peak and RMS after the fader); then the master gain, meters and clip
@@ -28,14 +29,26 @@ final class Mixer {
     private static let gain = place(.gain), pan = place(.pan), mute = place(.mute), solo = place(.solo)
     private static func place(_ p: ParameterAddress.Strip) -> Int { ParameterAddress.Strip.allCases.firstIndex(of: p)! }
 
+    /// One strip to mix: which (`id`, its parameters `strip(id, …)`), where its
+    /// planar left and right are in a block's inputs (`mix`'s `inputs[source]`
+    /// and `[source + 1]`; nil there: silent in that block), for a channel with
+    /// its own effects group where its reverb L/R and chorus L/R are (`effects`,
+    /// −1: none), and whether it is a shared effect return (`reverb`, `chorus`:
+    /// its input is the effect, its gain comes after the effect's level, it is
+    /// solo-safe).
+    struct Strip {
+        let id: ParameterAddress.StripID
+        let source: Int
+        var effects = -1
+        var isReturn = false
+    }
+
     let stripCount: Int
     let meters: Meters
-    /// The instrument's strips and whether each has its own effects group.
-    let channelCount: Int
-    let channelEffects: Bool
-    let trackCount: Int
-    /// Where each kind of strip sits (−1: none).
-    let oscillatorStrip: Int, toneStrip: Int, reverbStrip: Int, chorusStrip: Int, firstTrack: Int
+    /// The strips, in the order they are summed.
+    private let strips: UnsafeMutablePointer<Strip>
+    /// The shared returns' places (−1: none).
+    let reverbStrip: Int, chorusStrip: Int
     private let parameters: ParameterStore
     /// The master's inserts, in order, before its gain and meters.
     private let masterInserts: ContiguousArray<any AudioInsert>
@@ -60,21 +73,14 @@ final class Mixer {
     private let seen: UnsafeMutablePointer<UInt32>      // change counters of every slot
     private let values: UnsafeMutablePointer<Float>     // latest value of every slot
     private var master: Float = 1, reverb: Float = 1, chorus: Float = 1
-    /// The store slots the mixer reads each block (strips, master, returns, tone).
+    /// The store slots the mixer reads each block (strips, master, returns).
     private let watched: UnsafeMutableBufferPointer<Int>
     private var scratch: UnsafeMutablePointer<Float>    // planar left, right mix
     /// Planar left, right per strip: one pair reused, or one per strip while capturing stems.
     private var stripBuffers: UnsafeMutablePointer<Float>
-    private var toneBuffer: UnsafeMutablePointer<Float>
     private var maxFrames = 0
     /// Keep each strip's block for `stem(_:)`. Set before `prepare`.
     var capturesStems = false
-    /// The built-in tone, rendered into its strip.
-    private var tone = ToneGenerator()
-    /// Whether the tone's target frequency follows `tone.note` and `tone.a4`
-    /// (the last of the three set) rather than `tone.frequency`.
-    private var toneFollowsNote = false
-    private var toneNoteFrequency: Float = 440
     private var anySolo = false
 
     /// Render-thread statistics of the last block and of the whole run.
@@ -82,49 +88,43 @@ final class Mixer {
     private(set) var peak: Float = 0
     private(set) var clippedSamples = 0
 
-    /// `tracks` names the track strips, in order (at most `ParameterAddress.maxTracks`).
-    /// `stripInserts`: effects on strips (each strip must exist: a channel's needs the 16 channel strips, a track's its track).
-    init(stripCount channels: Int, effectsGroups: Int = 1, tracks: [String] = [], parameters: ParameterStore,
+    /// `strips`: what to mix, in order; `sourceNames` names them for the meters
+    /// and stems (a track's source; by index, missing ones empty). A channel
+    /// strip has its parameters (and inserts) only when there are the 16 MIDI
+    /// channels' strips. `stripInserts`: effects on strips (each strip must be
+    /// in the list, a channel's with the 16 channel strips).
+    init(strips list: [Strip], sourceNames: [String] = [], parameters: ParameterStore,
          masterInserts: [any AudioInsert] = [], stripInserts: [ParameterAddress.StripID: [any AudioInsert]] = [:]) {
-        precondition(tracks.count <= ParameterAddress.maxTracks, "at most \(ParameterAddress.maxTracks) tracks")
-        precondition(effectsGroups == 1 || effectsGroups == channels, "one effects group, or one per strip")
-        channelCount = channels
-        channelEffects = effectsGroups > 1
-        trackCount = tracks.count
+        let channels = list.filter { if case .channel = $0.id { true } else { false } }.count
+        precondition(list.filter { if case .track = $0.id { true } else { false } }.count <= ParameterAddress.maxTracks,
+                     "at most \(ParameterAddress.maxTracks) tracks")
         self.parameters = parameters
         self.masterInserts = ContiguousArray(masterInserts)
-        var strips: [MixerStrip] = (0..<channels).map { .channel($0) }
-        oscillatorStrip = strips.count; strips.append(.oscillator)
-        toneStrip = strips.count; strips.append(.tone)
-        if channelEffects {
-            reverbStrip = -1; chorusStrip = -1
-        } else {
-            reverbStrip = strips.count; strips.append(.reverb)
-            chorusStrip = strips.count; strips.append(.chorus)
-        }
-        firstTrack = strips.count
-        strips += tracks.enumerated().map { .track($0.offset, name: $0.element) }
-        stripCount = strips.count
-        meters = Meters(strips: strips)
-        givenInserts = strips.map { strip in
+        let ids = list.map(\.id)
+        reverbStrip = list.firstIndex { $0.isReturn && $0.id == .reverb } ?? -1
+        chorusStrip = list.firstIndex { $0.isReturn && $0.id == .chorus } ?? -1
+        stripCount = list.count
+        strips = .allocate(capacity: max(1, list.count))
+        strips.initialize(from: list, count: list.count)
+        meters = Meters(strips: ids, sourceNames: sourceNames)
+        givenInserts = ids.map { id in
             // A channel strip is that MIDI channel's only with the 16 channel strips.
-            if case .channel = strip, channels != Slot.channels { return [] }
-            return stripInserts[strip.parameters] ?? []
+            if case .channel = id, channels != Slot.channels { return [] }
+            return stripInserts[id] ?? []
         }
         precondition(givenInserts.map(\.count).reduce(0, +) == stripInserts.values.map(\.count).reduce(0, +),
                      "an insert on a strip the mixer does not have")
-        insertStart = .allocate(capacity: strips.count + 1)
-        insertStart.initialize(repeating: 0, count: strips.count + 1)
+        insertStart = .allocate(capacity: list.count + 1)
+        insertStart.initialize(repeating: 0, count: list.count + 1)
         insertBuffer = .allocate(capacity: 0)
 
         // The places are static lets, initialised on first use: here, not on the render thread.
         _ = (Self.gain, Self.pan, Self.mute, Self.solo)
         // Each strip's store slots, from the parameter table's strip family: the
         // slot of `strip(id, p)` at `perStrip * s + p`'s place in `Strip.allCases`.
-        let slots = UnsafeMutablePointer<Int>.allocate(capacity: Self.perStrip * strips.count)
-        slots.initialize(repeating: -1, count: Self.perStrip * strips.count)
-        for (s, strip) in strips.enumerated() {
-            let id = strip.parameters
+        let slots = UnsafeMutablePointer<Int>.allocate(capacity: Self.perStrip * list.count)
+        slots.initialize(repeating: -1, count: Self.perStrip * list.count)
+        for (s, id) in ids.enumerated() {
             // A channel strip has its parameters when the instrument has the 16 MIDI channels' strips.
             if case .channel = id, channels != Slot.channels { continue }
             for (k, p) in ParameterAddress.Strip.allCases.enumerated() {
@@ -145,18 +145,11 @@ final class Mixer {
         values.initialize(repeating: 0, count: ParameterStore.slotCount)
         scratch = .allocate(capacity: 0)
         stripBuffers = .allocate(capacity: 0)
-        toneBuffer = .allocate(capacity: 0)
         var watched = [Slot.master, Slot.reverbLevel, Slot.reverbOn, Slot.chorusLevel, Slot.chorusOn]
-            + Slot.tone + [Slot.toneNote, Slot.toneA4]
         for i in 0..<(Self.perStrip * stripCount) where slots[i] >= 0 { watched.append(slots[i]) }
         self.watched = .allocate(capacity: watched.count)
         _ = self.watched.initialize(from: watched)
-        // Set before the mixer existed: a note or A4 set (and no frequency) wins.
-        let followsNote = parameters.read(Slot.toneFrequency).counter == 0
-            && (parameters.read(Slot.toneNote).counter != 0 || parameters.read(Slot.toneA4).counter != 0)
         refreshParameters()
-        toneFollowsNote = followsNote
-        toneNoteFrequency = Self.noteFrequency(values[Slot.toneNote], a4: values[Slot.toneA4])
         master = values[Slot.master]
         reverb = returnGain(Slot.reverbLevel, Slot.reverbOn)
         chorus = returnGain(Slot.chorusLevel, Slot.chorusOn)
@@ -168,7 +161,7 @@ final class Mixer {
 
     deinit {
         state.deallocate(); sounded.deallocate(); seen.deallocate(); values.deallocate(); scratch.deallocate()
-        watched.deallocate(); slots.deallocate(); stripBuffers.deallocate(); toneBuffer.deallocate()
+        watched.deallocate(); slots.deallocate(); stripBuffers.deallocate(); strips.deallocate()
         insertStart.deallocate(); insertBuffer.deallocate()
     }
 
@@ -176,8 +169,7 @@ final class Mixer {
     /// `instrumentLatency[s]`, the plugin playing it) lag less than the most
     /// lagging strip's gets a delay for the difference at the end of its chain.
     /// Latency as the plugins report it now (they report it from their start).
-    func prepare(maxFrames: Int, sampleRate: Double = 44_100, instrumentLatency: [Int: Int] = [:]) {
-        tone.prepare(sampleRate: sampleRate)
+    func prepare(maxFrames: Int, instrumentLatency: [Int: Int] = [:]) {
         let lags = givenInserts.indices.map { s in
             givenInserts[s].reduce(0) { $0 + $1.latency } + (instrumentLatency[s] ?? 0)
         }
@@ -197,8 +189,6 @@ final class Mixer {
         stripBuffers.deallocate()
         stripBuffers = .allocate(capacity: 2 * frames * pairs)
         stripBuffers.initialize(repeating: 0, count: 2 * frames * pairs)
-        toneBuffer.deallocate()
-        toneBuffer = .allocate(capacity: 2 * frames)
         insertBuffer.deallocate()
         insertBuffer = .allocate(capacity: stripInserts.isEmpty ? 1 : 2 * frames)
         sounded.update(repeating: false, count: stripCount)
@@ -231,22 +221,14 @@ final class Mixer {
             let (value, counter) = parameters.read(i)
             if counter != seen[i] {
                 seen[i] = counter; values[i] = value; changed = true
-                if i == Slot.toneFrequency { toneFollowsNote = false }
-                if i == Slot.toneNote || i == Slot.toneA4 { toneFollowsNote = true }
             }
         }
         if changed {
-            toneNoteFrequency = Self.noteFrequency(values[Slot.toneNote], a4: values[Slot.toneA4])
             anySolo = false
             for s in 0..<stripCount where slots[Self.perStrip * s + Self.solo] >= 0
                 && values[slots[Self.perStrip * s + Self.solo]] > 0.5 { anySolo = true }
         }
         return changed
-    }
-
-    /// A4 · 2^((note − 69) / 12); NaN in either gives NaN (the tone then holds its frequency).
-    private static func noteFrequency(_ note: Float, a4: Float) -> Float {
-        Float(Double(a4) * ToneGenerator.exp2((Double(note) - 69) / 12))
     }
 
     /// An effect's return gain: its level, or 0 while the effect is switched
@@ -278,17 +260,11 @@ final class Mixer {
         return (gain * (pan > 0 ? 1 - pan : 1), gain * (pan < 0 ? 1 + pan : 1))
     }
 
-    /// Mixes one block into `output` (interleaved stereo): `dry` holds the
-    /// instrument's `2 × channelCount` planar buffers, `effects` its reverb
-    /// L/R, chorus L/R per effects group; `oscillator` the oscillator's planar
-    /// left (right one `stride` on), nil when silent; `tracks` the tracks'
-    /// planar left, right (each `stride` long, one after the other).
-    func mix(frames: Int,
-             dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
-             effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
-             into output: UnsafeMutablePointer<Float>,
-             oscillator: UnsafeMutablePointer<Float>? = nil,
-             tracks: UnsafeMutablePointer<Float>? = nil, stride: Int = 0) {
+    /// Mixes one block into `output` (interleaved stereo): each strip's input
+    /// from `inputs` (`Strip.source`, `Strip.effects`), strip after strip in
+    /// the list's order.
+    func mix(frames: Int, inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
+             into output: UnsafeMutablePointer<Float>) {
         refreshParameters()
         let mixL = scratch, mixR = scratch + maxFrames
         mixL.update(repeating: 0, count: frames)
@@ -297,38 +273,15 @@ final class Mixer {
         let newReverb = returnGain(Slot.reverbLevel, Slot.reverbOn)
         let newChorus = returnGain(Slot.chorusLevel, Slot.chorusOn)
 
-        for s in 0..<channelCount {
-            let fx = channelEffects ? effects + 4 * s : nil
-            addStrip(s, dry[2 * s], dry[2 * s + 1], effects: fx, frames: frames, step: step,
-                     reverbTo: newReverb, chorusTo: newChorus, mixL: mixL, mixR: mixR)
+        for s in 0..<stripCount {
+            let strip = strips[s]
+            // The shared returns ramp to their new level (the channels' own effects take it as they ramp).
+            if strip.isReturn { reverb = newReverb; chorus = newChorus }
+            addStrip(s, inputs[strip.source], inputs[strip.source + 1],
+                     effects: strip.effects >= 0 ? inputs + strip.effects : nil, isEffect: strip.isReturn,
+                     frames: frames, step: step, reverbTo: newReverb, chorusTo: newChorus, mixL: mixL, mixR: mixR)
         }
-        addStrip(oscillatorStrip, oscillator, oscillator.map { $0 + stride }, frames: frames, step: step,
-                 mixL: mixL, mixR: mixR)
-
-        let toneEnabled = values[Slot.toneEnabled]
-        var toneSounds = false
-        if toneEnabled >= 0.5 || !tone.isSilent {
-            // A note (or A4) change fades out and in at the new pitch; a frequency change glides.
-            toneBuffer.update(repeating: 0, count: 2 * maxFrames)
-            tone.render(frames: frames, left: toneBuffer, right: toneBuffer + maxFrames,
-                        frequency: toneFollowsNote ? toneNoteFrequency : values[Slot.toneFrequency],
-                        level: values[Slot.toneLevel],
-                        waveform: values[Slot.toneWaveform], enabled: toneEnabled, glides: !toneFollowsNote)
-            toneSounds = true
-        }
-        addStrip(toneStrip, toneSounds ? toneBuffer : nil, toneSounds ? toneBuffer + maxFrames : nil,
-                 frames: frames, step: step, mixL: mixL, mixR: mixR)
-
-        // The shared returns ramp to their new level (the channels' own effects took it above).
         reverb = newReverb; chorus = newChorus
-        if reverbStrip >= 0 {
-            addStrip(reverbStrip, effects[0], effects[1], isEffect: true, frames: frames, step: step, mixL: mixL, mixR: mixR)
-            addStrip(chorusStrip, effects[2], effects[3], isEffect: true, frames: frames, step: step, mixL: mixL, mixR: mixR)
-        }
-        for t in 0..<trackCount {
-            let left = tracks.map { $0 + 2 * t * stride }
-            addStrip(firstTrack + t, left, left.map { $0 + stride }, frames: frames, step: step, mixL: mixL, mixR: mixR)
-        }
 
         // Master: its inserts, then gain ramp, interleave, meters, clips.
         // By index: a for-in over the existentials made two heap calls an insert a block (measured, debug build).
@@ -454,13 +407,6 @@ final class Mixer {
         static let reverbOn = ParameterAddress.reverb(.enabled).index
         static let chorusLevel = ParameterAddress.chorus(.level).index
         static let chorusOn = ParameterAddress.chorus(.enabled).index
-        static let toneFrequency = ParameterAddress.tone(.frequency).index
-        static let toneLevel = ParameterAddress.strip(.tone, .gain).index
-        static let toneWaveform = ParameterAddress.tone(.waveform).index
-        static let toneEnabled = ParameterAddress.tone(.enabled).index
-        static let tone = [toneFrequency, toneLevel, toneWaveform, toneEnabled]
-        static let toneNote = ParameterAddress.tone(.note).index
-        static let toneA4 = ParameterAddress.tone(.a4).index
     }
 
     // MARK: Kernels

@@ -8,12 +8,13 @@ import Synchronization
 ///    `Score`) and from the `events` queue (pushed by another thread), in time
 ///    order, and splits the block at each one so it applies at its frame;
 /// 2. has the instrument (and the oscillator) render each piece into the
-///    strip buffers, and each track its whole block;
+///    strip buffers, and the tone and each track its whole block;
 /// 3. mixes the strips (gain, balance, mute, solo, master, meters) into the
 ///    caller's interleaved stereo buffer;
 /// 4. advances the sample clock (`sampleTime`) by `frames`.
 ///
-/// Strips (`meters.strips` lists them): one per instrument strip (per MIDI
+/// Strips (`meters.strips` lists them, the mixer's list of `StripID`s, each
+/// with its buffers in a block slot's inputs): one per instrument strip (per MIDI
 /// channel, `strip.N.*`; a channel an attached `ChannelPlugin` plays sounds
 /// in its strip too, added after the instrument's block is complete), the oscillator (`osc.level|pan|mute|solo`), the
 /// tone (`tone.level|pan|mute|solo`), the shared reverb and chorus returns
@@ -59,6 +60,8 @@ public final class Renderer: @unchecked Sendable {
     private let mixer: Mixer
     /// The oscillator instrument, played by the channels `route` gives it.
     public let oscillator = Oscillator()
+    /// The built-in tone (`tone.*`), a source of its own strip.
+    private var tone: ToneSource
     /// Which instrument each MIDI channel plays: 0 the sampler, 1 the
     /// oscillator, 2 + k `channelPlugins[k]`; one lookup per event.
     private let routes: UnsafeMutablePointer<UInt8>
@@ -70,6 +73,11 @@ public final class Renderer: @unchecked Sendable {
     /// The slot being dispatched: the oscillator's planar left and right, `maxFrames` each.
     private var oscillatorBuffer: UnsafeMutablePointer<Float>
     private var oscillatorSounds = false
+    /// Where the mixer finds each source in a slot's inputs (`dryPointers`): after the
+    /// instrument's dry and effects pointers, the oscillator's, the tone's, then the tracks' left and right.
+    private let oscillatorInput: Int, toneInput: Int, firstTrackInput: Int
+    /// Pointers per slot: the instrument's buffers, then the oscillator's, the tone's and the tracks'.
+    private let inputsPerSlot: Int
     /// The sequencer's dropped-message count, published once per block.
     private let dropped = Atomic<Int>(0)
     private var sequencer = Sequencer()
@@ -78,15 +86,18 @@ public final class Renderer: @unchecked Sendable {
     private var dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     private var effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     /// Block slots (`instrument.blocksInFlight + 1`), each: its buffers, its
-    /// dry and effects pointers, its oscillator and track buffers, and the
-    /// frames and whether the oscillator sounded in the block it holds.
+    /// inputs (the pointers the instrument renders into and the mixer reads),
+    /// its oscillator, tone and track buffers, and the frames and whether the
+    /// oscillator and the tone sounded in the block it holds.
     private let slotCount: Int
     private var slotBuffers: UnsafeMutablePointer<Float>
     private let slotPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     private var slotOscillator: UnsafeMutablePointer<Float>
+    private var slotTone: UnsafeMutablePointer<Float>
     private var slotTracks: UnsafeMutablePointer<Float>
     private let slotFrames: UnsafeMutablePointer<Int>
     private let slotOscillatorSounds: UnsafeMutablePointer<Bool>
+    private let slotToneSounds: UnsafeMutablePointer<Bool>
     /// Blocks dispatched and collected since `prepare`.
     private var dispatched = 0
     private var collected = 0
@@ -119,23 +130,42 @@ public final class Renderer: @unchecked Sendable {
         self.parameters = parameters
         self.tracks = tracks
         effectsCount = 4 * instrument.effectsGroupCount
-        mixer = Mixer(stripCount: instrument.stripCount, effectsGroups: instrument.effectsGroupCount,
-                      tracks: tracks.map(\.name), parameters: parameters, masterInserts: masterInserts,
-                      stripInserts: stripInserts)
+        let strips = instrument.stripCount, ownEffects = instrument.effectsGroupCount > 1
+        precondition(!ownEffects || instrument.effectsGroupCount == strips, "one effects group, or one per strip")
+        let oscillatorInput = 2 * strips + 4 * instrument.effectsGroupCount
+        let toneInput = oscillatorInput + 2, firstTrackInput = toneInput + 2
+        self.oscillatorInput = oscillatorInput; self.toneInput = toneInput; self.firstTrackInput = firstTrackInput
+        inputsPerSlot = firstTrackInput + 2 * tracks.count
+        // The mixer's strips, in the order they are summed: the instrument's (each
+        // with its effects group, if it has one), the oscillator, the tone, the
+        // shared returns, the tracks.
+        var list: [Mixer.Strip] = (0..<strips).map {
+            Mixer.Strip(id: .channel($0), source: 2 * $0, effects: ownEffects ? 2 * strips + 4 * $0 : -1)
+        }
+        list.append(Mixer.Strip(id: .oscillator, source: oscillatorInput))
+        list.append(Mixer.Strip(id: .tone, source: toneInput))
+        if !ownEffects {
+            list.append(Mixer.Strip(id: .reverb, source: 2 * strips, isReturn: true))
+            list.append(Mixer.Strip(id: .chorus, source: 2 * strips + 2, isReturn: true))
+        }
+        list += tracks.indices.map { Mixer.Strip(id: .track($0), source: firstTrackInput + 2 * $0) }
+        mixer = Mixer(strips: list, sourceNames: list.map { if case .track(let t) = $0.id { tracks[t].name } else { "" } },
+                      parameters: parameters, masterInserts: masterInserts, stripInserts: stripInserts)
+        tone = ToneSource(parameters: parameters)
         granularity = max(1, instrument.eventGranularity)
         effectWatcher = EffectWatcher(parameters: parameters)
         routes = .allocate(capacity: 16); routes.initialize(repeating: 0, count: 16)
-        let strips = instrument.stripCount
         slotCount = max(0, instrument.blocksInFlight) + 1
-        let pointersPerSlot = 2 * strips + effectsCount
-        slotPointers = .allocate(capacity: slotCount * pointersPerSlot)
-        slotPointers.initialize(repeating: nil, count: slotCount * pointersPerSlot)
+        slotPointers = .allocate(capacity: slotCount * inputsPerSlot)
+        slotPointers.initialize(repeating: nil, count: slotCount * inputsPerSlot)
         slotBuffers = .allocate(capacity: 0)
         slotOscillator = .allocate(capacity: 0)
+        slotTone = .allocate(capacity: 0)
         slotTracks = .allocate(capacity: 0)
         slotPlugins = .allocate(capacity: 0); pluginBuffers = slotPlugins
         slotFrames = .allocate(capacity: slotCount); slotFrames.initialize(repeating: 0, count: slotCount)
         slotOscillatorSounds = .allocate(capacity: slotCount); slotOscillatorSounds.initialize(repeating: false, count: slotCount)
+        slotToneSounds = .allocate(capacity: slotCount); slotToneSounds.initialize(repeating: false, count: slotCount)
         buffers = slotBuffers; oscillatorBuffer = slotOscillator; trackBuffers = slotTracks
         dry = slotPointers; effects = slotPointers + 2 * strips
         dryPiece = .allocate(capacity: 2 * strips); dryPiece.initialize(repeating: nil, count: 2 * strips)
@@ -144,8 +174,9 @@ public final class Renderer: @unchecked Sendable {
 
     deinit {
         sequencer.destroy()
-        slotBuffers.deallocate(); slotOscillator.deallocate(); slotTracks.deallocate(); slotPlugins.deallocate()
-        slotPointers.deallocate(); slotFrames.deallocate(); slotOscillatorSounds.deallocate()
+        slotBuffers.deallocate(); slotOscillator.deallocate(); slotTone.deallocate(); slotTracks.deallocate()
+        slotPlugins.deallocate(); slotPointers.deallocate(); slotFrames.deallocate()
+        slotOscillatorSounds.deallocate(); slotToneSounds.deallocate()
         routes.deallocate()
         effectWatcher.release(); sysExTable.release()
         dryPiece.deallocate(); effectsPiece.deallocate()
@@ -172,8 +203,9 @@ public final class Renderer: @unchecked Sendable {
         instrument.prepare(sampleRate: sampleRate, maxFrames: maxFrames)
         var lags: [Int: Int] = [:]
         for (channel, plugin) in channelPlugins { lags[channel % instrument.stripCount, default: 0] += plugin.latency }
-        mixer.prepare(maxFrames: maxFrames, sampleRate: sampleRate, instrumentLatency: lags)
+        mixer.prepare(maxFrames: maxFrames, instrumentLatency: lags)
         oscillator.prepare(sampleRate: sampleRate)
+        tone.prepare(sampleRate: sampleRate)
         func storage(_ perSlot: Int) -> UnsafeMutablePointer<Float> {
             let p = UnsafeMutablePointer<Float>.allocate(capacity: slotCount * perSlot)
             p.initialize(repeating: 0, count: slotCount * perSlot)
@@ -181,11 +213,17 @@ public final class Renderer: @unchecked Sendable {
         }
         slotBuffers.deallocate(); slotBuffers = storage(bufferCount * maxFrames)
         slotOscillator.deallocate(); slotOscillator = storage(oscillatorSlotSize)
+        slotTone.deallocate(); slotTone = storage(oscillatorSlotSize)
         slotTracks.deallocate(); slotTracks = storage(trackSlotSize)
         slotPlugins.deallocate(); slotPlugins = storage(pluginSlotSize)
         for slot in 0..<slotCount {
-            let base = slotBuffers + slot * bufferCount * maxFrames
-            for i in 0..<bufferCount { slotPointers[slot * bufferCount + i] = base + i * maxFrames }
+            let base = slotBuffers + slot * bufferCount * maxFrames, inputs = dryPointers(slot)
+            for i in 0..<bufferCount { inputs[i] = base + i * maxFrames }
+            for t in 0..<tracks.count {
+                let left = trackSlot(slot) + 2 * t * maxFrames
+                inputs[firstTrackInput + 2 * t] = left
+                inputs[firstTrackInput + 2 * t + 1] = left + maxFrames
+            }
         }
         dispatched = 0; collected = 0
         select(slot: 0)
@@ -291,6 +329,8 @@ public final class Renderer: @unchecked Sendable {
         let bound = (blockEnd &+ grid &- 1) / grid &* grid &- half
         sequencer.begin(at: blockStart, transport: transport)
         if !tracks.isEmpty { renderTracks(frames: frames, at: blockStart) }
+        let toneLeft = slotTone + slot * oscillatorSlotSize
+        slotToneSounds[slot] = tone.render(frames: frames, left: toneLeft, right: toneLeft + maxFrames, parameters: parameters)
         var done = 0
         while true {
             let fromScore = sequencer.next(before: bound)
@@ -349,11 +389,16 @@ public final class Renderer: @unchecked Sendable {
         let slot = collected % slotCount, frames = slotFrames[slot]
         precondition(output.count >= 2 * frames)
         instrument.collectBlock()
-        let dry = dryPointers(slot)
-        if !channelPlugins.isEmpty { addPlugins(slot, into: dry, frames: frames) }
-        mixer.mix(frames: frames, dry: dry, effects: dry + 2 * instrument.stripCount, into: output.baseAddress!,
-                  oscillator: slotOscillatorSounds[slot] ? oscillatorSlot(slot) : nil,
-                  tracks: tracks.isEmpty ? nil : trackSlot(slot), stride: maxFrames)
+        let inputs = dryPointers(slot)
+        if !channelPlugins.isEmpty { addPlugins(slot, into: inputs, frames: frames) }
+        // The oscillator and the tone: their buffers, or nil (a silent strip) for a block they did not sound in.
+        let oscillatorLeft = slotOscillatorSounds[slot] ? oscillatorSlot(slot) : nil
+        inputs[oscillatorInput] = oscillatorLeft
+        inputs[oscillatorInput + 1] = oscillatorLeft.map { $0 + maxFrames }
+        let toneLeft = slotToneSounds[slot] ? slotTone + slot * oscillatorSlotSize : nil
+        inputs[toneInput] = toneLeft
+        inputs[toneInput + 1] = toneLeft.map { $0 + maxFrames }
+        mixer.mix(frames: frames, inputs: inputs, into: output.baseAddress!)
         collected += 1
         return frames
     }
@@ -398,7 +443,7 @@ public final class Renderer: @unchecked Sendable {
     private var trackSlotSize: Int { max(1, 2 * tracks.count * maxFrames) }
     private var pluginSlotSize: Int { max(1, 2 * channelPlugins.count * maxFrames) }
     @inline(__always) private func dryPointers(_ slot: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>?> {
-        slotPointers + slot * bufferCount
+        slotPointers + slot * inputsPerSlot
     }
     @inline(__always) private func oscillatorSlot(_ slot: Int) -> UnsafeMutablePointer<Float> {
         slotOscillator + slot * oscillatorSlotSize

@@ -73,7 +73,7 @@ import SoundFile
             for note in labels.notes {
                 switch grouping {
                 case .channel:
-                    #expect(note.stem == MixerStrip.channel(note.channel - 1).fileStem)
+                    #expect(note.stem == ParameterAddress.StripID.channel(note.channel - 1).fileStem())
                 case .track:
                     #expect(note.stem.hasPrefix(String(format: "track%02d", note.track)), "\(note.stem) holds track \(note.track)")
                 case .program:

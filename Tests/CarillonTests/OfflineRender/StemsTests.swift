@@ -1,6 +1,7 @@
 import Engine
 import Foundation
 import OfflineRender
+import Parameters
 import SoundFile
 import Testing
 import Threads
@@ -34,7 +35,7 @@ import Threads
         let summary = try job(threads: threads).render(input: input, output: "\(dir)/mix.wav", format: .wav,
                                                         encoding: .float32, stemsDirectory: "\(dir)/stems")
         let names = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/stems").sorted()
-        let expected = try channelsPlayed(input).sorted().map { MixerStrip.channel($0).fileStem + ".wav" }
+        let expected = try channelsPlayed(input).sorted().map { ParameterAddress.StripID.channel($0).fileStem() + ".wav" }
         #expect(names == expected)
         #expect(summary.stems.map { ($0 as NSString).lastPathComponent }.sorted() == expected)
 

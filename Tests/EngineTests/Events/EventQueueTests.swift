@@ -1,6 +1,5 @@
 import Parameters
 import Testing
-import Controls
 import Engine
 import MIDI
 

@@ -1,6 +1,6 @@
 import Testing
-import Controls
 import Engine
+import Parameters
 import Foundation
 
 /// The strips beside the instrument's channels: the oscillator, the tone, the
@@ -25,7 +25,7 @@ import Foundation
         return (out[128], out[129])
     }
 
-    func strip(_ renderer: Renderer, _ strip: MixerStrip) -> Int {
+    func strip(_ renderer: Renderer, _ strip: ParameterAddress.StripID) -> Int {
         renderer.meters.index(of: strip)!
     }
 
@@ -34,9 +34,10 @@ import Foundation
     @Test func strips_listChannelsOscToneReturnsTracks() {
         let renderer = makeRenderer(tracks: [ConstantTrack(name: "drums", left: 0, right: 0)])
         #expect(renderer.meters.strips == (0..<16).map { .channel($0) }
-                + [.oscillator, .tone, .reverb, .chorus, .track(0, name: "drums")])
-        #expect(renderer.meters.strips.map(\.name).suffix(5) == ["osc", "tone", "reverb", "chorus", "drums"])
-        #expect(renderer.meters.strips.map(\.fileStem).prefix(10).suffix(2) == ["ch09", "ch10"])
+                + [.oscillator, .tone, .reverb, .chorus, .track(0)])
+        #expect(renderer.meters.names.suffix(5) == ["osc", "tone", "reverb", "chorus", "drums"])
+        #expect(renderer.meters.fileStems.prefix(10).suffix(2) == ["ch09", "ch10"])
+        #expect(renderer.meters.fileStems.last == "track1-drums")
         // One effects group per channel: the channels carry their effects, no shared returns.
         let grouped = makeRenderer(FakeInstrument(effectsGroups: 16))
         #expect(!grouped.meters.strips.contains(.reverb) && grouped.meters.strips.count == 18)
@@ -50,7 +51,7 @@ import Foundation
         var f = steady(renderer)
         #expect(f.left == 0.5 && f.right == 0.25)
         #expect(track.lastPlaying && track.lastPosition > 0)
-        let s = strip(renderer, .track(0, name: "bass"))
+        let s = strip(renderer, .track(0))
         #expect(renderer.meters.stripPeak(s) == 0.5)
         // RMS of a constant 0.5 left, 0.25 right: sqrt((0.25 + 0.0625) / 2).
         #expect(abs(renderer.meters.stripRMS(s) - (0.3125 / 2).squareRoot()) < 1e-6)
@@ -83,7 +84,7 @@ import Foundation
         renderer.parameters.set(.strip(.track(0), .pan), -1)
         let f = steady(renderer)
         #expect(f.left == 1.25 && f.right == 0.25)
-        #expect(renderer.meters.stripPeak(strip(renderer, .track(1, name: "b"))) == 0.25)
+        #expect(renderer.meters.stripPeak(strip(renderer, .track(1))) == 0.25)
     }
 
     // MARK: Oscillator and tone
@@ -245,7 +246,7 @@ import Foundation
             }
         }
         let names = Set(sounding.map { renderer.meters.strips[$0] })
-        #expect(names == [.channel(0), .channel(9), .oscillator, .tone, .track(0, name: "t")])
+        #expect(names == [.channel(0), .channel(9), .oscillator, .tone, .track(0)])
         // Float rounding of a sum of 5 strips near 2: a few ulps.
         #expect(worst < 1e-6, "largest difference \(worst)")
     }

@@ -1,5 +1,4 @@
 import Testing
-import Controls
 import Engine
 import Foundation
 

@@ -1,7 +1,6 @@
 import Parameters
 import Testing
 import CAllocationCounter
-@testable import Controls
 import Engine
 
 /// Records what the renderer hands it, with the frames rendered before each call.

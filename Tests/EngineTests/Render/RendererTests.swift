@@ -1,6 +1,5 @@
 import Testing
 import Foundation
-import Controls
 import Engine
 import CAllocationCounter
 
@@ -88,7 +87,7 @@ import CAllocationCounter
         // Steady state: a first block may instantiate Swift runtime metadata (once per process, debug builds).
         renderer.events.push(.now(.controlChange(7, value: 100, channel: 1)))
         renderer.render(frames: 128, into: output)
-        let oscillator = renderer.meters.index(of: .oscillator)!, trackB = renderer.meters.index(of: .track(1, name: "b"))!
+        let oscillator = renderer.meters.index(of: .oscillator)!, trackB = renderer.meters.index(of: .track(1))!
         var stemsSounded = false
         carillon_allocations_arm()
         for block in 1..<1_000 {

@@ -1,5 +1,4 @@
 import Testing
-import Controls
 @testable import Engine
 
 /// Bad values given to the tone generator (NaN, ±inf, huge, out of range)

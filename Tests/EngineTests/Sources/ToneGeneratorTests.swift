@@ -1,5 +1,4 @@
 import Testing
-import Controls
 import Foundation
 import CAllocationCounter
 @testable import Engine
