@@ -46,6 +46,24 @@ extension ControlHub {
         pendingScene = nil  // the scene's own controls do not switch again
         values[ParameterAddress.sceneSelect.index] = Double(i)
         surface.parameterDidChange(.sceneSelect, value: Double(i))
+        sceneObservers.send(i)
+    }
+
+    /// Calls `handler` with the scene switched to (its place in the mapping's
+    /// `scenes:`; nil when a reload leaves none current): now, with the current
+    /// one, then at each switch, before the switch returns — so what a scene
+    /// changes besides values (its zones) is in place for the next message.
+    /// Under the hub's lock: the handler must not call the hub.
+    @discardableResult
+    public func observeScenes(_ handler: @escaping (Int?) -> Void) -> SubscriptionToken {
+        lock.withLock {
+            handler(sceneIndex)
+            return sceneObservers.add(handler)
+        }
+    }
+
+    public func unobserveScenes(_ token: SubscriptionToken) {
+        lock.withLock { sceneObservers.remove(token) }
     }
 
     /// Under the lock: a channel's bank select (CC 0) then program change, as a keyboard selects a preset.

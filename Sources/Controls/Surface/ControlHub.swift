@@ -31,6 +31,8 @@ public final class ControlHub: @unchecked Sendable {
     var learnObservers = ObserverList<LearnEvent>()
     /// Feedback to controllers: who sends the messages `tick` collects.
     private var feedbackObservers = ObserverList<[MIDIMessage]>()
+    /// Told the scene switched to (its place in `scenes:`; nil: none, after a reload).
+    var sceneObservers = ObserverList<Int?>()
     /// MIDI learn: what is armed, and the detector that finds the moving source.
     var learnTarget: LearnTarget?
     var learnDetector = LearnDetector()
@@ -86,6 +88,7 @@ public final class ControlHub: @unchecked Sendable {
             currentMapping = mapping
             generation += 1
             sceneIndex = nil
+            sceneObservers.send(nil)
             var notApplied: [String] = []
             for setup in mapping.channels {
                 let old = before.first { $0.channel == setup.channel }
