@@ -28,7 +28,7 @@ final class ControllerFeedback: Sendable {
         let port = try client.makeOutputPort(name: "feedback")
         var connected: [PortInfo] = []
         for spec in explicit { connected += try client.connectOutput(destination: spec) }
-        if explicit.isEmpty, let pattern = mappingPort {
+        for pattern in Self.destinations(explicit: explicit, mappingPort: mappingPort) where explicit.isEmpty {
             do { connected += try client.connectOutput(destination: pattern) } catch {
                 log.append("feedback: no destination matches the mapping's port '\(pattern)' (\(error))")
             }
@@ -36,6 +36,12 @@ final class ControllerFeedback: Sendable {
         let from = SeqAddress(client: client.clientID, port: Int(port))
         for d in connected { log.append("feedback from \(from) to \(d.address) '\(d.clientName)'") }
         hub.observeFeedback { [self] messages in self.send(messages) }
+    }
+
+    /// What the feedback port is connected to: the `--feedback` destinations,
+    /// or when there are none the mapping's `port:` pattern (if it has one).
+    static func destinations(explicit: [String], mappingPort: String?) -> [String] {
+        explicit.isEmpty ? mappingPort.map { [$0] } ?? [] : explicit
     }
 
     /// On the control thread, at its tick.

@@ -3,6 +3,7 @@ import ArgumentParser
 import Controls
 import Foundation
 import Hosting
+@testable import LiveSession
 @testable import OfflineRender
 import Parameters
 @testable import Sampling
@@ -138,7 +139,9 @@ import Testing
         let options = HostSession.options(input: command.input, audio: command.audio, synth: command.synth, mapping: nil)
         var defaults = try synthDefaults(options.host, soundfont: command.synth.soundfont.first, context)
         defaults["--client-name"] = [context: options.clientName]
-        defaults["--feedback"] = [context: options.feedback.isEmpty ? "the mapping's port: pattern" : options.feedback.joined(separator: ",")]
+        // Where feedback goes when --feedback is left out: what the host connects to, given a mapping's port.
+        let feedback = ControllerFeedback.destinations(explicit: options.feedback, mappingPort: "nanoKONTROL2")
+        defaults["--feedback"] = [context: feedback == ["nanoKONTROL2"] ? "the mapping's port: pattern" : feedback.joined(separator: ",")]
         defaults["--audio-driver"] = [context: options.backend.rawValue]
         defaults["--device"] = [context: options.device]
         defaults["--rate"] = [context: String(options.sampleRate)]
@@ -175,12 +178,25 @@ import Testing
         defaults["--seed"] = ["render": String(render.augment.seedValue)]
         defaults["--true-peak"] = ["render": String(render.truePeak)]
         defaults["--soundfont-pick"] = ["render": render.soundFontPick.rawValue]
-        defaults["--input-root"] = ["render": render.inputRoot ?? "the deepest folder holding every input"]
+        defaults["--input-root"] = ["render": try inputRootDefault(render.inputRoot)]
         let cores = RenderJob.Options.cores
         func inCores(_ n: Int) -> String { n == cores ? "the number of cores" : String(n) }
         defaults["--jobs"] = ["render": inCores(render.jobCount)]
         defaults["--threads"] = ["one file": inCores(render.threadCount(files: 1)), "a batch": inCores(render.threadCount(files: 2))]
         return defaults
+    }
+
+    /// The root the inputs are keyed against when --input-root is `root` (the
+    /// parsed default): files in `corpus/` and `corpus/sub/` gathered as the
+    /// render gathers them; keyed below `corpus` is "the deepest folder holding every input".
+    static func inputRootDefault(_ root: String?) throws -> String {
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: "\(dir)/corpus/sub", withIntermediateDirectories: true)
+        for file in ["corpus/a.mid", "corpus/sub/b.mid"] { FileManager.default.createFile(atPath: "\(dir)/\(file)", contents: Data()) }
+        let keys = try BatchInputs.gather(arguments: ["\(dir)/corpus/a.mid", "\(dir)/corpus/sub/b.mid"], list: nil, root: root)
+            .map(\.key)
+        return Set(keys) == ["a.mid", "sub/b.mid"] ? "the deepest folder holding every input" : "keys \(keys)"
     }
 
     /// Numbers compare as numbers ("10" is 10.0), words without case.

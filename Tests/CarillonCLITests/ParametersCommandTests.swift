@@ -15,6 +15,18 @@ import Testing
         #expect(r.stdout == docs, "docs/parameters.md differs from `carillon parameters --markdown`: regenerate it with that command")
     }
 
+    @Test func markdown_namesSourceFilesThatExist() throws {
+        let r = try RenderCommandTests.carillon(["parameters", "--markdown"])
+        #expect(r.status == 0, "\(r.stderr)")
+        // Every `Sources/…` path the text names, between backticks.
+        let paths = r.stdout.split(separator: "`").filter { $0.hasPrefix("Sources/") }
+        #expect(!paths.isEmpty, "the text names the parameter table's source file")
+        for path in paths {
+            #expect(FileManager.default.fileExists(atPath: Self.repository.appendingPathComponent(String(path)).path),
+                    "\(path) does not exist")
+        }
+    }
+
     @Test func json_listsEveryAddress_withItsDefaultInRange() throws {
         let r = try RenderCommandTests.carillon(["parameters", "--json"])
         #expect(r.status == 0, "\(r.stderr)")

@@ -18,7 +18,7 @@ import Testing
         // The example: the value made a second input, so "-o names one file" came first.
         Case(arguments: ["render", song, "--reverb-lvl", "0.3", "-o", "x.wav"], unknown: "--reverb-lvl", suggestion: "--reverb-level"),
         Case(arguments: ["render", song, "-Q", "3", "-o", "x.wav"], unknown: "-Q", suggestion: nil),
-        Case(arguments: ["render", "--bogus", song, "-o", "x.wav", song], unknown: "--bogus", suggestion: nil),
+        Case(arguments: ["render", "--bogus", song, "-o", "x.wav", song], unknown: "--bogus", suggestion: "--bits"),
         Case(arguments: ["render", song, "--output-dri", "out", "--stems", "s"], unknown: "--output-dri", suggestion: "--output-dir"),
         Case(arguments: ["play", song, "--reverb-lvl", "0.3"], unknown: "--reverb-lvl", suggestion: "--reverb-level"),
         Case(arguments: ["play", song, "-Q", "3"], unknown: "-Q", suggestion: nil),
