@@ -171,12 +171,15 @@ public final class BatchRenderer: Sendable {
         return items.indices.sorted { sizes[$0] != sizes[$1] ? sizes[$0] > sizes[$1] : $0 < $1 }
     }
 
-    /// The item's output is there (a regular file): with `skipExisting`, a
-    /// finished file, left alone. An interrupted render leaves no file under
-    /// an output name, so an existing output is a complete one.
-    public static func outputExists(_ item: BatchItem) -> Bool {
-        var info = stat()
-        return stat(item.output, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+    /// The item's rendering is finished: its audio and every companion the
+    /// settings ask for are there (`OutputSet.isComplete`). With
+    /// `skipExisting`, left alone; an input with audio but a companion
+    /// missing (labels, stems, report) is rendered again.
+    public func outputExists(_ item: BatchItem) -> Bool { outputSet(item).isComplete() }
+
+    /// The files `item`'s rendering writes with these settings.
+    public func outputSet(_ item: BatchItem) -> OutputSet {
+        OutputSet(item: item, labels: settings.labels, stemReport: settings.job.stemsBy != nil && settings.job.stems)
     }
 
     private func work(worker: Int, items: [BatchItem], manifest: ManifestWriter?, cancel: CancellationFlag,
@@ -217,38 +220,44 @@ public final class BatchRenderer: Sendable {
     }
 
     private func renderOrSkip(_ item: BatchItem, with job: RenderJob, worker: Int, cancel: CancellationFlag) -> Outcome {
-        if settings.skipExisting && Self.outputExists(item) {
+        let set = outputSet(item)
+        if settings.skipExisting && set.isComplete() {
             return Outcome(item: item, entry: entry(item, .skipped))
         }
+        // What a killed run left under the set's staged names goes first.
+        set.sweep()
         do {
-            let (s, loudness) = try job.render(
-                input: item.input, output: item.output, format: settings.format, encoding: settings.encoding,
-                loudness: settings.loudness, stemsDirectory: item.stems,
-                augmentation: settings.augmentation?.draw(forKey: item.key), cancel: cancel,
-                progress: { [self] p in state.withLock { $0.snapshot.current[worker] = p; refresh(&$0) } })
-            if let format = settings.labels, let labels = s.labels {
-                do throws(ManifestError) { try labels.write(beside: item.output, format: format) } catch {
-                    // Without its labels the render is not what was asked for: nothing stays.
-                    for path in [item.output] + s.stems { unlink(path) }
-                    return Outcome(item: item, entry: entry(item, .failed, error: "labels: \(error)"))
-                }
+            do throws(OutputSetError) { try set.prepare() } catch {
+                return Outcome(item: item, entry: entry(item, .failed, error: "\(error)"))
             }
-            var stemReportPath: String? = nil
-            if let report = s.stemReport {
-                do throws(ManifestError) { stemReportPath = try report.write(beside: item.output) } catch {
-                    // Without its report the stems are not what was asked for: nothing stays.
-                    var paths = [item.output] + s.stems
-                    if settings.labels != nil, let format = settings.labels {
-                        let p = RenderLabels.paths(beside: item.output, format: format)
-                        paths += [p.notes, p.beats, p.tempo]
-                    }
-                    for path in paths { unlink(path) }
-                    return Outcome(item: item, entry: entry(item, .failed, error: "stems report: \(error)"))
+            let rendered: (RenderJob.Summary, LoudnessReport?)
+            do throws(RenderJob.Failure) {
+                rendered = try job.render(
+                    input: item.input, output: set.audio.staged, format: settings.format, encoding: settings.encoding,
+                    loudness: settings.loudness, stemsDirectory: set.stems?.final, stemsStaging: set.stems?.staged,
+                    augmentation: settings.augmentation?.draw(forKey: item.key), cancel: cancel,
+                    progress: { [self] p in state.withLock { $0.snapshot.current[worker] = p; refresh(&$0) } })
+            } catch {
+                set.discard()
+                if case .interrupted = error {
+                    return Outcome(item: item, entry: entry(item, .failed, error: "\(RenderJob.Failure.interrupted(output: item.output))"),
+                                   interrupted: true)
                 }
+                throw error
+            }
+            var s = rendered.0
+            let loudness = rendered.1
+            s.output = item.output
+            // Labels and report written, then the set moved onto its names, the audio last.
+            do throws(OutputSetError) {
+                try set.commit(labels: settings.labels != nil ? s.labels : nil, report: set.stemReport != nil ? s.stemReport : nil,
+                               stemFiles: s.stems)
+            } catch {
+                return Outcome(item: item, entry: entry(item, .failed, error: "\(error)"))
             }
             var e = entry(item, .ok)
-            e.stemReport = stemReportPath
-            if stemReportPath != nil { e.stems = s.stems }
+            e.stemReport = set.stemReport?.final
+            if e.stemReport != nil { e.stems = s.stems }
             e.pieceDuration = s.pieceDuration; e.duration = s.duration
             e.peakDBFS = s.peakDBFS; e.clippedSamples = s.clippedSamples
             e.truncated = s.truncated; e.renderSeconds = s.elapsed
@@ -260,9 +269,6 @@ public final class BatchRenderer: Sendable {
             }
             return Outcome(item: item, entry: e, summary: s, loudness: loudness)
         } catch {
-            if case .interrupted = error {
-                return Outcome(item: item, entry: entry(item, .failed, error: "\(error)"), interrupted: true)
-            }
             return Outcome(item: item, entry: entry(item, .failed, error: "\(error)"))
         }
     }

@@ -42,12 +42,12 @@ extension RenderJob {
     /// file. Interrupted or failed, neither file is left behind.
     public func render(
         input: String, output: String, format: AudioFileFormat, encoding: SampleEncoding?, loudness mode: Loudness,
-        stemsDirectory: String? = nil, augmentation: Augmentation.Draw? = nil, cancel: CancellationFlag? = nil,
-        progress: ((Progress) -> Void)? = nil
+        stemsDirectory: String? = nil, stemsStaging: String? = nil, augmentation: Augmentation.Draw? = nil,
+        cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil
     ) throws(Failure) -> (Summary, LoudnessReport?) {
         // Normalised, the mixdown is scaled after the render: the stems would no longer add up to it.
         precondition(stemsDirectory == nil || !mode.normalizes, "stems are not normalised")
-        let stems = stemsDirectory.map { StemTarget(directory: $0, format: format, encoding: encoding) }
+        let stems = stemsDirectory.map { StemTarget(directory: $0, format: format, encoding: encoding, staging: stemsStaging) }
         let rate = options.sampleRate
         func meter(truePeak: Bool) throws(Failure) -> LoudnessMeter {
             do throws(LoudnessError) { return try LoudnessMeter(channels: 2, sampleRate: rate, truePeak: truePeak) } catch { throw .loudness(error) }
@@ -67,7 +67,7 @@ extension RenderJob {
         switch mode {
         case .off:
             return (try render(input: input, output: output, format: format, encoding: encoding,
-                               stemsDirectory: stemsDirectory, augmentation: augmentation, cancel: cancel, progress: progress), nil)
+                               stemsDirectory: stemsDirectory, stemsStaging: stemsStaging, augmentation: augmentation, cancel: cancel, progress: progress), nil)
         case .measure:
             // A sink, and so a meter, per attempt: a piece may be rendered again (see `render`).
             var before: LoudnessMeter? = nil

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -268,125 +269,12 @@ public final class ManifestWriter: Sendable {
 }
 
 /// Reads a manifest line back, as far as resuming needs: the string fields
-/// of one JSON object (other values skipped). Not a general JSON reader.
+/// of one JSON object, through Foundation's JSON reader.
 enum ManifestLine {
-    /// The object's top-level string fields; nil when the line is not one
-    /// JSON object.
+    /// The object's top-level string fields (other values left out); nil
+    /// when the line is not one JSON object.
     static func stringFields(_ line: Substring) -> [String: String]? {
-        var reader = Reader(bytes: Array(line.utf8))
-        return reader.object()
-    }
-
-    struct Reader {
-        let bytes: [UInt8]
-        var at = 0
-
-        init(bytes: [UInt8]) { self.bytes = bytes }
-
-        mutating func object() -> [String: String]? {
-            var fields: [String: String] = [:]
-            skipSpace()
-            guard take(UInt8(ascii: "{")) else { return nil }
-            skipSpace()
-            if !take(UInt8(ascii: "}")) {
-                repeat {
-                    skipSpace()
-                    guard let key = string() else { return nil }
-                    skipSpace()
-                    guard take(UInt8(ascii: ":")) else { return nil }
-                    skipSpace()
-                    if peek == UInt8(ascii: "\"") {
-                        guard let value = string() else { return nil }
-                        fields[key] = value
-                    } else {
-                        guard skipValue() else { return nil }
-                    }
-                    skipSpace()
-                } while take(UInt8(ascii: ","))
-                guard take(UInt8(ascii: "}")) else { return nil }
-            }
-            skipSpace()
-            return at == bytes.count ? fields : nil
-        }
-
-        var peek: UInt8? { at < bytes.count ? bytes[at] : nil }
-
-        mutating func take(_ byte: UInt8) -> Bool {
-            guard peek == byte else { return false }
-            at += 1
-            return true
-        }
-
-        mutating func skipSpace() {
-            while let b = peek, b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D { at += 1 }
-        }
-
-        /// A number, literal, array or object, not looked into (brackets
-        /// matched outside strings).
-        mutating func skipValue() -> Bool {
-            var depth = 0
-            let start = at
-            while let b = peek {
-                switch b {
-                case UInt8(ascii: "\""): guard string() != nil else { return false }; continue
-                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-                case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                    if depth == 0 { return at > start }
-                    depth -= 1
-                case UInt8(ascii: ","): if depth == 0 { return at > start }
-                default: break
-                }
-                at += 1
-            }
-            return depth == 0 && at > start
-        }
-
-        mutating func string() -> String? {
-            guard take(UInt8(ascii: "\"")) else { return nil }
-            var scalars = String.UnicodeScalarView()
-            var run: [UInt8] = []   // unescaped UTF-8 bytes
-            func flush() { scalars.append(contentsOf: String(decoding: run, as: UTF8.self).unicodeScalars); run.removeAll() }
-            while let b = peek {
-                at += 1
-                switch b {
-                case UInt8(ascii: "\""):
-                    flush()
-                    return String(scalars)
-                case UInt8(ascii: "\\"):
-                    guard let e = peek else { return nil }
-                    at += 1
-                    switch e {
-                    case UInt8(ascii: "n"): run.append(0x0A)
-                    case UInt8(ascii: "t"): run.append(0x09)
-                    case UInt8(ascii: "r"): run.append(0x0D)
-                    case UInt8(ascii: "b"): run.append(0x08)
-                    case UInt8(ascii: "f"): run.append(0x0C)
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): run.append(e)
-                    case UInt8(ascii: "u"):
-                        guard var code = hex4() else { return nil }
-                        if (0xD800..<0xDC00).contains(code), take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")),
-                           let low = hex4(), (0xDC00..<0xE000).contains(low) {
-                            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-                        }
-                        flush()
-                        scalars.append(Unicode.Scalar(code) ?? "\u{FFFD}")
-                    default: return nil
-                    }
-                default: run.append(b)
-                }
-            }
-            return nil
-        }
-
-        mutating func hex4() -> UInt32? {
-            guard at + 4 <= bytes.count else { return nil }
-            var value: UInt32 = 0
-            for b in bytes[at..<at + 4] {
-                guard let digit = Int(String(UnicodeScalar(b)), radix: 16) else { return nil }
-                value = value << 4 | UInt32(digit)
-            }
-            at += 4
-            return value
-        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+        return object.compactMapValues { $0 as? String }
     }
 }

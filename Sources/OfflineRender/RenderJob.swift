@@ -154,7 +154,7 @@ public final class RenderJob {
     public let options: Options
     public let soundFontPath: String
     /// Replays each piece's selections before it renders (see `SampleSelection`); renders nothing.
-    private let scout: Sampler
+    let scout: Sampler
     /// The presets the scout has pinned for the last piece.
     private var scoutPinned: Set<Synth.PresetAddress> = []
     private let sampleSelection: SampleSelection
@@ -267,13 +267,15 @@ public final class RenderJob {
     /// `output`, renamed only when complete; on any failure or when `cancel`
     /// is set, nothing is left under `output`. With `stemsDirectory` (and
     /// `Options.stems`), each strip that sounds also goes to a file of its own
-    /// there, in the same format (see `StemWriter`); the stems add up to `output`.
+    /// there (written into `stemsStaging` when given: see `OutputSet`), in
+    /// the same format (see `StemWriter`); the stems add up to `output`.
     public func render(
         input: String, output: String, format: AudioFileFormat, encoding: SampleEncoding?,
-        stemsDirectory: String? = nil, augmentation: Augmentation.Draw? = nil, cancel: CancellationFlag? = nil,
-        progress: ((Progress) -> Void)? = nil
+        stemsDirectory: String? = nil, stemsStaging: String? = nil, augmentation: Augmentation.Draw? = nil,
+        cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil
     ) throws(Failure) -> Summary {
-        try render(input: input, output: output, stems: stemsDirectory.map { StemTarget(directory: $0, format: format, encoding: encoding) },
+        try render(input: input, output: output,
+                   stems: stemsDirectory.map { StemTarget(directory: $0, format: format, encoding: encoding, staging: stemsStaging) },
                    augmentation: augmentation, cancel: cancel, progress: progress) { () throws(Failure) -> any RenderSink in
             do throws(SoundFileError) {
                 return AudioFileSink(try AudioFileWriter(path: output, format: format, encoding: encoding,
@@ -287,8 +289,11 @@ public final class RenderJob {
         public var directory: String
         public var format: AudioFileFormat
         public var encoding: SampleEncoding?
-        public init(directory: String, format: AudioFileFormat, encoding: SampleEncoding?) {
-            self.directory = directory; self.format = format; self.encoding = encoding
+        /// The folder the stems are written into until their `OutputSet` moves
+        /// them onto `directory` (the paths reported are `directory`'s); nil: `directory`.
+        public var staging: String? = nil
+        public init(directory: String, format: AudioFileFormat, encoding: SampleEncoding?, staging: String? = nil) {
+            self.directory = directory; self.format = format; self.encoding = encoding; self.staging = staging
         }
     }
 
@@ -316,54 +321,13 @@ public final class RenderJob {
         precondition(stems == nil || options.stems, "stems need RenderJob.Options.stems")
         let clock = ContinuousClock()
         let start = clock.now
-        var score: Score
-        let gaps: [Score.Gap]
-        var maps: RenderLabels.FileMaps? = nil
-        var notesDropped = 0
-        var trackNames: [String] = []
-        do {
-            // The file lives only here: a render keeps its score, not the file.
-            var file: StandardMIDIFile
-            do throws(MIDIFileError) { file = try StandardMIDIFile(contentsOf: input) } catch { throw .midiFile(error) }
-            if let augmentation { file = file.scalingTempo(by: augmentation.tempo) }
-            score = Score(file)
-            if let augmentation {
-                if case .smpte = file.division { score = score.faster(by: augmentation.tempo) }
-                (score, notesDropped) = scout.instrument.augmenting(score, with: augmentation)
-            }
-            gaps = options.maxGap.map { score.shortenGaps(longerThan: $0) } ?? []
-            if options.labels { maps = RenderLabels.FileMaps(file, score: score, gaps: gaps, maxGap: options.maxGap) }
-            if stems != nil && options.stemsBy != nil { trackNames = RenderLabels.trackNames(file) }
-        }
-        /// With `--stems-by`: the score split so each channel carries one stem group.
-        var groups: StemGroups? = nil
-        /// The split score's plan, found while checking the split.
-        var splitPlan: SampleSelection.Plan? = nil
-        if stems != nil, let grouping = options.stemsBy {
-            // The presets FluidSynth selects for each note decide programs and drums, as in the labels.
-            let first = try planSamples(score)
-            let notePresets = Self.notePresets(first)
-            var split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
-                                         pinned: channelsWithSettings, trackNames: trackNames)
-            if !split.moves.isEmpty {
-                // A moved note must play the preset it played: a SysEx may have made a free channel
-                // a drum part. Note-ons keep their order in the split score, so the lists line up.
-                let second = try planSamples(split.score)
-                if second.selection.notePresets == first.selection.notePresets {
-                    splitPlan = second
-                } else {
-                    split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
-                                             pinned: channelsWithSettings, trackNames: trackNames, moves: false)
-                }
-            }
-            for k in split.kept {
-                log.append("\(input): stems: \(k.notes) notes of \(k.group) stay on channel \(k.channel + 1), in stem \(k.stem): \(k.reason)")
-            }
-            score = split.score
-            groups = split
-        }
+        // What is rendered, worked out before anything renders (see `PiecePlan`).
+        let piece = try plan(input: input, augmentation: augmentation, stems: stems != nil)
+        var score = piece.score
+        let gaps = piece.gaps, maps = piece.maps, notesDropped = piece.notesDropped
+        let trackNames = piece.trackNames, groups = piece.groups, splitPlan = piece.samples
         if let stems {
-            do throws(BatchPlanError) { try BatchPlan.makeFolders(stems.directory) } catch { throw .stemsFolder("\(error)") }
+            do throws(BatchPlanError) { try BatchPlan.makeFolders(stems.staging ?? stems.directory) } catch { throw .stemsFolder("\(error)") }
         }
         // The piece lasts until its longest track ends.
         score.duration = max(score.duration, tracks.map(\.duration).max() ?? 0)
@@ -377,7 +341,7 @@ public final class RenderJob {
                 if case .channel(let n) = strip, let name = groups?.stemOfChannel[n.intValue] { names[s] = name }
             }
             let stemWriter = stems.map {
-                StemWriter(directory: $0.directory, fileStems: rig.renderer.meters.fileStems, names: names, format: $0.format,
+                StemWriter(directory: $0.directory, staging: $0.staging, fileStems: rig.renderer.meters.fileStems, names: names, format: $0.format,
                            encoding: $0.encoding, sampleRate: options.sampleRate, blockFrames: rig.blockFrames,
                            measures: groups != nil)
             }
@@ -467,7 +431,7 @@ public final class RenderJob {
     /// Channels set up by options of their own (`--set strip.N.*` or
     /// `channel.N.*`, `--insert N=…`): `--stems-by` neither moves notes off
     /// them nor onto them, which would take notes out of or into those settings.
-    private var channelsWithSettings: UInt16 {
+    var channelsWithSettings: UInt16 {
         var mask: UInt16 = 0
         for change in options.host.startValues {
             switch change.address {
@@ -484,20 +448,20 @@ public final class RenderJob {
     }
 
     /// Channels the sampler never hears: the oscillator's and the plugins'.
-    private var skippedChannels: UInt16 {
+    var skippedChannels: UInt16 {
         (options.host.oscillatorChannels + options.host.instruments.map(\.channel)).reduce(UInt16(0)) { $0 | 1 << $1 }
     }
 
     /// What `score` needs of the font, the scout replaying its selections
     /// (the sampler's channels only).
-    private func planSamples(_ score: Score) throws(Failure) -> SampleSelection.Plan {
+    func planSamples(_ score: Score) throws(Failure) -> SampleSelection.Plan {
         do throws(Sampler.Failure) {
             return try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: skippedChannels)
         } catch { throw .sampler(error) }
     }
 
     /// The (bank, program) each note-on of the planned score plays, in score order.
-    private static func notePresets(_ plan: SampleSelection.Plan) -> [(bank: Int, program: Int)?] {
+    static func notePresets(_ plan: SampleSelection.Plan) -> [(bank: Int, program: Int)?] {
         plan.selection.notePresets.map { p in p.map { (bank: Int($0.bank), program: Int($0.program)) } }
     }
 

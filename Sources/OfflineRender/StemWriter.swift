@@ -17,6 +17,8 @@ import Glibc
 /// leaves none. Not on the render thread: `RenderJob` calls it between blocks.
 final class StemWriter {
     let directory: String
+    /// Where the files are written until the output set moves them into `directory` (`OutputSet`).
+    let writingDirectory: String
     /// Each stem's name and the strips (renderer's indices) it sums.
     private let stems: [(name: String, strips: [Int])]
     private let format: AudioFileFormat
@@ -36,9 +38,12 @@ final class StemWriter {
     /// `fileStems`: each strip's own stem (`Meters.fileStems`); `names`: the stem of
     /// each strip (by the renderer's strip index) that is not its own. `measures`: each stem's
     /// integrated loudness is measured (`loudness(of:)`).
-    init(directory: String, fileStems: [String], names: [Int: String] = [:], format: AudioFileFormat,
+    /// `staging`: the folder the files are written into, moved onto `directory` later (nil: `directory` itself).
+    init(directory: String, staging: String? = nil, fileStems: [String], names: [Int: String] = [:], format: AudioFileFormat,
          encoding: SampleEncoding?, sampleRate: Int, blockFrames: Int, measures: Bool = false) {
         self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
+        let staging = staging ?? directory
+        writingDirectory = staging.hasSuffix("/") && staging.count > 1 ? String(staging.dropLast()) : staging
         var stems: [(name: String, strips: [Int])] = []
         for (s, fileStem) in fileStems.enumerated() {
             let name = names[s] ?? fileStem
@@ -68,6 +73,9 @@ final class StemWriter {
 
     /// The path of stem `s`'s file.
     func path(of s: Int) -> String { "\(directory)/\(stems[s].name).\(format.fileExtension)" }
+
+    /// Where stem `s`'s file is written (in `writingDirectory`).
+    func writingPath(of s: Int) -> String { "\(writingDirectory)/\(stems[s].name).\(format.fileExtension)" }
 
     /// Whether stem `s` sounded (its file is written by `finish`).
     func sounded(_ s: Int) -> Bool { writers[s] != nil }
@@ -131,7 +139,7 @@ final class StemWriter {
 
     /// Removes the stems `finish` wrote (the mixdown failed after them).
     func removeFinished() {
-        for path in writtenPaths { unlink(path) }
+        for s in writers.indices where writers[s] != nil { unlink(writingPath(of: s)) }
     }
 
     /// Abandons every stem not yet finished. Safe to call twice.
@@ -143,7 +151,7 @@ final class StemWriter {
         if let writer = writers[s] { return writer }
         let writer: AudioFileWriter
         do throws(SoundFileError) {
-            writer = try AudioFileWriter(path: path(of: s), format: format, encoding: encoding,
+            writer = try AudioFileWriter(path: writingPath(of: s), format: format, encoding: encoding,
                                          sampleRate: sampleRate, channels: 2)
         } catch { throw .audioFile(error) }
         writers[s] = writer

@@ -146,7 +146,7 @@ struct Render: ParsableCommand {
     @Option(help: ArgumentHelp("Write one JSON line per input (per input and font with --soundfont-pick all) to this file (JSON Lines; a rerun replaces the lines of what it renders again).", valueName: "file.jsonl"))
     var manifest: String?
 
-    @Flag(name: .customLong("skip-existing"), help: "Leave outputs that already exist alone (resume a batch).")
+    @Flag(name: .customLong("skip-existing"), help: "Leave renderings already finished alone (resume a batch): the output and every file asked for with it (labels, stems, NAME.stems.json); one missing renders the input again.")
     var skipExisting = false
 
     @Option(help: ArgumentHelp("Render only shard K of N (0 <= K < N), chosen by a hash of each file's key; 'slurm': K and N from the Slurm array task.", valueName: "K/N|slurm"))
@@ -299,7 +299,7 @@ struct Render: ParsableCommand {
             }
             let skipExisting = skipExisting
             writer = try manifest.map { path throws(ManifestError) in
-                try ManifestWriter(path: path, items: items, skipped: { skipExisting && BatchRenderer.outputExists($0) })
+                try ManifestWriter(path: path, items: items, skipped: { skipExisting && batch.outputExists($0) })
             }
         } catch { fail(error) }
         if let writer, writer.unreadableLines > 0 {

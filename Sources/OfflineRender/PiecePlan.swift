@@ -1,0 +1,88 @@
+import Engine
+import Hosting
+import MIDI
+import Sampling
+
+/// What one file becomes before anything renders: the score after the
+/// augmentation and the gap cuts, split into stem groups (`--stems-by`), the
+/// maps the labels are drawn from and the sample plan the split was checked
+/// with. `RenderJob.plan` makes it from a file and the job's options; the
+/// render (`RenderJob.render`) only plays it, in its one block loop, and
+/// writes what it asks for.
+struct PiecePlan {
+    /// The score the render thread plays (its duration the piece's; the
+    /// `--track` files' lengths are the render's business).
+    var score: Score
+    /// Stretches longer than `--max-gap`, cut to it.
+    var gaps: [Score.Gap]
+    /// With `Options.labels`: the file's tempo, beats and track maps for the labels.
+    var maps: RenderLabels.FileMaps?
+    /// Notes the transposition pushed outside 0...127, dropped.
+    var notesDropped: Int
+    /// With `--stems-by`: the file's track names (stem names, the report).
+    var trackNames: [String]
+    /// With `--stems-by`: the score split so each channel carries one stem group.
+    var groups: StemGroups?
+    /// The split score's sample plan, found while checking the split (nil:
+    /// planned when the piece's synths are made).
+    var samples: SampleSelection.Plan?
+}
+
+extension RenderJob {
+    /// Reads `input` and works out what is rendered of it (see `PiecePlan`):
+    /// the augmentation applied (tempo to the file's tempo events, an
+    /// SMPTE-timed score's times; notes and programs on the scout), gaps cut,
+    /// label maps drawn, and with `stems` and `Options.stemsBy` the score
+    /// split into stem groups, the scout replaying the selections before and
+    /// after the split.
+    func plan(input: String, augmentation: Augmentation.Draw?, stems: Bool) throws(Failure) -> PiecePlan {
+        var score: Score
+        let gaps: [Score.Gap]
+        var maps: RenderLabels.FileMaps? = nil
+        var notesDropped = 0
+        var trackNames: [String] = []
+        do {
+            // The file lives only here: a render keeps its score, not the file.
+            var file: StandardMIDIFile
+            do throws(MIDIFileError) { file = try StandardMIDIFile(contentsOf: input) } catch { throw .midiFile(error) }
+            if let augmentation { file = file.scalingTempo(by: augmentation.tempo) }
+            score = Score(file)
+            if let augmentation {
+                if case .smpte = file.division { score = score.faster(by: augmentation.tempo) }
+                (score, notesDropped) = scout.instrument.augmenting(score, with: augmentation)
+            }
+            gaps = options.maxGap.map { score.shortenGaps(longerThan: $0) } ?? []
+            if options.labels { maps = RenderLabels.FileMaps(file, score: score, gaps: gaps, maxGap: options.maxGap) }
+            if stems && options.stemsBy != nil { trackNames = RenderLabels.trackNames(file) }
+        }
+        /// With `--stems-by`: the score split so each channel carries one stem group.
+        var groups: StemGroups? = nil
+        /// The split score's plan, found while checking the split.
+        var splitPlan: SampleSelection.Plan? = nil
+        if stems, let grouping = options.stemsBy {
+            // The presets FluidSynth selects for each note decide programs and drums, as in the labels.
+            let first = try planSamples(score)
+            let notePresets = Self.notePresets(first)
+            var split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
+                                         pinned: channelsWithSettings, trackNames: trackNames)
+            if !split.moves.isEmpty {
+                // A moved note must play the preset it played: a SysEx may have made a free channel
+                // a drum part. Note-ons keep their order in the split score, so the lists line up.
+                let second = try planSamples(split.score)
+                if second.selection.notePresets == first.selection.notePresets {
+                    splitPlan = second
+                } else {
+                    split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
+                                             pinned: channelsWithSettings, trackNames: trackNames, moves: false)
+                }
+            }
+            for k in split.kept {
+                log.append("\(input): stems: \(k.notes) notes of \(k.group) stay on channel \(k.channel + 1), in stem \(k.stem): \(k.reason)")
+            }
+            score = split.score
+            groups = split
+        }
+        return PiecePlan(score: score, gaps: gaps, maps: maps, notesDropped: notesDropped, trackNames: trackNames,
+                         groups: groups, samples: splitPlan)
+    }
+}
