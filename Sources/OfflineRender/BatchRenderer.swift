@@ -269,7 +269,8 @@ public final class BatchRenderer: Sendable {
             }
             return Outcome(item: item, entry: e, summary: s, loudness: loudness)
         } catch {
-            return Outcome(item: item, entry: entry(item, .failed, error: "\(error)"))
+            // A message names the output, not its staged name.
+            return Outcome(item: item, entry: entry(item, .failed, error: "\(error)".replacing(set.audio.staged, with: item.output)))
         }
     }
 
