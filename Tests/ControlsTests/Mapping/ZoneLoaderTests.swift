@@ -91,11 +91,11 @@ import Testing
             "m.yaml:4:22: error: unknown note 'H4' (a number 0...127, or a name from C-1 to G9 with middle C = C4 = 60, e.g. C#4, Db4)",
             "m.yaml:4:34: error: 'to:' is empty; give a channel 1...16, a port { port: NAME, channel: N }, or a list of them",
             "m.yaml:5:16: error: unknown key 'keyz' in a zone; did you mean 'keys'?",
-            "m.yaml:5:54: error: unknown curve 'wobbly' (one of linear, exponential, logarithmic, s-curve, table)",
+            "m.yaml:5:52: error: unknown curve 'wobbly' (one of linear, exponential, logarithmic, s-curve, table)",
             "m.yaml:6:20: error: missing key 'channel' in a port destination",
             "m.yaml:6:55: error: a velocity shape is one of: fixed, scale + offset, or a curve",
             "m.yaml:7:5: error: zone 'F' has no 'to:' (a channel 1...16, a port { port: NAME, channel: N }, or a list of them)",
-            "m.yaml:11:38: error: channel 0 is out of range 1...16",
+            "m.yaml:11:34: error: channel 0 is out of range 1...16",
         ])
     }
 }
