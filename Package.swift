@@ -56,8 +56,12 @@ let package = Package(
         // applies it. No Foundation, no Yams: the engine and the controls both read it.
         .target(name: "Parameters", dependencies: ["MIDI"]),
 
+        // The keyboard player's rig: zones (splits, layers, transposition, velocity, external ports)
+        // as data, and the input thread's router with its ledger of held notes. No Foundation.
+        .target(name: "Rig", dependencies: ["MIDI"]),
+
         // Controls and mapping files: the MidiWidgetsManager equivalent.
-        .target(name: "Controls", dependencies: ["MIDI", "Parameters", .product(name: "Yams", package: "Yams")]),
+        .target(name: "Controls", dependencies: ["MIDI", "Parameters", "Rig", .product(name: "Yams", package: "Yams")]),
 
         // The render loop, mixer, sequencer and queues: no C module, testable with a fake instrument.
         .target(name: "Engine", dependencies: ["MIDI", "Parameters"]),
@@ -113,6 +117,10 @@ let package = Package(
         // Benchmark driver (not a test): measured side by side with peers by Benchmarks/*.
         .executableTarget(name: "CarillonBench", dependencies: ["Parameters", "Sampling", "Hosting", "OfflineRender", "Engine", "FluidSynth", "MIDI"], path: "Benchmarks/CarillonBench"),
 
+        // The zone router's cost per input event (Benchmarks/README.md, "Zones"): Rig alone, quick to build in release.
+        .executableTarget(name: "rig-bench", dependencies: ["Rig", "MIDI"], path: "Benchmarks/RigBench",
+                         linkerSettings: [.linkedLibrary("m")]),  // round, floor: no Foundation to bring libm
+
         // Driver of the ALSA integration tests run in the VM (scripts/test-alsa-vm); not shipped.
         .executableTarget(name: "carillon-alsa-probe", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"], path: "Tests/ALSAIntegration/Probe"),
 
@@ -123,7 +131,8 @@ let package = Package(
         .executableTarget(name: "carillon-web-probe", dependencies: ["Parameters", "WebSurface", "Controls", "MIDI"], path: "Tests/Browser/Probe"),
 
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
-        .testTarget(name: "ControlsTests", dependencies: ["Parameters", "Controls", "MIDI"]),
+        .testTarget(name: "ControlsTests", dependencies: ["Parameters", "Controls", "MIDI", "Rig"]),
+        .testTarget(name: "RigTests", dependencies: ["Rig", "MIDI", "CAllocationCounter"]),
         // Test support: counts heap calls on a thread (checks "no allocation in the block loop").
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
 

@@ -1,5 +1,6 @@
 import MIDI
 import Parameters
+import Rig
 
 /// A loaded mapping file: which controller it is for, how channels are set
 /// up, and its controls. Only ever built from a file without errors.
@@ -23,6 +24,8 @@ public struct ControlMapping: Hashable, Sendable {
     /// `inserts:` LV2 effects per strip (`master`, `1`…`16`, `osc`, `tone`,
     /// `track1`…), each strip's in file order; before `--insert`'s.
     public var inserts: [MappingInsert] = []
+    /// `zones:` the rig's splits and layers while no scene that has its own is current (docs/zones.md).
+    public var zones: [Zone] = []
     /// `groups:` the order of the controls' groups on a page (controls name theirs with `group:`).
     public var groups: [String] = []
     /// The most `tracks:` a mapping may list (the mixer's track strips).
@@ -100,6 +103,8 @@ public struct Scene: Hashable, Sendable {
     }
     private var controlValues: [ControlValue]
     public var location: SourceLocation
+    /// The scene's own `zones:`, which replace the top level's while it is current; nil: the top level's stay.
+    public var zones: [Zone]?
 
     private struct ControlValue: Hashable, Sendable { var name: String; var value: Double }
 
@@ -110,6 +115,14 @@ public struct Scene: Hashable, Sendable {
         self.settings = settings
         self.controlValues = controls.map { ControlValue(name: $0.name, value: $0.value) }
         self.location = location
+    }
+}
+
+extension ControlMapping {
+    /// The zones in force while `scene` (an index into `scenes`, nil: none chosen) is current.
+    public func zones(inScene scene: Int?) -> [Zone] {
+        guard let scene, scenes.indices.contains(scene), let own = scenes[scene].zones else { return zones }
+        return own
     }
 }
 

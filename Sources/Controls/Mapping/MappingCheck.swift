@@ -1,5 +1,7 @@
 import Foundation
+import MIDI
 import Parameters
+import Rig
 
 /// What `carillon mapping check` does, as a function of its arguments, so
 /// it can be tested without a process.
@@ -18,7 +20,9 @@ public enum MappingCheck {
         for file in files {
             do {
                 let mapping = try ControlMapping.load(path: file, registry: registry)
+                let zoneCount = mapping.zones.count
                 output += "\(file): ok, \(mapping.controls.count) control\(mapping.controls.count == 1 ? "" : "s")"
+                    + (zoneCount > 0 ? ", \(zoneCount) zone\(zoneCount == 1 ? "" : "s")" : "")
                     + (mapping.name.map { " (\($0))" } ?? "") + "\n"
                 if explain { output += mapping.explanation(registry: registry) + "\n" }
             } catch {
@@ -68,6 +72,7 @@ extension ControlMapping {
             if let p = setup.program { parts.append("program \(p)") }
             lines.append("channel \(setup.channel.intValue + 1): " + parts.joined(separator: ", "))
         }
+        lines += zones.map { "zone " + Self.explain($0) }
         for (i, scene) in scenes.enumerated() {
             var parts = scene.channels.map { setup in
                 "channel \(setup.channel.intValue + 1)"
@@ -76,6 +81,9 @@ extension ControlMapping {
             parts += scene.settings.map { "\($0.address) \(Self.short($0.value))" }
             parts += scene.controls.map { "\($0.name) \(Self.short($0.value))" }
             lines.append("scene \(i) '\(scene.name)': " + parts.joined(separator: ", "))
+            if let own = scene.zones {
+                lines += own.isEmpty ? ["  no zones (every note goes where it would without zones)"] : own.map { "  zone " + Self.explain($0) }
+            }
         }
         let widths = (0..<3).map { c in rows.map { $0[c].count }.max() ?? 0 }
         for row in rows {
@@ -84,6 +92,39 @@ extension ControlMapping {
             lines.append(line + row[3])
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// One zone on a line: `'Bass' keys C-1..B2 (0…47) → channel 2, transpose +12`.
+    static func explain(_ zone: Zone) -> String {
+        func note(_ n: UInt7) -> String { NoteName.name(of: n) }
+        var parts = ["'\(zone.name)' keys \(note(zone.keys.lowerBound))..\(note(zone.keys.upperBound)) (\(zone.keys.lowerBound)…\(zone.keys.upperBound))"]
+        switch zone.source {
+        case .name(let n): parts.append("from '\(n)'")
+        case .id(let id): parts.append("from port \(id)")
+        case nil: break
+        }
+        if let channels = zone.channels { parts.append("on channel" + (channels.count == 1 ? " " : "s ") + channels.map { $0.intValue + 1 }.sorted().map(String.init).joined(separator: ",")) }
+        if zone.velocities != 1...127 { parts.append("velocities \(zone.velocities.lowerBound)…\(zone.velocities.upperBound)") }
+        if zone.kinds != .all { parts.append("only " + MessageKinds.names.filter { zone.kinds.contains($0.1) }.map(\.0).joined(separator: ", ")) }
+        let to = zone.destinations.map { d -> String in
+            switch d {
+            case .channel(let c): "channel \(c.intValue + 1)"
+            case .port(let name, let c): "port '\(name)' channel \(c.intValue + 1)"
+            }
+        }
+        parts[parts.count - 1] += " → " + to.joined(separator: " + ")
+        if zone.transpose != 0 { parts.append("transpose \(zone.transpose > 0 ? "+" : "")\(zone.transpose)") }
+        switch zone.velocity {
+        case .unchanged: break
+        case .fixed(let v): parts.append("velocity \(v)")
+        case .linear(let scale, let offset): parts.append("velocity ×\(short(scale)) \(offset < 0 ? "−" : "+") \(short(abs(offset)))")
+        case .curve(let c): parts.append("velocity \(c.name)")
+        }
+        let renumbered = zone.controllers.sorted { $0.key < $1.key }.map { from, to in to.map { "cc \(from)→\($0)" } ?? "cc \(from) dropped" }
+        parts += renumbered
+        if let b = zone.bendRange { parts.append("bend ±\(b.semitones)" + (b.cents.value > 0 ? ".\(b.cents)" : "") + " st") }
+        if !zone.midiFX.isEmpty { parts.append("midi-fx " + zone.midiFX.joined(separator: ", ")) }
+        return parts.joined(separator: ", ")
     }
 
     private static func short(_ v: Double) -> String {

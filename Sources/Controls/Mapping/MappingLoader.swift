@@ -46,8 +46,14 @@ extension ControlMapping {
 
 /// The keys a mapping file may use, in one place (for "did you mean" and the README).
 enum MappingKeys {
-    static let top = ["name", "description", "port", "channel", "channels", "inserts", "tracks", "controls", "scenes", "groups"]
-    static let scene = ["name", "channels", "set", "controls"]
+    static let top = ["name", "description", "port", "channel", "channels", "inserts", "tracks", "controls", "scenes", "groups", "zones"]
+    static let scene = ["name", "channels", "set", "controls", "zones"]
+    static let zone = [
+        "name", "source", "channels", "channel", "keys", "velocities", "messages", "to", "transpose", "octaves", "velocity",
+        "cc", "bend-range", "midi-fx",
+    ]
+    static let port = ["port", "channel"]
+    static let velocity = ["fixed", "scale", "offset", "curve", "shape", "points"]
     static let channelSetup = ["soundfont", "bank", "program", "instrument", "lv2"]
     static let control = [
         "name", "kind", "source", "targets", "curve", "shape", "points", "invert", "steps", "values", "range",
@@ -212,6 +218,7 @@ final class MappingReader {
         var controlsNode: Node?
         var scenesNode: Node?
         var groupsNode: Node?
+        var zonesGiven = false
         for (key, _, value) in top {
             switch key {
             case "name": mapping.name = string(value)
@@ -224,11 +231,17 @@ final class MappingReader {
             case "scenes": scenesNode = value
             case "tracks": mapping.tracks = tracks(value)
             case "groups": groupsNode = value
+            case "zones": mapping.zones = zones(value); zonesGiven = true
             default: break
             }
         }
+        // A rig of zones needs no controls.
         guard let controlsNode else {
-            error(root, "missing key 'controls'")
+            if zonesGiven {
+                if let scenesNode { mapping.scenes = scenes(scenesNode, controls: []) }
+                return mapping
+            }
+            error(root, "missing key 'controls' (or 'zones')")
             return nil
         }
         guard case .sequence(let list) = controlsNode else {

@@ -1,6 +1,7 @@
 import Foundation
 import MIDI
 import Parameters
+import Rig
 import Yams
 
 /// A mapping file's `scenes:` section.
@@ -70,6 +71,8 @@ extension MappingReader {
                         guard let n = number(v, in: -1e9...1e9, "a control value") else { continue }
                         scene.controls.append((name, n))
                     }
+                case "zones":
+                    scene.zones = zones(value)
                 default:
                     _ = keyNode
                 }

@@ -182,7 +182,7 @@ func diagnostics(_ yaml: String) -> [String] {
     @Test func emptyFileAndWrongTopLevel() {
         #expect(diagnostics("") == ["m.yaml:1:1: error: the file is empty; expected a mapping with 'controls'"])
         #expect(diagnostics("- 1\n") == ["m.yaml:1:1: error: expected a mapping (the mapping file), found a list"])
-        #expect(diagnostics("name: x\n") == ["m.yaml:1:1: error: missing key 'controls'"])
+        #expect(diagnostics("name: x\n") == ["m.yaml:1:1: error: missing key 'controls' (or 'zones')"])
     }
 
     @Test func errors_meanNoMappingAtAll() {

@@ -1,0 +1,433 @@
+import MIDI
+
+/// Where a routed message goes: Carillon's own channels (the message's channel),
+/// or an external output port (index into `ZoneRouter.portName(_:)`, stable for the router's life).
+public enum RoutedDestination: Hashable, Sendable {
+    case `internal`
+    case port(Int)
+}
+
+/// What receives the router's messages. Called on the input thread, inside `route`:
+/// the conformer must not allocate, lock or log either.
+public protocol ZoneSink {
+    mutating func send(_ message: MIDIMessage, to destination: RoutedDestination)
+}
+
+/// Whether the zones took a message. `.notTaken`: the caller sends it where it went before zones.
+public enum Routing: Hashable, Sendable {
+    case taken
+    case notTaken
+}
+
+/// The input thread's zone router: (source, message) → routed messages to a sink.
+///
+/// Thread rule: one owner, the input thread. `init` and `ZoneSet(_:)` allocate;
+/// `route`, `install`, `releaseAll` and `registerSource` do not (fixed tables,
+/// sized in `init`). `setZones` compiles and installs (it allocates: not for the input thread).
+///
+/// Guarantees (each tested in RigTests):
+/// - A note-off goes where its note-on went, through the ledger of held notes
+///   ((source, channel, key) → the exact slots and transformed keys), whatever zone
+///   set or transpose is current by then. A note-on no zone took is remembered as
+///   such, so its note-off is "not taken" too.
+/// - Two zones that put the same key on the same destination channel: the first
+///   note-on sounds, later ones are counted (`stats.doubledNotes`) and not sent
+///   again (no re-strike); the note-off is sent when the last holder releases.
+/// - Sustain (CC 64) and sostenuto (CC 66) reach the destinations of the zones that
+///   take them and every slot holding notes from that source and channel; a pedal
+///   up also reaches every slot where that pedal was sent down.
+/// - Channel mode messages (CC 120–127) reach every destination of the current set
+///   and every slot holding notes or a pedal.
+/// - A transposed key outside 0…127 is dropped with its note-off (`stats.droppedNotes`).
+public final class ZoneRouter {
+    public static let maxPorts = 32
+    public static let maxSources = 64
+    public static let maxHeldNotes = 512
+    public static let maxOutputsPerNote = 32
+    static let noSlot: UInt16 = .max
+    static let slotCount = 16 + maxPorts * 16
+
+    public struct Stats: Hashable, Sendable {
+        /// Note-ons (and their note-offs) dropped because transposition left 0…127.
+        public var droppedNotes = 0
+        /// Note-ons that found their key already sounding on a destination (not sent again).
+        public var doubledNotes = 0
+        /// Note-ons not routed because the ledger was full (returned `.notTaken`).
+        public var ledgerFull = 0
+        /// Destinations dropped: a note routed to more than `maxOutputsPerNote`, or a port beyond `maxPorts`.
+        public var droppedDestinations = 0
+    }
+
+    public private(set) var stats = Stats()
+    public private(set) var current: ZoneSet?
+
+    // Ports and sources known to the router (capacity reserved in init).
+    private var ports: [String] = []
+    private var sourceIDs: [SourceID] = []
+    private var sourceNames: [String] = []
+
+    // The ledger: held notes, outputs at a fixed stride.
+    private var heldCount = 0
+    private var heldSource: [SourceID]
+    private var heldChannel: [UInt8]
+    private var heldKey: [UInt8]
+    private var heldTaken: [Bool]
+    private var heldOutCount: [Int]
+    private var outSlot: [UInt16]
+    private var outKey: [UInt8]
+    private var outPedals: [UInt8]   // bit 0: sustain passes, bit 1: sostenuto passes, bit 2: pressure passes
+
+    /// Per slot and key: how many held notes sound there.
+    private var sounding: [UInt8]
+    /// Per slot: bit 0 sustain down, bit 1 sostenuto down (as sent).
+    private var pedalDown: [UInt8]
+    /// Per slot: the message stamp that last reached it (no slot gets one message twice).
+    private var stamps: [UInt32]
+    private var stamp: UInt32 = 0
+
+    public init() {
+        ports.reserveCapacity(Self.maxPorts)
+        sourceIDs.reserveCapacity(Self.maxSources)
+        sourceNames.reserveCapacity(Self.maxSources)
+        heldSource = .init(repeating: 0, count: Self.maxHeldNotes)
+        heldChannel = .init(repeating: 0, count: Self.maxHeldNotes)
+        heldKey = .init(repeating: 0, count: Self.maxHeldNotes)
+        heldTaken = .init(repeating: false, count: Self.maxHeldNotes)
+        heldOutCount = .init(repeating: 0, count: Self.maxHeldNotes)
+        outSlot = .init(repeating: 0, count: Self.maxHeldNotes * Self.maxOutputsPerNote)
+        outKey = .init(repeating: 0, count: Self.maxHeldNotes * Self.maxOutputsPerNote)
+        outPedals = .init(repeating: 0, count: Self.maxHeldNotes * Self.maxOutputsPerNote)
+        sounding = .init(repeating: 0, count: Self.slotCount * 128)
+        pedalDown = .init(repeating: 0, count: Self.slotCount)
+        stamps = .init(repeating: 0, count: Self.slotCount)
+    }
+
+    /// The external port a `.port(i)` destination names.
+    public func portName(_ index: Int) -> String { ports[index] }
+    public var portNames: [String] { ports }
+    /// Notes held in the ledger (taken or not).
+    public var heldNotes: Int { heldCount }
+
+    // MARK: - Zone sets
+
+    /// Compiles and installs `zones` (allocates: call off the input thread's hot path, or use `install`).
+    @discardableResult
+    public func setZones<S: ZoneSink>(_ zones: [Zone], into sink: inout S) -> ZoneSet? {
+        install(ZoneSet(zones), into: &sink)
+    }
+
+    /// Makes `set` current, safe while notes are held (their note-offs follow the ledger),
+    /// and sends each zone's pitch-bend range (RPN 0) to its destinations. Returns the
+    /// previous set, for the caller to release off the input thread. No allocation while
+    /// the router knows fewer than `maxPorts` ports.
+    @discardableResult
+    public func install<S: ZoneSink>(_ set: ZoneSet, into sink: inout S) -> ZoneSet? {
+        for d in 0..<set.destPort.count {
+            let p = set.destPort[d]
+            let channel = UInt16(set.destChannel[d])
+            if p < 0 {
+                set.destSlot[d] = channel
+            } else if let port = portIndex(set.portNames[p]) {
+                set.destSlot[d] = UInt16(16 + port * 16) + channel
+            } else {
+                set.destSlot[d] = Self.noSlot
+                stats.droppedDestinations += 1
+            }
+        }
+        resolveSources(set)
+        let old = current
+        current = set
+        for (z, zone) in set.zones.enumerated() {
+            guard let bend = zone.bendRange else { continue }
+            let c = set.compiled[z]
+            for d in c.destStart..<(c.destStart + c.destCount) where set.destSlot[d] != Self.noSlot {
+                let slot = set.destSlot[d], ch = Channel(unchecked: UInt8(slot & 15))
+                emit(.cc(101, value: 0, channel: ch), slot, &sink)
+                emit(.cc(100, value: 0, channel: ch), slot, &sink)
+                emit(.cc(6, value: bend.semitones, channel: ch), slot, &sink)
+                emit(.cc(38, value: bend.cents, channel: ch), slot, &sink)
+                emit(.cc(101, value: 127, channel: ch), slot, &sink)  // RPN null: later data entry goes nowhere
+                emit(.cc(100, value: 127, channel: ch), slot, &sink)
+            }
+        }
+        return old
+    }
+
+    private func portIndex(_ name: String) -> Int? {
+        if let i = ports.firstIndex(of: name) { return i }
+        guard ports.count < Self.maxPorts else { return nil }
+        ports.append(name)
+        return ports.count - 1
+    }
+
+    /// Tells the router a source's name, so zones that name their source take it.
+    public func registerSource(_ id: SourceID, name: String) {
+        if let i = sourceIDs.firstIndex(of: id) {
+            sourceNames[i] = name
+        } else {
+            guard sourceIDs.count < Self.maxSources else { return }
+            sourceIDs.append(id); sourceNames.append(name)
+        }
+        if let current { resolveSources(current) }
+    }
+
+    private func resolveSources(_ set: ZoneSet) {
+        for z in set.compiled.indices {
+            guard let name = set.sourceNames[z] else { continue }
+            var mask: UInt64 = 0
+            for (i, n) in sourceNames.enumerated() where n == name { mask |= 1 << UInt64(i) }
+            set.compiled[z].sourceMask = mask
+        }
+    }
+
+    // MARK: - Routing (input thread)
+
+    /// Routes one message from `source`. Safe on the input thread: no allocation, no lock.
+    public func route<S: ZoneSink>(_ message: MIDIMessage, from source: SourceID, into sink: inout S) -> Routing {
+        switch message {
+        case .noteOn(let m):
+            if m.velocity.value == 0 { return noteOff(source, m.channel.value, m.note.value, 0, &sink) }
+            return noteOn(source, m.channel.value, m.note.value, m.velocity.value, &sink)
+        case .noteOff(let m):
+            return noteOff(source, m.channel.value, m.note.value, m.velocity.value, &sink)
+        case .polyPressure(let m):
+            return polyPressure(source, m, &sink)
+        case .controlChange(let m):
+            return controlChange(source, m, &sink)
+        case .programChange(let m):
+            return channelWide(source, m.channel.value, MessageKinds.program.rawValue, &sink) { .programChange(m.program, channel: $0) }
+        case .channelPressure(let m):
+            return channelWide(source, m.channel.value, MessageKinds.pressure.rawValue, &sink) { .channelPressure(m.pressure, channel: $0) }
+        case .pitchBend(let m):
+            return channelWide(source, m.channel.value, MessageKinds.pitchBend.rawValue, &sink) { .pitchBend(m.value, channel: $0) }
+        default:
+            return .notTaken
+        }
+    }
+
+    /// Releases every note `source` holds, wherever it went (external ports too):
+    /// for a source that disconnected. No allocation.
+    public func releaseAll<S: ZoneSink>(source: SourceID, into sink: inout S) {
+        var i = heldCount - 1
+        while i >= 0 {
+            if heldSource[i] == source { release(i, velocity: 0, &sink) }
+            i -= 1
+        }
+    }
+
+    // MARK: - Internals
+
+    private func sourceSlot(_ source: SourceID) -> Int {
+        for i in 0..<sourceIDs.count where sourceIDs[i] == source { return i }
+        return -1
+    }
+
+    @inline(__always)
+    private func takes(_ c: ZoneSet.Compiled, _ source: SourceID, _ sourceSlot: Int, _ channel: UInt8, _ kind: UInt8) -> Bool {
+        guard c.kinds & kind != 0, c.channelMask & (1 << UInt16(channel)) != 0 else { return false }
+        if c.anySource { return true }
+        if let id = c.sourceID { return id == source }
+        return sourceSlot >= 0 && c.sourceMask & (1 << UInt64(sourceSlot)) != 0
+    }
+
+    @inline(__always)
+    private func emit<S: ZoneSink>(_ message: MIDIMessage, _ slot: UInt16, _ sink: inout S) {
+        sink.send(message, to: slot < 16 ? .internal : .port(Int(slot - 16) >> 4))
+    }
+
+    @inline(__always)
+    private func nextStamp() -> UInt32 {
+        stamp &+= 1
+        if stamp == 0 {
+            for i in stamps.indices { stamps[i] = 0 }
+            stamp = 1
+        }
+        return stamp
+    }
+
+    /// True the first time `slot` is marked for the current stamp.
+    @inline(__always)
+    private func mark(_ slot: UInt16, _ s: UInt32) -> Bool {
+        if stamps[Int(slot)] == s { return false }
+        stamps[Int(slot)] = s
+        return true
+    }
+
+    private func find(_ source: SourceID, _ channel: UInt8, _ key: UInt8) -> Int? {
+        for i in 0..<heldCount where heldKey[i] == key && heldChannel[i] == channel && heldSource[i] == source { return i }
+        return nil
+    }
+
+    private func noteOn<S: ZoneSink>(_ source: SourceID, _ channel: UInt8, _ key: UInt8, _ velocity: UInt8, _ sink: inout S) -> Routing {
+        if let old = find(source, channel, key) { release(old, velocity: 0, &sink) }
+        guard heldCount < Self.maxHeldNotes else {
+            stats.ledgerFull += 1
+            return .notTaken
+        }
+        let h = heldCount
+        heldSource[h] = source; heldChannel[h] = channel; heldKey[h] = key
+        heldCount += 1
+        var outs = 0
+        var taken = false
+        if let set = current {
+            let sourceSlot = set.compiled.contains(where: { !$0.anySource }) ? self.sourceSlot(source) : -1
+            let base = h * Self.maxOutputsPerNote
+            for z in 0..<set.compiled.count {
+                let c = set.compiled[z]
+                guard takes(c, source, sourceSlot, channel, MessageKinds.notes.rawValue),
+                      key >= c.keyLo, key <= c.keyHi, velocity >= c.velLo, velocity <= c.velHi else { continue }
+                taken = true
+                let k = Int(key) + c.transpose
+                guard k >= 0, k <= 127 else { stats.droppedNotes += 1; continue }
+                let v = set.velocityTables[z * 128 + Int(velocity)]
+                let pedals: UInt8 = (c.passesSustain ? 1 : 0) | (c.passesSostenuto ? 2 : 0) | (c.kinds & MessageKinds.pressure.rawValue != 0 ? 4 : 0)
+                for d in c.destStart..<(c.destStart + c.destCount) {
+                    let slot = set.destSlot[d]
+                    guard slot != Self.noSlot else { continue }
+                    guard outs < Self.maxOutputsPerNote else { stats.droppedDestinations += 1; continue }
+                    outSlot[base + outs] = slot; outKey[base + outs] = UInt8(k); outPedals[base + outs] = pedals
+                    outs += 1
+                    let s = Int(slot) * 128 + k
+                    sounding[s] &+= 1
+                    if sounding[s] == 1 {
+                        emit(.noteOn(UInt7(unchecked: UInt8(k)), velocity: UInt7(unchecked: v), channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink)
+                    } else {
+                        stats.doubledNotes += 1
+                    }
+                }
+            }
+        }
+        heldTaken[h] = taken
+        heldOutCount[h] = outs
+        return taken ? .taken : .notTaken
+    }
+
+    private func noteOff<S: ZoneSink>(_ source: SourceID, _ channel: UInt8, _ key: UInt8, _ velocity: UInt8, _ sink: inout S) -> Routing {
+        guard let i = find(source, channel, key) else { return .notTaken }
+        let taken = heldTaken[i]
+        release(i, velocity: velocity, &sink)
+        return taken ? .taken : .notTaken
+    }
+
+    /// Sends held note `i`'s note-offs (where it was the last holder) and removes it from the ledger.
+    private func release<S: ZoneSink>(_ i: Int, velocity: UInt8, _ sink: inout S) {
+        let base = i * Self.maxOutputsPerNote
+        for o in 0..<heldOutCount[i] {
+            let slot = outSlot[base + o], k = outKey[base + o]
+            let s = Int(slot) * 128 + Int(k)
+            sounding[s] &-= 1
+            if sounding[s] == 0 {
+                emit(.noteOff(UInt7(unchecked: k), velocity: UInt7(unchecked: velocity), channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink)
+            }
+        }
+        let last = heldCount - 1
+        if i != last {
+            heldSource[i] = heldSource[last]; heldChannel[i] = heldChannel[last]; heldKey[i] = heldKey[last]
+            heldTaken[i] = heldTaken[last]; heldOutCount[i] = heldOutCount[last]
+            let from = last * Self.maxOutputsPerNote
+            for o in 0..<heldOutCount[last] {
+                outSlot[base + o] = outSlot[from + o]; outKey[base + o] = outKey[from + o]; outPedals[base + o] = outPedals[from + o]
+            }
+        }
+        heldCount = last
+    }
+
+    private func polyPressure<S: ZoneSink>(_ source: SourceID, _ m: MIDIMessage.PolyPressure, _ sink: inout S) -> Routing {
+        guard let i = find(source, m.channel.value, m.note.value) else { return .notTaken }
+        guard heldTaken[i] else { return .notTaken }
+        let base = i * Self.maxOutputsPerNote
+        for o in 0..<heldOutCount[i] where outPedals[base + o] & 4 != 0 {
+            let slot = outSlot[base + o]
+            emit(.polyPressure(UInt7(unchecked: outKey[base + o]), pressure: m.pressure, channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink)
+        }
+        return .taken
+    }
+
+    private func channelWide<S: ZoneSink>(_ source: SourceID, _ channel: UInt8, _ kind: UInt8, _ sink: inout S,
+                                          _ make: (Channel) -> MIDIMessage) -> Routing {
+        guard let set = current else { return .notTaken }
+        let sourceSlot = self.sourceSlot(source)
+        let s = nextStamp()
+        var taken = false
+        for c in set.compiled where takes(c, source, sourceSlot, channel, kind) {
+            taken = true
+            for d in c.destStart..<(c.destStart + c.destCount) {
+                let slot = set.destSlot[d]
+                if slot != Self.noSlot, mark(slot, s) { emit(make(Channel(unchecked: UInt8(slot & 15))), slot, &sink) }
+            }
+        }
+        return taken ? .taken : .notTaken
+    }
+
+    private func controlChange<S: ZoneSink>(_ source: SourceID, _ m: MIDIMessage.ControlChange, _ sink: inout S) -> Routing {
+        guard let set = current else { return .notTaken }
+        let sourceSlot = self.sourceSlot(source)
+        let channel = m.channel.value, controller = m.controller.value, value = m.value
+        let s = nextStamp()
+        var taken = false
+        let cc = MessageKinds.controllers.rawValue
+
+        if controller >= 120 {
+            // Mode messages: everywhere the keyboard's notes, pedals or zones can be.
+            for c in set.compiled where takes(c, source, sourceSlot, channel, cc) { taken = true }
+            for d in 0..<set.destSlot.count {
+                let slot = set.destSlot[d]
+                if slot != Self.noSlot, mark(slot, s) { emit(.cc(m.controller, value: value, channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink) }
+            }
+            for i in 0..<heldCount {
+                let base = i * Self.maxOutputsPerNote
+                for o in 0..<heldOutCount[i] {
+                    let slot = outSlot[base + o]
+                    if mark(slot, s) { emit(.cc(m.controller, value: value, channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink) }
+                }
+            }
+            for slot in 0..<Self.slotCount where pedalDown[slot] != 0 {
+                let sl = UInt16(slot)
+                if mark(sl, s) { emit(.cc(m.controller, value: value, channel: Channel(unchecked: UInt8(sl & 15))), sl, &sink) }
+            }
+            return taken ? .taken : .notTaken
+        }
+
+        let pedalBit: UInt8 = controller == 64 ? 1 : controller == 66 ? 2 : 0
+        for z in 0..<set.compiled.count {
+            let c = set.compiled[z]
+            guard takes(c, source, sourceSlot, channel, cc) else { continue }
+            taken = true
+            let out = set.controllerTables[z * 128 + Int(controller)]
+            guard out != 255 else { continue }
+            for d in c.destStart..<(c.destStart + c.destCount) {
+                let slot = set.destSlot[d]
+                guard slot != Self.noSlot, mark(slot, s) else { continue }
+                if pedalBit != 0 && out == controller { setPedal(slot, pedalBit, value.value >= 64) }
+                emit(.cc(UInt7(unchecked: out), value: value, channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink)
+            }
+        }
+        guard pedalBit != 0 else { return taken ? .taken : .notTaken }
+        // Pedals also reach the slots holding this source and channel's notes, and a pedal up every slot it holds down.
+        for i in 0..<heldCount where heldSource[i] == source && heldChannel[i] == channel {
+            let base = i * Self.maxOutputsPerNote
+            for o in 0..<heldOutCount[i] where outPedals[base + o] & pedalBit != 0 {
+                let slot = outSlot[base + o]
+                guard mark(slot, s) else { continue }
+                setPedal(slot, pedalBit, value.value >= 64)
+                emit(.cc(m.controller, value: value, channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink)
+                taken = true
+            }
+        }
+        if value.value < 64 {
+            for slot in 0..<Self.slotCount where pedalDown[slot] & pedalBit != 0 {
+                let sl = UInt16(slot)
+                guard mark(sl, s) else { continue }
+                setPedal(sl, pedalBit, false)
+                emit(.cc(m.controller, value: value, channel: Channel(unchecked: UInt8(sl & 15))), sl, &sink)
+                taken = true
+            }
+        }
+        return taken ? .taken : .notTaken
+    }
+
+    @inline(__always)
+    private func setPedal(_ slot: UInt16, _ bit: UInt8, _ down: Bool) {
+        if down { pedalDown[Int(slot)] |= bit } else { pedalDown[Int(slot)] &= ~bit }
+    }
+}

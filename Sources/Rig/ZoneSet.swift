@@ -1,0 +1,79 @@
+import MIDI
+
+/// A list of zones compiled into the router's flat tables. Made anywhere (it
+/// allocates), installed on the input thread with `ZoneRouter.install(_:into:)`
+/// (which does not). Immutable once installed, except for the port and source
+/// resolution the router fills in.
+public final class ZoneSet: @unchecked Sendable {
+    public let zones: [Zone]
+
+    /// Plain data (no references): copying one costs no retain on the input thread.
+    struct Compiled {
+        var sourceID: SourceID?      // .id match
+        var anySource: Bool
+        var sourceMask: UInt64 = 0   // the router's registered sources this zone takes
+        var channelMask: UInt16
+        var keyLo: UInt8, keyHi: UInt8, velLo: UInt8, velHi: UInt8
+        var kinds: UInt8
+        var transpose: Int
+        var destStart: Int, destCount: Int
+        var passesSustain: Bool, passesSostenuto: Bool
+    }
+
+    var compiled: [Compiled] = []
+    /// Per zone: the source name a `.name` match resolves (into `Compiled.sourceMask`) when installed or registered.
+    var sourceNames: [String?] = []
+    /// Per destination: index into `portNames` (-1 = internal) and channel.
+    var destPort: [Int] = []
+    var destChannel: [UInt8] = []
+    /// Per destination: the router's slot, filled on install.
+    var destSlot: [UInt16] = []
+    var portNames: [String] = []
+    /// 128 per zone: velocity in → out.
+    var velocityTables: [UInt8] = []
+    /// 128 per zone: controller in → out, 255 = dropped.
+    var controllerTables: [UInt8] = []
+
+    public init(_ zones: [Zone]) {
+        self.zones = zones
+        for zone in zones {
+            var mask: UInt16 = 0
+            if let channels = zone.channels { for c in channels { mask |= 1 << UInt16(c.value) } } else { mask = 0xFFFF }
+            var passesSustain = true, passesSostenuto = true
+            var cc = [UInt8](0..<128)
+            for (from, to) in zone.controllers {
+                cc[from.intValue] = to.map { $0.value } ?? 255
+                if from.value == 64 { passesSustain = to?.value == 64 }
+                if from.value == 66 { passesSostenuto = to?.value == 66 }
+            }
+            let start = destPort.count
+            for d in zone.destinations {
+                switch d {
+                case .channel(let c):
+                    destPort.append(-1); destChannel.append(c.value)
+                case .port(let name, let c):
+                    let p = portNames.firstIndex(of: name) ?? { portNames.append(name); return portNames.count - 1 }()
+                    destPort.append(p); destChannel.append(c.value)
+                }
+                destSlot.append(ZoneRouter.noSlot)
+            }
+            var sourceID: SourceID?, sourceName: String?
+            switch zone.source {
+            case .id(let id): sourceID = id
+            case .name(let n): sourceName = n
+            case nil: break
+            }
+            sourceNames.append(sourceName)
+            compiled.append(Compiled(
+                sourceID: sourceID, anySource: zone.source == nil,
+                channelMask: mask,
+                keyLo: zone.keys.lowerBound.value, keyHi: zone.keys.upperBound.value,
+                velLo: max(1, zone.velocities.lowerBound.value), velHi: zone.velocities.upperBound.value,
+                kinds: zone.kinds.rawValue, transpose: zone.transpose,
+                destStart: start, destCount: zone.destinations.count,
+                passesSustain: passesSustain, passesSostenuto: passesSostenuto))
+            velocityTables += zone.velocity.table
+            controllerTables += cc
+        }
+    }
+}
