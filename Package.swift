@@ -73,11 +73,11 @@ let package = Package(
         // Everything between the instrument and the output that live, play and render share:
         // the host assembly, LV2 plugins, audio-file tracks, parameter routing, pieces.
         .target(name: "Hosting", dependencies: [
-            "MIDI", "Parameters", "Controls", "Engine", "Sampling", "LV2", "SoundFile", "Analysis", "Threads",
+            "MIDI", "Parameters", "Controls", "Rig", "Engine", "Sampling", "LV2", "SoundFile", "Analysis", "Threads",
         ]),
         // A live or play session: MIDI input (ALSA, JACK), outputs, recording, mapping reloads.
         .target(name: "LiveSession", dependencies: [
-            "MIDI", "Parameters", "Controls", "Engine", "Sampling", "Hosting", "ALSA", "JACK", "FluidSynth", "LV2",
+            "MIDI", "Parameters", "Controls", "Rig", "Engine", "Sampling", "Hosting", "ALSA", "JACK", "FluidSynth", "LV2",
             "SoundFile", "Analysis", "Threads",
         ]),
         // The offline render and its dataset outputs: jobs, batches, manifest, labels, stems, augmentation.

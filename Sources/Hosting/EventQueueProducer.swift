@@ -1,6 +1,23 @@
 import Engine
 import Synchronization
 
+/// Where the keyboard's and the controls' channel messages go: the render
+/// thread's queue (`EventQueueProducer`), or a score being written (`render
+/// --take`'s pass through the rig, `TakeRouting`).
+public protocol ChannelOutput: Sendable {
+    /// False when the message could not be taken (a full queue, counted there).
+    @discardableResult
+    func push(_ message: ChannelMessage, at placement: EventQueueProducer.Placement) -> Bool
+    @discardableResult
+    func pushSysEx(_ bytes: [UInt8], at placement: EventQueueProducer.Placement) -> Bool
+}
+
+extension ChannelOutput {
+    /// Right after the last message pushed (a parameter change).
+    @discardableResult
+    public func push(_ message: ChannelMessage) -> Bool { push(message, at: .afterLast) }
+}
+
 /// The producer side of the render thread's event queue, shared by the
 /// threads that push (MIDI input, the controls' parameter changes) behind a
 /// lock the render thread never takes (it only pops, lock-free): one producer
@@ -12,7 +29,7 @@ import Synchronization
 /// push to the next, so the renderer, which takes events from the head while
 /// they are due, applies them in the order they came. Without a clock
 /// (`--timing asap`) every event is due at once (frame 0).
-public final class EventQueueProducer: Sendable {
+public final class EventQueueProducer: ChannelOutput {
     private let queue: EventQueue
     private let clock: OutputClock?
     /// The frame of the last push; guarded by the producers' lock.
@@ -38,12 +55,12 @@ public final class EventQueueProducer: Sendable {
 
     /// False when the queue was full (counted by the queue).
     @discardableResult
-    public func push(_ message: ChannelMessage, at placement: Placement = .afterLast) -> Bool {
+    public func push(_ message: ChannelMessage, at placement: Placement) -> Bool {
         lastFrame.withLock { last in queue.push(TimedMessage(frame: Self.place(placement, clock, &last), message: message)) }
     }
 
     @discardableResult
-    public func pushSysEx(_ bytes: [UInt8], at placement: Placement = .afterLast) -> Bool {
+    public func pushSysEx(_ bytes: [UInt8], at placement: Placement) -> Bool {
         lastFrame.withLock { last in
             let frame = Self.place(placement, clock, &last)
             return bytes.withUnsafeBufferPointer { queue.pushSysEx($0, frame: frame) }

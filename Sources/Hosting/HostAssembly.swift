@@ -36,8 +36,16 @@ public struct HostAssembly: Sendable {
     /// The hub of a session: `mapping`'s controls over the table's defaults,
     /// the start values (`--reverb-level`, `--a4`, …) and the controls' `default:`s.
     /// The plugins' saved control values (`--plugin-state`) come before the command line's.
+    /// A mapping with `scenes:` starts in its first (its presets, values and
+    /// zones), as a patch-based rig (FluidPatcher, Zynthian's ZS3) starts in its first patch.
     public func makeHub(mapping: ControlMapping?, plugins: PluginHost? = nil) -> ControlHub {
-        ControlHub(mapping: mapping, startValues: (plugins?.stateValues ?? []) + options.startValues)
+        let hub = ControlHub(mapping: mapping, startValues: (plugins?.stateValues ?? []) + options.startValues)
+        if mapping?.scenes.isEmpty == false {
+            hub.set(.sceneSelect, to: 0)
+            // `--set` still has the last word.
+            for change in options.settings { hub.set(change.address, to: Double(change.value)) }
+        }
+        return hub
     }
 
     /// The plugins' source for the instruments and inserts asked for (nil
@@ -118,7 +126,7 @@ public struct HostAssembly: Sendable {
     /// then every change, through one `ParameterRouting`. Before the render
     /// thread runs, so the first block already has them.
     @discardableResult
-    public func connect(_ hub: ControlHub, to renderer: Renderer, events: EventQueueProducer?,
+    public func connect(_ hub: ControlHub, to renderer: Renderer, events: (any ChannelOutput)?,
                         transport: Transport?, pieceTempo: Double = 120) -> SubscriptionToken {
         let routing = ParameterRouting(parameters: renderer.parameters, events: events,
                                        transport: transport, pieceTempo: pieceTempo)

@@ -10,14 +10,14 @@ import Synchronization
 /// place, used by every host (live, play, render).
 public struct ParameterRouting: Sendable {
     public let parameters: ParameterStore
-    public let events: EventQueueProducer?
+    public let events: (any ChannelOutput)?
     public let transport: Transport?
     /// The piece's first tempo (bpm): `transport.tempo` is relative to it.
     public let pieceTempo: Double
     /// The notes `channel.N.note` and `channel.N.gate` hold down.
     let heldNotes = HeldNotes()
 
-    public init(parameters: ParameterStore, events: EventQueueProducer?, transport: Transport?, pieceTempo: Double = 120) {
+    public init(parameters: ParameterStore, events: (any ChannelOutput)?, transport: Transport?, pieceTempo: Double = 120) {
         self.parameters = parameters
         self.events = events
         self.transport = transport

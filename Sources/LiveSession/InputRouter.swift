@@ -2,18 +2,24 @@ import ALSA
 import Controls
 import Engine
 import Hosting
+import Rig
 import MIDI
 import Sampling
 import Synchronization
 import Threads
 
 /// The MIDI input's one consumer, on the input thread: counts messages per
-/// source, logs connections, gives each message to the controls first and
-/// passes what they do not use (notes, other CCs, SysEx) to the render
-/// thread's queue. A note-off always reaches the sampler.
+/// source, logs connections, records `--record-midi`, and hands each message
+/// to the keyboard's way to the instruments (`KeyboardRouting`: the controls,
+/// then the zones, then the render thread's queue). A note-off always
+/// reaches where its note-on went; a source that disconnects has its notes
+/// released there.
 final class InputRouter: Sendable {
-    private let hub: ControlHub
-    private let events: EventQueueProducer?
+    private let keyboard: KeyboardRouting
+    /// The zones' external ports (nil without a sequencer).
+    private let zoneOutput: ALSAZoneOutput?
+    /// A source's name as the sequencer lists it (zones may name the source they take).
+    private let sourceName: @Sendable (SeqAddress) -> String?
     private let log: HostLog
     private let midiRecorder: MIDIRecorder?
     private let counts = Mutex<[SeqAddress: Int]>([:])
@@ -28,12 +34,21 @@ final class InputRouter: Sendable {
     /// period and the output thread renders blocks back to back to refill its
     /// buffer, an input thread below it waited longer than that and its notes
     /// came a period late. The router's work per event is short.
-    init(hub: ControlHub, events: EventQueueProducer?, log: HostLog, midiRecorder: MIDIRecorder? = nil, priority: Int32? = nil) {
-        self.hub = hub
-        self.events = events
+    init(keyboard: KeyboardRouting, zoneOutput: ALSAZoneOutput? = nil, sourceName: @escaping @Sendable (SeqAddress) -> String? = { _ in nil },
+         log: HostLog, midiRecorder: MIDIRecorder? = nil, priority: Int32? = nil) {
+        self.keyboard = keyboard
+        self.zoneOutput = zoneOutput
+        self.sourceName = sourceName
         self.log = log
         self.midiRecorder = midiRecorder
         self.priority = priority
+    }
+
+    /// A router with no zones' output port: `events` gets what the controls and the zones leave.
+    convenience init(hub: ControlHub, events: EventQueueProducer?, log: HostLog, midiRecorder: MIDIRecorder? = nil) {
+        let keyboard = KeyboardRouting(hub: hub, events: events)
+        keyboard.start()
+        self.init(keyboard: keyboard, log: log, midiRecorder: midiRecorder)
     }
 
     var messagesBySource: [SeqAddress: Int] { counts.withLock { $0 } }
@@ -57,22 +72,27 @@ final class InputRouter: Sendable {
             let arrival = event.arrival ?? OutputClock.now()
             midiRecorder?.record(message, at: arrival)
             counts.withLock { $0[source, default: 0] += 1 }
-            route(message, at: .arrival(arrival))
+            keyboard.route(message, from: Self.sourceID(source), at: .arrival(arrival))
         case .subscribed(let a):
             connected.withLock { _ = $0.insert(a) }
+            keyboard.registerSource(Self.sourceID(a), name: sourceName(a) ?? "\(a)")
             log.append("connected \(a)")
         case .unsubscribed(let a):
             connected.withLock { _ = $0.remove(a) }
+            // The sequencer client released the notes it saw (`.release`, routed above); the zones'
+            // ledger ends whatever is left of this source's, wherever it went.
+            keyboard.releaseAll(source: Self.sourceID(a), at: .arrival(OutputClock.now()))
             log.append("disconnected \(a) (its notes released)")
         case .autoconnected(let p):
             connected.withLock { _ = $0.insert(p.address) }
+            keyboard.registerSource(Self.sourceID(p.address), name: p.searchableName)
             log.append("autoconnected \(p)")
         case .autoconnectFailed(let p, let e):
             log.append("could not connect \(p): \(e)")
         case .inputOverrun:
             log.append("MIDI input overrun: events lost")
-        case .portAppeared:
-            break  // autoconnect answers it (the sequencer client's own job)
+        case .portAppeared(let p):
+            zoneOutput?.portAppeared(p)  // autoconnect answers it for sources (the sequencer client's own job)
         }
     }
 
@@ -81,24 +101,14 @@ final class InputRouter: Sendable {
     func receive(_ message: MIDIMessage, frame: UInt64) {
         midiRecorder?.record(message)
         jackMessages.add(1, ordering: .relaxed)
-        route(message, at: .frame(frame))
+        keyboard.route(message, from: Self.jackSource, at: .frame(frame))
     }
 
     /// Messages JACK MIDI brought (`receive`).
     var jackMessageCount: Int { jackMessages.load(ordering: .relaxed) }
     private let jackMessages = Atomic<Int>(0)
 
-    private func route(_ message: MIDIMessage, at placement: EventQueueProducer.Placement) {
-        if case .sysEx(let sysEx) = message {
-            // GM/GS/XG resets, drum parts, tuning: through the queue's byte ring.
-            events?.pushSysEx(sysEx.data, at: placement)
-            return
-        }
-        var used = false
-        if message.channel != nil {
-            used = hub.receive(message)
-            if message.isNoteOff { used = false }
-        }
-        if !used, let events, let channelMessage = ChannelMessage(message) { events.push(channelMessage, at: placement) }
-    }
+    /// The zones' number for a sequencer source; JACK MIDI's is `jackSource`.
+    static func sourceID(_ address: SeqAddress) -> SourceID { SourceID(address.client) << 8 | SourceID(address.port & 0xFF) }
+    static let jackSource: SourceID = 0xFFFF_0000
 }

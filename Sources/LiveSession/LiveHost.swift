@@ -177,6 +177,8 @@ public final class LiveHost: @unchecked Sendable {
     public let log = HostLog()
     private let assembly: HostAssembly
     private let router: InputRouter
+    /// Controls, zones, queue: the keyboard's way in, shared by every input.
+    public let keyboard: KeyboardRouting
     /// The output, sampler, renderer, recording, tracks and spectrum; nil without audio.
     private let audio: LiveAudio?
     private let midiRecorder: MIDIRecorder?
@@ -188,6 +190,7 @@ public final class LiveHost: @unchecked Sendable {
     /// A piece is loaded: the control thread feeds its transport back to the controls.
     private var hasPiece = false
     private var subscribed = false
+    private var keyboardStarted = false
     private let shared = OutputState()
     private var recordingsFinished = false
     private var pluginStatesSaved = false
@@ -221,9 +224,14 @@ public final class LiveHost: @unchecked Sendable {
         } else {
             audio = nil
         }
+        let log = self.log
+        let zoneOutput = client.map { ALSAZoneOutput(client: $0, log: log) }
+        let keyboard = KeyboardRouting(hub: hub, events: audio?.events, external: zoneOutput)
+        self.keyboard = keyboard
         // The input thread above the output thread (requestFIFO's default, 70): pushes within the latency.
-        router = InputRouter(hub: hub, events: audio?.events, log: log, midiRecorder: midiRecorder,
-                             priority: options.realtime && audio?.clock != nil ? 75 : nil)
+        router = InputRouter(keyboard: keyboard, zoneOutput: zoneOutput,
+                             sourceName: { [weak client] a in (try? client?.ports())?.first { $0.address == a }?.searchableName },
+                             log: log, midiRecorder: midiRecorder, priority: options.realtime && audio?.clock != nil ? 75 : nil)
     }
 
     deinit { stop() }
@@ -314,6 +322,10 @@ public final class LiveHost: @unchecked Sendable {
                 watcher = try MappingWatcher(path: path) { hub.reload(from: path, log: log, plugins: plugins) }
             } catch { throw .watch(error) }
         }
+        if !keyboardStarted {
+            keyboardStarted = true
+            keyboard.start()
+        }
         let router = self.router
         do { try client?.start { event in router.handle(event) } } catch { throw .alsa(error) }
         if let audio, let jackMIDI = audio.jackMIDI {
@@ -367,6 +379,9 @@ public final class LiveHost: @unchecked Sendable {
         watcher?.cancel()
         watcher = nil
         client?.stop()
+        // Note-offs for what the zones sent on (external synths above all), while the ports are open.
+        keyboard.stop()
+        keyboard.releaseEverything()
         audio?.jackMIDI?.finish()
         shared.stop.store(true, ordering: .releasing)
         control?.join()

@@ -1,6 +1,8 @@
+import Controls
 import Engine
 import Hosting
 import MIDI
+import Parameters
 import Sampling
 
 /// What one file becomes before anything renders: the score after the
@@ -26,6 +28,8 @@ struct PiecePlan {
     /// The split score's sample plan, found while checking the split (nil:
     /// planned when the piece's synths are made).
     var samples: SampleSelection.Plan?
+    /// With `--take`: the parameters the mapping's controls moved, by time (`TakeRouting`).
+    var changes: [(seconds: Double, change: ParameterChange)] = []
 }
 
 extension RenderJob {
@@ -41,12 +45,22 @@ extension RenderJob {
         var maps: RenderLabels.FileMaps? = nil
         var notesDropped = 0
         var trackNames: [String] = []
+        var changes: [(seconds: Double, change: ParameterChange)] = []
         do {
             // The file lives only here: a render keeps its score, not the file.
             var file: StandardMIDIFile
             do throws(MIDIFileError) { file = try StandardMIDIFile(contentsOf: input) } catch { throw .midiFile(error) }
             if let augmentation { file = file.scalingTempo(by: augmentation.tempo) }
             score = Score(file)
+            if let mapping = options.mapping {
+                if options.take {
+                    // The performance through the rig, on a hub of its own (the job's stays as it started).
+                    let take = TakeRouting(file, hub: assembly.makeHub(mapping: mapping, plugins: plugins))
+                    score = take.score
+                    changes = take.changes
+                }
+                score = score.startingWith(Self.presetMessages(mapping))
+            }
             if let augmentation {
                 if case .smpte = file.division { score = score.faster(by: augmentation.tempo) }
                 (score, notesDropped) = scout.instrument.augmenting(score, with: augmentation)
@@ -83,6 +97,33 @@ extension RenderJob {
             groups = split
         }
         return PiecePlan(score: score, gaps: gaps, maps: maps, notesDropped: notesDropped, trackNames: trackNames,
-                         groups: groups, samples: splitPlan)
+                         groups: groups, samples: splitPlan, changes: changes)
+    }
+
+    /// The presets `mapping` starts with, as messages at the piece's start: its
+    /// `channels:` (live selects them on the synth before anything plays), then
+    /// its first scene's (the hub starts there): bank select, then program
+    /// change, as `ControlHub` selects a scene's. In the score, so the sample
+    /// plan and the labels see them. A bank past bank select's 0…127 (128 on
+    /// channel 10 is FluidSynth's drum bank there already) sends no bank select.
+    static func presetMessages(_ mapping: ControlMapping) -> [ChannelMessage] {
+        let setups = mapping.channels + (mapping.scenes.first?.channels ?? [])
+        return setups.flatMap { setup -> [ChannelMessage] in
+            let c = setup.channel.intValue
+            var messages: [ChannelMessage] = []
+            if let bank = setup.bank, bank <= 127 { messages.append(.controlChange(0, value: UInt8(bank), channel: c)) }
+            if let program = setup.program { messages.append(.programChange(program.value, channel: c)) }
+            return messages
+        }
+    }
+}
+
+extension Score {
+    /// The score with `messages` first, at its start (before its own events at 0).
+    func startingWith(_ messages: [ChannelMessage]) -> Score {
+        guard !messages.isEmpty else { return self }
+        var score = Score(events: messages.map { Score.Event(seconds: 0, message: $0) } + events, duration: duration)
+        score.sysExMessages = sysExMessages
+        return score
     }
 }

@@ -5,6 +5,7 @@ import FluidSynth
 import Hosting
 import LV2
 import MIDI
+import Parameters
 import Sampling
 import SoundFile
 import Synchronization
@@ -61,6 +62,13 @@ public final class RenderJob {
         public var stemsBy: StemGrouping? = nil
         /// Work out each piece's labels (`Summary.labels`, `RenderLabels`).
         public var labels = false
+        /// `--mapping`: the rig a piece plays through — its channels' presets
+        /// and LV2 instruments, its inserts, its controls' defaults and its first
+        /// scene, as `play --mapping` starts (see `TakeRouting` for `take`).
+        public var mapping: ControlMapping? = nil
+        /// `--take`: the file is a performance played into the mapping's rig,
+        /// each message through its controls and zones as the keyboard's (`TakeRouting`).
+        public var take = false
         public init() {}
 
         /// The block size the render loop uses.
@@ -164,11 +172,11 @@ public final class RenderJob {
     public let tracks: [FileTrack]
     private let buffer: UnsafeMutableBufferPointer<Float>
     /// What live and play build the same way (routes, tuning, start values).
-    private let assembly: HostAssembly
+    let assembly: HostAssembly
     /// The start values (no mapping: a render has no controls).
     private let hub: ControlHub
     /// The instruments' and inserts' plugins (nil without any).
-    private let plugins: PluginHost?
+    let plugins: PluginHost?
 
     /// Reads the SoundFont and checks that FluidSynth loads it (a bad font
     /// fails here, before any piece). Each piece then renders on synths built
@@ -183,11 +191,12 @@ public final class RenderJob {
         let path = font.path
         self.options = options
         self.soundFontPath = path
-        assembly = HostAssembly(options: options.host)
+        assembly = HostAssembly(options: options.host, channels: options.mapping?.channels ?? [],
+                                inserts: options.mapping?.inserts ?? [])
         // The plugins' parameters exist before the hub that starts them at their defaults.
         do { plugins = try assembly.makePluginHost() } catch { throw .plugin(error) }
         for note in plugins?.notes ?? [] { log.append(note) }
-        hub = assembly.makeHub(mapping: nil, plugins: plugins)
+        hub = assembly.makeHub(mapping: options.mapping, plugins: plugins)
         let selection = SampleSelection(soundFont: font, byNotes: options.loadsSamplesOnDemand && options.selectsSamplesByNotes,
                                         log: log)
         sampleSelection = selection
@@ -348,7 +357,7 @@ public final class RenderJob {
             let writer = try makeSink()
             do throws(Failure) {
                 guard var summary = try render(score, on: rig, input: input, output: output, into: writer, stems: stemWriter,
-                                               cancel: cancel, progress: progress, clock: clock, start: start) else {
+                                               changes: piece.changes, cancel: cancel, progress: progress, clock: clock, start: start) else {
                     // Over one synth's voice budget: again, on one synth.
                     writer.discard()
                     stemWriter?.discard()
@@ -487,11 +496,17 @@ public final class RenderJob {
     /// incomplete: the caller discards it).
     private func render(
         _ score: Score, on rig: Rig, input: String, output: String, into writer: any RenderSink, stems: StemWriter?,
+        changes: [(seconds: Double, change: ParameterChange)] = [],
         cancel: CancellationFlag?, progress: ((Progress) -> Void)?, clock: ContinuousClock, start: ContinuousClock.Instant
     ) throws(Failure) -> Summary? {
         let rate = Double(options.sampleRate)
         let renderer = rig.renderer
         renderer.schedule(score, startingAt: 0)
+        // A take's parameter moves (`TakeRouting.changes`), each applied as the
+        // block it falls in is dispatched, the way live applies a control's.
+        let takeRouting = changes.isEmpty ? nil : ParameterRouting(parameters: renderer.parameters, events: EventQueueProducer(renderer.events),
+                                                                   transport: renderer.transport)
+        var nextChange = 0
         // Blocks go out (`dispatch`) up to `blocksInFlight` ahead of the one
         // written (`collect`); with one synth, one at a time. Everything that
         // decides what is dispatched is known on the dispatch side, so the
@@ -549,6 +564,13 @@ public final class RenderJob {
             var frames = Int(min(UInt64(rig.blockFrames), left))
             if inTail { frames = min(frames, tailLimit - tailDispatched) }
             guard frames > 0 else { dispatching = false; continue }
+            if let takeRouting {
+                let end = Double(renderer.sampleTime + UInt64(frames)) / rate
+                while nextChange < changes.count, changes[nextChange].seconds < end {
+                    takeRouting.apply(changes[nextChange].change)
+                    nextChange += 1
+                }
+            }
             renderer.dispatch(frames: frames)
             pendingInTail[dispatchedBlocks % (depth + 1)] = inTail
             dispatchedBlocks += 1

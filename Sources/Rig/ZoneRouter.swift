@@ -68,38 +68,44 @@ public final class ZoneRouter {
 
     // The ledger: held notes, outputs at a fixed stride.
     private var heldCount = 0
-    private var heldSource: [SourceID]
-    private var heldChannel: [UInt8]
-    private var heldKey: [UInt8]
-    private var heldTaken: [Bool]
-    private var heldOutCount: [Int]
-    private var outSlot: [UInt16]
-    private var outKey: [UInt8]
-    private var outPedals: [UInt8]   // bit 0: sustain passes, bit 1: sostenuto passes, bit 2: pressure passes
+    private let heldSource: FixedTable<SourceID>
+    private let heldChannel: FixedTable<UInt8>
+    private let heldKey: FixedTable<UInt8>
+    private let heldTaken: FixedTable<Bool>
+    private let heldOutCount: FixedTable<Int>
+    private let outSlot: FixedTable<UInt16>
+    private let outKey: FixedTable<UInt8>
+    private let outPedals: FixedTable<UInt8>   // bit 0: sustain passes, bit 1: sostenuto passes, bit 2: pressure passes
 
     /// Per slot and key: how many held notes sound there.
-    private var sounding: [UInt8]
+    private let sounding: FixedTable<UInt8>
     /// Per slot: bit 0 sustain down, bit 1 sostenuto down (as sent).
-    private var pedalDown: [UInt8]
+    private let pedalDown: FixedTable<UInt8>
     /// Per slot: the message stamp that last reached it (no slot gets one message twice).
-    private var stamps: [UInt32]
+    private let stamps: FixedTable<UInt32>
     private var stamp: UInt32 = 0
 
     public init() {
         ports.reserveCapacity(Self.maxPorts)
         sourceIDs.reserveCapacity(Self.maxSources)
         sourceNames.reserveCapacity(Self.maxSources)
-        heldSource = .init(repeating: 0, count: Self.maxHeldNotes)
-        heldChannel = .init(repeating: 0, count: Self.maxHeldNotes)
-        heldKey = .init(repeating: 0, count: Self.maxHeldNotes)
-        heldTaken = .init(repeating: false, count: Self.maxHeldNotes)
-        heldOutCount = .init(repeating: 0, count: Self.maxHeldNotes)
-        outSlot = .init(repeating: 0, count: Self.maxHeldNotes * Self.maxOutputsPerNote)
-        outKey = .init(repeating: 0, count: Self.maxHeldNotes * Self.maxOutputsPerNote)
-        outPedals = .init(repeating: 0, count: Self.maxHeldNotes * Self.maxOutputsPerNote)
-        sounding = .init(repeating: 0, count: Self.slotCount * 128)
-        pedalDown = .init(repeating: 0, count: Self.slotCount)
-        stamps = .init(repeating: 0, count: Self.slotCount)
+        heldSource = FixedTable(repeating: 0, count: Self.maxHeldNotes)
+        heldChannel = FixedTable(repeating: 0, count: Self.maxHeldNotes)
+        heldKey = FixedTable(repeating: 0, count: Self.maxHeldNotes)
+        heldTaken = FixedTable(repeating: false, count: Self.maxHeldNotes)
+        heldOutCount = FixedTable(repeating: 0, count: Self.maxHeldNotes)
+        outSlot = FixedTable(repeating: 0, count: Self.maxHeldNotes * Self.maxOutputsPerNote)
+        outKey = FixedTable(repeating: 0, count: Self.maxHeldNotes * Self.maxOutputsPerNote)
+        outPedals = FixedTable(repeating: 0, count: Self.maxHeldNotes * Self.maxOutputsPerNote)
+        sounding = FixedTable(repeating: 0, count: Self.slotCount * 128)
+        pedalDown = FixedTable(repeating: 0, count: Self.slotCount)
+        stamps = FixedTable(repeating: 0, count: Self.slotCount)
+    }
+
+    deinit {
+        heldSource.release(); heldChannel.release(); heldKey.release(); heldTaken.release(); heldOutCount.release()
+        outSlot.release(); outKey.release(); outPedals.release()
+        sounding.release(); pedalDown.release(); stamps.release()
     }
 
     /// The external port a `.port(i)` destination names.
@@ -137,8 +143,8 @@ public final class ZoneRouter {
         resolveSources(set)
         let old = current
         current = set
-        for (z, zone) in set.zones.enumerated() {
-            guard let bend = zone.bendRange else { continue }
+        for z in 0..<set.bendRanges.count {
+            guard let bend = set.bendRanges[z] else { continue }
             let c = set.compiled[z]
             for d in c.destStart..<(c.destStart + c.destCount) where set.destSlot[d] != Self.noSlot {
                 let slot = set.destSlot[d], ch = Channel(unchecked: UInt8(slot & 15))
@@ -154,7 +160,7 @@ public final class ZoneRouter {
     }
 
     private func portIndex(_ name: String) -> Int? {
-        if let i = ports.firstIndex(of: name) { return i }
+        for i in 0..<ports.count where ports[i] == name { return i }
         guard ports.count < Self.maxPorts else { return nil }
         ports.append(name)
         return ports.count - 1
@@ -172,10 +178,10 @@ public final class ZoneRouter {
     }
 
     private func resolveSources(_ set: ZoneSet) {
-        for z in set.compiled.indices {
+        for z in 0..<set.compiled.count {
             guard let name = set.sourceNames[z] else { continue }
             var mask: UInt64 = 0
-            for (i, n) in sourceNames.enumerated() where n == name { mask |= 1 << UInt64(i) }
+            for i in 0..<sourceNames.count where sourceNames[i] == name { mask |= 1 << UInt64(i) }
             set.compiled[z].sourceMask = mask
         }
     }
@@ -215,6 +221,12 @@ public final class ZoneRouter {
         }
     }
 
+    /// Releases every note the ledger holds, from every source (the session
+    /// ends: nothing it started may hang on another synth). No allocation.
+    public func releaseEverything<S: ZoneSink>(into sink: inout S) {
+        while heldCount > 0 { release(heldCount - 1, velocity: 0, &sink) }
+    }
+
     // MARK: - Internals
 
     private func sourceSlot(_ source: SourceID) -> Int {
@@ -239,7 +251,7 @@ public final class ZoneRouter {
     private func nextStamp() -> UInt32 {
         stamp &+= 1
         if stamp == 0 {
-            for i in stamps.indices { stamps[i] = 0 }
+            for i in 0..<stamps.count { stamps[i] = 0 }
             stamp = 1
         }
         return stamp
@@ -270,7 +282,7 @@ public final class ZoneRouter {
         var outs = 0
         var taken = false
         if let set = current {
-            let sourceSlot = set.compiled.contains(where: { !$0.anySource }) ? self.sourceSlot(source) : -1
+            let sourceSlot = set.namesSources ? self.sourceSlot(source) : -1
             let base = h * Self.maxOutputsPerNote
             for z in 0..<set.compiled.count {
                 let c = set.compiled[z]
@@ -349,7 +361,9 @@ public final class ZoneRouter {
         let sourceSlot = self.sourceSlot(source)
         let s = nextStamp()
         var taken = false
-        for c in set.compiled where takes(c, source, sourceSlot, channel, kind) {
+        for z in 0..<set.compiled.count {
+            let c = set.compiled[z]
+            guard takes(c, source, sourceSlot, channel, kind) else { continue }
             taken = true
             for d in c.destStart..<(c.destStart + c.destCount) {
                 let slot = set.destSlot[d]
@@ -369,7 +383,7 @@ public final class ZoneRouter {
 
         if controller >= 120 {
             // Mode messages: everywhere the keyboard's notes, pedals or zones can be.
-            for c in set.compiled where takes(c, source, sourceSlot, channel, cc) { taken = true }
+            for z in 0..<set.compiled.count where takes(set.compiled[z], source, sourceSlot, channel, cc) { taken = true }
             for d in 0..<set.destSlot.count {
                 let slot = set.destSlot[d]
                 if slot != Self.noSlot, mark(slot, s) { emit(.cc(m.controller, value: value, channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink) }

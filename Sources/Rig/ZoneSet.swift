@@ -21,14 +21,21 @@ public final class ZoneSet: @unchecked Sendable {
     }
 
     var compiled: [Compiled] = []
+    /// Whether any zone takes only some sources (the router then looks the source up).
+    /// The router's loops index the tables rather than call generic algorithms on
+    /// them: unspecialised (debug) code instantiates their metadata on the heap.
+    private(set) var namesSources = false
+    /// Per zone: its pitch-bend range, sent when the set is installed.
+    private(set) var bendRanges: [Zone.BendRange?] = []
     /// Per zone: the source name a `.name` match resolves (into `Compiled.sourceMask`) when installed or registered.
     var sourceNames: [String?] = []
     /// Per destination: index into `portNames` (-1 = internal) and channel.
     var destPort: [Int] = []
     var destChannel: [UInt8] = []
-    /// Per destination: the router's slot, filled on install.
-    var destSlot: [UInt16] = []
-    var portNames: [String] = []
+    /// Per destination: the router's slot, filled on install (on the input
+    /// thread: a table, so filling it allocates nothing; see `FixedTable`).
+    private(set) var destSlot = FixedTable<UInt16>(repeating: 0, count: 0)
+    public var portNames: [String] = []
     /// 128 per zone: velocity in → out.
     var velocityTables: [UInt8] = []
     /// 128 per zone: controller in → out, 255 = dropped.
@@ -55,7 +62,6 @@ public final class ZoneSet: @unchecked Sendable {
                     let p = portNames.firstIndex(of: name) ?? { portNames.append(name); return portNames.count - 1 }()
                     destPort.append(p); destChannel.append(c.value)
                 }
-                destSlot.append(ZoneRouter.noSlot)
             }
             var sourceID: SourceID?, sourceName: String?
             switch zone.source {
@@ -75,5 +81,11 @@ public final class ZoneSet: @unchecked Sendable {
             velocityTables += zone.velocity.table
             controllerTables += cc
         }
+        destSlot.release()
+        destSlot = FixedTable(repeating: ZoneRouter.noSlot, count: destPort.count)
+        namesSources = zones.contains { $0.source != nil }
+        bendRanges = zones.map(\.bendRange)
     }
+
+    deinit { destSlot.release() }
 }

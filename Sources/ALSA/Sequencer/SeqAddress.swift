@@ -63,7 +63,7 @@ public struct PortInfo: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(address) '\(clientName)' '\(portName)'" }
 
     /// Text used to match a `--connect` name: client and port names.
-    var searchableName: String { "\(clientName):\(portName)" }
+    public var searchableName: String { "\(clientName):\(portName)" }
 
     /// Port capabilities (`SND_SEQ_PORT_CAP_*`).
     public struct Capabilities: OptionSet, Hashable, Sendable, CustomStringConvertible {

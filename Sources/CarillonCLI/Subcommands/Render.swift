@@ -169,6 +169,14 @@ struct Render: ParsableCommand {
 
     @OptionGroup(title: "Augmentation") var augment: AugmentOptions
 
+    @Option(help: ArgumentHelp(
+        "Render through this mapping's rig: its channels' presets and LV2 instruments, its inserts, tracks and controls' defaults, and its first scene, as play --mapping starts.",
+        valueName: "file.yaml"))
+    var mapping: String?
+
+    @Flag(help: "With --mapping: each input is a performance (live --record-midi), played through the mapping's controls and zones as the keyboard played it; a program change or scene control in it switches scenes there.")
+    var take = false
+
     @Flag(name: [.customShort("q"), .long], help: "No progress bar and no summary.")
     var quiet = false
 
@@ -203,6 +211,7 @@ struct Render: ParsableCommand {
         if soundFontPick == .all && output == AudioFileWriter.standardOutput {
             throw ValidationError("--soundfont-pick all writes a file per font; it cannot go with -o - (standard output)")
         }
+        if take && mapping == nil { throw ValidationError("--take plays a performance through a rig: give the rig with --mapping FILE") }
         _ = try audio.resolve(for: output)
     }
 
@@ -232,7 +241,12 @@ struct Render: ParsableCommand {
     }
 
     func run() throws {
-        synth.plugins.registerParameters()
+        // The plugins' controls (flags' and the mapping's own) are parameters before the mapping is read.
+        let rig = HostSession.loadMapping(mapping, synth: synth)
+        if let rig, let mapping, let own = rig.channels.first(where: { $0.soundFont != nil }) {
+            Diagnostics.fail("\(mapping): channel \(own.channel.intValue + 1)'s soundfont: is for live and play; a render plays one "
+                + "SoundFont for every channel (--soundfont): take the line out or render without --mapping")
+        }
         // Read before anything is written: a program map with a mistake ends the command here.
         let augmentation = augment.augmentation()
         let (format, encoding, rate, rateChosen) = try audio.resolve(for: output)
@@ -267,6 +281,9 @@ struct Render: ParsableCommand {
         var settings = BatchRenderer.Settings()
         settings.job.sampleRate = rate
         settings.job.host = synth.hostOptions
+        settings.job.host.tracks = (rig?.tracks ?? []) + synth.track
+        settings.job.mapping = rig
+        settings.job.take = take
         settings.job.tail = TailPolicy(silenceThreshold: silence, maxTail: tail)
         settings.job.maxDuration = maxDuration
         settings.job.maxGap = maxGap > 0 ? maxGap : nil

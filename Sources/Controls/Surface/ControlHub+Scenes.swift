@@ -46,18 +46,19 @@ extension ControlHub {
         pendingScene = nil  // the scene's own controls do not switch again
         values[ParameterAddress.sceneSelect.index] = Double(i)
         surface.parameterDidChange(.sceneSelect, value: Double(i))
-        sceneObservers.send(i)
+        sceneObservers.send(SceneChange(mapping: currentMapping, scene: i, mappingChanged: false))
     }
 
-    /// Calls `handler` with the scene switched to (its place in the mapping's
-    /// `scenes:`; nil when a reload leaves none current): now, with the current
-    /// one, then at each switch, before the switch returns — so what a scene
-    /// changes besides values (its zones) is in place for the next message.
-    /// Under the hub's lock: the handler must not call the hub.
+    /// Calls `handler` with the mapping and the scene switched to (its place
+    /// in the mapping's `scenes:`; nil when none is current, as after a
+    /// reload): now, then at each switch and each reload (`mappingChanged`),
+    /// before the switch returns — so what a scene changes besides values (its
+    /// zones) is in place for the next message. Under the hub's lock: the
+    /// handler must not call the hub.
     @discardableResult
-    public func observeScenes(_ handler: @escaping (Int?) -> Void) -> SubscriptionToken {
+    public func observeScenes(_ handler: @escaping (SceneChange) -> Void) -> SubscriptionToken {
         lock.withLock {
-            handler(sceneIndex)
+            handler(SceneChange(mapping: currentMapping, scene: sceneIndex, mappingChanged: true))
             return sceneObservers.add(handler)
         }
     }
@@ -72,4 +73,13 @@ extension ControlHub {
         if let bank = setup.bank, bank <= 127 { publishLocked(.channelCC(setup.channel, 0), Double(bank)) }
         if let program = setup.program { publishLocked(.channelProgram(setup.channel), Double(program.value)) }
     }
+}
+
+/// What `ControlHub.observeScenes` hands its observers.
+public struct SceneChange: Sendable {
+    public var mapping: ControlMapping?
+    /// The scene's place in `mapping.scenes` (nil: none is current).
+    public var scene: Int?
+    /// The mapping is new (the first call, a reload): what was built from the last one is stale.
+    public var mappingChanged: Bool
 }

@@ -31,8 +31,8 @@ public final class ControlHub: @unchecked Sendable {
     var learnObservers = ObserverList<LearnEvent>()
     /// Feedback to controllers: who sends the messages `tick` collects.
     private var feedbackObservers = ObserverList<[MIDIMessage]>()
-    /// Told the scene switched to (its place in `scenes:`; nil: none, after a reload).
-    var sceneObservers = ObserverList<Int?>()
+    /// Told the scene switched to and the mapping reloaded (`observeScenes`).
+    var sceneObservers = ObserverList<SceneChange>()
     /// MIDI learn: what is armed, and the detector that finds the moving source.
     var learnTarget: LearnTarget?
     var learnDetector = LearnDetector()
@@ -88,7 +88,7 @@ public final class ControlHub: @unchecked Sendable {
             currentMapping = mapping
             generation += 1
             sceneIndex = nil
-            sceneObservers.send(nil)
+            sceneObservers.send(SceneChange(mapping: mapping, scene: nil, mappingChanged: true))
             var notApplied: [String] = []
             for setup in mapping.channels {
                 let old = before.first { $0.channel == setup.channel }

@@ -1,0 +1,152 @@
+import Controls
+import Engine
+import MIDI
+import Rig
+import Synchronization
+
+/// Where a zone's external destinations (`to: { port: NAME, channel: C }`)
+/// go: ALSA sequencer ports of Carillon's own, or JACK `midi_out`. Both
+/// calls come with `KeyboardRouting`'s lock held.
+public protocol ExternalMIDIOutput: Sendable {
+    /// Makes ready the ports `names` (a start or a reload; may allocate).
+    func prepare(portNames names: [String])
+    /// Sends `message` to the port named `name` (one `prepare` named). On the
+    /// input thread: no allocation, no wait.
+    func send(_ message: MIDIMessage, portName name: String)
+}
+
+/// The keyboard's way to the instruments, one for live, play and `render
+/// --take`: a message goes to the controls first (a knob's CC, a pad's note);
+/// what they do not use goes through the rig's zones (splits, layers,
+/// transposition, velocity, external ports: `Rig.ZoneRouter`), and what no
+/// zone takes goes to the render thread's queue on its own channel, as it
+/// did before zones. A note-off always passes the controls, and the zones'
+/// ledger sends it where its note-on went, whatever changed in between (a
+/// scene, a reload, a transpose).
+///
+/// The zones follow the hub: a scene with `zones:` puts its own in place
+/// while it is current, a reloaded mapping its new ones — before the switch
+/// or the reload returns, so the next message is routed by them. Each
+/// mapping's sets are compiled once, when it arrives.
+///
+/// Threads: `route` and `releaseAll` from the input threads (ALSA's, JACK's,
+/// the web page's notes); the router runs under a lock of its own that only
+/// those and a switch take, never the render thread.
+public final class KeyboardRouting: Sendable {
+    private let hub: ControlHub
+    private let events: (any ChannelOutput)?
+    private let external: ExternalMIDIOutput?
+    private let state: Mutex<State>
+    private let sceneToken = Mutex<SubscriptionToken?>(nil)
+    /// Whether any zone is in force: without, a message skips the router's lock.
+    private let active = Atomic<Bool>(false)
+
+    /// The router, and the current mapping's compiled sets: the top level's,
+    /// then each scene's own (nil: the scene keeps the top level's).
+    private struct State {
+        let router = ZoneRouter()
+        var topLevel = ZoneSet([])
+        var scenes: [ZoneSet?] = []
+    }
+
+    public init(hub: ControlHub, events: (any ChannelOutput)?, external: ExternalMIDIOutput? = nil) {
+        self.hub = hub
+        self.events = events
+        self.external = external
+        state = Mutex(State())
+    }
+
+    /// What the zones counted (notes doubled, dropped by transposition, …).
+    public var zoneStats: ZoneRouter.Stats { state.withLock { $0.router.stats } }
+
+    /// Notes the zones' ledger holds.
+    public var heldNotes: Int { state.withLock { $0.router.heldNotes } }
+
+    /// Puts the zones of the hub's mapping and current scene in place, and
+    /// follows its switches and reloads until `stop`. Call once the output
+    /// side is ready (a zone set sends its bend ranges when it comes in).
+    public func start(at placement: EventQueueProducer.Placement = .afterLast) {
+        let token = hub.observeScenes { [weak self] change in self?.follow(change, at: placement) }
+        sceneToken.withLock { $0 = token }
+    }
+
+    public func stop() {
+        if let token = sceneToken.withLock({ $0 }) { hub.unobserveScenes(token) }
+    }
+
+    /// A switch or a reload (under the hub's lock): new sets compiled first,
+    /// outside the router's lock, then installed.
+    private func follow(_ change: SceneChange, at placement: EventQueueProducer.Placement) {
+        var compiled: (ZoneSet, [ZoneSet?])? = nil
+        if change.mappingChanged {
+            let mapping = change.mapping
+            compiled = (ZoneSet(mapping?.zones ?? []), mapping?.scenes.map { $0.zones.map(ZoneSet.init) } ?? [])
+        }
+        state.withLock { s in
+            if let (top, scenes) = compiled { s.topLevel = top; s.scenes = scenes }
+            let set = change.scene.flatMap { s.scenes.indices.contains($0) ? s.scenes[$0] : nil } ?? s.topLevel
+            external?.prepare(portNames: set.portNames)
+            var sink = Sink(events: events, external: external, router: s.router, placement: placement)
+            _ = s.router.install(set, into: &sink)
+            active.store(!set.zones.isEmpty || s.router.heldNotes > 0, ordering: .relaxed)
+        }
+    }
+
+    /// Tells the zones a source's name (zones may name the port they take).
+    public func registerSource(_ id: SourceID, name: String) {
+        state.withLock { $0.router.registerSource(id, name: name) }
+    }
+
+    /// One message from `source`: controls, then zones, then the queue. SysEx
+    /// goes straight to the queue (GM/GS/XG resets, tuning).
+    public func route(_ message: MIDIMessage, from source: SourceID, at placement: EventQueueProducer.Placement) {
+        if case .sysEx(let sysEx) = message {
+            events?.pushSysEx(sysEx.data, at: placement)
+            return
+        }
+        guard message.channel != nil else { return }
+        if !message.isNoteOff, hub.receive(message) { return }
+        if active.load(ordering: .relaxed) {
+            let routing = state.withLock { s in
+                var sink = Sink(events: events, external: external, router: s.router, placement: placement)
+                return s.router.route(message, from: source, into: &sink)
+            }
+            if routing == .taken { return }
+        }
+        if let events, let channelMessage = ChannelMessage(message) { events.push(channelMessage, at: placement) }
+    }
+
+    /// Releases every note `source` holds wherever the zones sent it (a source
+    /// that disconnected): note-offs to each channel and external port.
+    public func releaseAll(source: SourceID, at placement: EventQueueProducer.Placement = .afterLast) {
+        state.withLock { s in
+            var sink = Sink(events: events, external: external, router: s.router, placement: placement)
+            s.router.releaseAll(source: source, into: &sink)
+        }
+    }
+
+    /// Releases every note the zones hold, wherever it went: the session ends.
+    public func releaseEverything() {
+        state.withLock { s in
+            var sink = Sink(events: events, external: external, router: s.router, placement: .afterLast)
+            s.router.releaseEverything(into: &sink)
+        }
+    }
+
+    /// The router's output: Carillon's channels through the queue, external ports through `external`.
+    private struct Sink: ZoneSink {
+        let events: (any ChannelOutput)?
+        let external: ExternalMIDIOutput?
+        let router: ZoneRouter
+        let placement: EventQueueProducer.Placement
+
+        mutating func send(_ message: MIDIMessage, to destination: RoutedDestination) {
+            switch destination {
+            case .internal:
+                if let events, let channelMessage = ChannelMessage(message) { events.push(channelMessage, at: placement) }
+            case .port(let port):
+                external?.send(message, portName: router.portName(port))
+            }
+        }
+    }
+}
