@@ -153,6 +153,11 @@ public final class OSCServer: @unchecked Sendable {
         }
         guard named == 0 else { let e = errno; close(s); throw .call(function: "getsockname", code: e) }
         port = UInt16(bigEndian: address.sin_port)
+        // Room for a burst (a layout sending every widget at once) while the thread is busy.
+        var size: Int32 = 1 << 20
+        guard setsockopt(s, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+            let e = errno; close(s); throw .call(function: "setsockopt SO_RCVBUF", code: e)
+        }
         fd = s
     }
 
