@@ -33,6 +33,7 @@ let package = Package(
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CJACK", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev"])]),
+        .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
 
         // Joinable POSIX threads and real-time scheduling, with their own error: for the
         // ALSA input, the outputs and the render pool alike.
@@ -86,6 +87,10 @@ let package = Package(
             "Analysis", "Threads",
         ]),
 
+        // OSC (Open Sound Control) over UDP: liblo parses and builds the packets; the address
+        // space, subscriptions and timetags are Carillon's. Not `Carillon`: notes go to a sink the session gives.
+        .target(name: "OSC", dependencies: ["CLiblo", "Controls", "Parameters", "MIDI", "Threads"]),
+
         // Every control and meter in a browser: HTTP + WebSocket server, the page embedded.
         .target(name: "WebSurface", dependencies: [
             "Controls", "Parameters",
@@ -100,7 +105,7 @@ let package = Package(
         // The `carillon` command-line tool, one file per subcommand.
         .executableTarget(name: "CarillonCLI", dependencies: [
             "Sampling", "Hosting", "LiveSession", "OfflineRender",
-            "MIDI", "Parameters", "Controls", "Engine", "ALSA", "SoundFile", "WebSurface", "Analysis", "LV2", "Threads",
+            "MIDI", "Parameters", "Controls", "Engine", "ALSA", "SoundFile", "WebSurface", "Analysis", "LV2", "Threads", "OSC",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: [
             // Compiled against the static runtime too, so the libraries Foundation needs are linked.
@@ -148,6 +153,7 @@ let package = Package(
             // The help-defaults test parses the commands and reads the values they hand the library.
             "CarillonCLI", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "SoundFile", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        .testTarget(name: "OSCTests", dependencies: ["OSC", "CLiblo", "Controls", "Parameters", "MIDI"]),
         .testTarget(name: "WebSurfaceTests", dependencies: ["Parameters", "WebSurface", "Controls", "MIDI"]),
     ]
 )

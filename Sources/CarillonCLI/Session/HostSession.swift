@@ -2,6 +2,8 @@ import ALSA
 import Controls
 import Hosting
 import LiveSession
+import MIDI
+import OSC
 import Parameters
 import Sampling
 import Synchronization
@@ -20,6 +22,7 @@ final class Session {
     /// The sources connected at start (`--connect`, `--autoconnect`).
     let connected: [PortInfo]
     private var surface: WebSurface?
+    private var osc: OSCServer?
 
     /// Any failure ends the command with `failurePrefix` and the error.
     /// `adjust` changes the options before the host is built; `prepare` runs
@@ -48,15 +51,29 @@ final class Session {
         surface = HostSession.startWeb(options, host: host, view: view, transport: transport)
     }
 
+    /// Starts the OSC server when `--osc` asks for it: notes from `/carillon/note` go
+    /// into the host's input path (`LiveHost.receive`, as a keyboard's would);
+    /// `duration` (play: the piece's length) lets `/carillon/transport/seek` take seconds.
+    func startOSC(_ options: OSCOptions, duration: (@Sendable () -> Double?)? = nil) {
+        osc = HostSession.startOSC(options, host: host, view: view, duration: duration)
+    }
+
     /// The view's loop until Ctrl-C, an audio failure or `isDone` (HostSession.watch).
     func watch(header: () -> String? = { nil }, isDone: (LiveHost.Status, Double, Double) -> Bool) -> HostSession.Ending {
-        HostSession.watch(host, view: view, web: surface, header: header, isDone: isDone)
+        HostSession.watch(host, view: view, web: surface, osc: osc, header: header, isDone: isDone)
     }
 
     /// Ctrl-C's clean end: pages closed, input stopped, all sound off, device
     /// drained, ports closed; then the host's last log lines, `lastLine`, and the summary.
     func end(command: String, lastLine: String? = nil) {
         surface?.stop()
+        if let osc {
+            osc.stop()
+            for line in osc.takeLog() { view.line(line) }
+            let c = osc.counters
+            view.line("osc: \(c.applied) messages applied, \(c.sent) sent; \(c.malformed) malformed, \(c.unknownPaths) unknown paths, "
+                      + "\(c.wrongArguments) wrong arguments, \(c.refusedSources) from refused sources")
+        }
         host.stop()
         for line in host.takeLog() { view.line(line) }
         if let lastLine { view.line(lastLine) }
@@ -112,7 +129,7 @@ enum HostSession {
     /// The view's loop, ~20 times a second: log lines (and a line when web pages
     /// open or close), then the refreshed view, until Ctrl-C, an audio failure,
     /// or `isDone(status, seconds, step)`.
-    static func watch(_ host: LiveHost, view: LiveView, web: WebSurface? = nil, header: () -> String? = { nil },
+    static func watch(_ host: LiveHost, view: LiveView, web: WebSurface? = nil, osc: OSCServer? = nil, header: () -> String? = { nil },
                       isDone: (LiveHost.Status, Double, Double) -> Bool) -> Ending {
         var t = 0.0
         let step = 0.05
@@ -121,6 +138,7 @@ enum HostSession {
             usleep(UInt32(step * 1_000_000))
             t += step
             for line in host.takeLog() { view.line(line) }
+            for line in osc?.takeLog() ?? [] { view.line(line) }
             if let counters = web?.counters {
                 if counters.open != pagesOpen {
                     pagesOpen = counters.open
@@ -158,6 +176,25 @@ enum HostSession {
         } catch {
             host.stop()
             Diagnostics.fail("\(error)")
+        }
+    }
+
+    /// Starts the OSC server in front of the host's hub when `--osc` asks for it, and
+    /// prints where it listens; any failure (a port in use, a bad address) ends the command.
+    static func startOSC(_ options: OSCOptions, host: LiveHost, view: LiveView,
+                         duration: (@Sendable () -> Double?)? = nil) -> OSCServer? {
+        let config: OSCConfiguration
+        do { guard let c = try options.configuration else { return nil }; config = c } catch { Diagnostics.fail("--osc: \(error)") }
+        do {
+            let server = try OSCServer(hub: host.hub, configuration: config,
+                                       notes: { message in host.receive(message) }, duration: duration)
+            try server.start()
+            view.line("osc: listening on udp \(server.listening)"
+                      + (config.endpoint.isLoopback ? "" : " (taking packets from loopback and \(config.allowed.map(\.description).joined(separator: ", ")))"))
+            return server
+        } catch {
+            host.stop()
+            Diagnostics.fail("--osc: \(error)")
         }
     }
 

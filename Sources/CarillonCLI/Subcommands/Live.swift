@@ -37,6 +37,7 @@ struct Live: ParsableCommand {
     @OptionGroup var recording: RecordOptions
 
     @OptionGroup var web: WebOptions
+    @OptionGroup var osc: OSCOptions
     @OptionGroup var log: LogOptions
 
     func validate() throws {
@@ -59,6 +60,7 @@ struct Live: ParsableCommand {
         if let device = session.host.status().device { view.line("audio: \(device)") } else { view.line("audio: none (--no-audio)") }
 
         session.startWeb(web)
+        session.startOSC(osc)
         // MIDI learn and scenes from the keyboard (a terminal only): arrows, l, x, s.
         let learnKeys = LiveKeys(hub: session.host.hub, view: view)
         _ = session.watch { _, seconds, _ in

@@ -44,6 +44,7 @@ struct Play: ParsableCommand {
     @OptionGroup var audio: AudioDeviceOptions
     @OptionGroup var synth: SynthOptions
     @OptionGroup var web: WebOptions
+    @OptionGroup var osc: OSCOptions
     @OptionGroup var log: LogOptions
     @OptionGroup var recording: RecordOptions
 
@@ -93,6 +94,7 @@ struct Play: ParsableCommand {
                               playing: transport.isPlaying && !transport.isFinished, looping: transport.isLooping,
                               bpm: transport.tempoScale * bpm)
         })
+        session.startOSC(osc, duration: { transport.duration })
         var quietFor = 0.0, tailFor = 0.0
         let ending = session.watch(header: { Self.positionLine(transport) }) { status, _, step in
             // The end: the piece played out (not looping), then its sound died away.
