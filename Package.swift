@@ -67,6 +67,10 @@ let package = Package(
         // The render loop, mixer, sequencer and queues: no C module, testable with a fake instrument.
         .target(name: "Engine", dependencies: ["MIDI", "Parameters"]),
 
+        // In time with other gear: MIDI clock out worked out block by block from the piece's
+        // tempo map, MIDI clock in followed. Pure: no I/O, no Foundation.
+        .target(name: "Sync", dependencies: ["MIDI", "Engine"]),
+
         // The stages after the engine, along the data flow; each imports only the ones before it.
         // The sampler: FluidSynth synths built from options (live, play, render alike), the
         // parallel pool that spreads a piece's notes over several, the samples a piece loads.
@@ -78,7 +82,7 @@ let package = Package(
         ]),
         // A live or play session: MIDI input (ALSA, JACK), outputs, recording, mapping reloads.
         .target(name: "LiveSession", dependencies: [
-            "MIDI", "Parameters", "Controls", "Rig", "Engine", "Sampling", "Hosting", "ALSA", "JACK", "FluidSynth", "LV2",
+            "MIDI", "Parameters", "Controls", "Rig", "Engine", "Sampling", "Hosting", "ALSA", "JACK", "FluidSynth", "LV2", "Sync",
             "SoundFile", "Analysis", "Threads",
         ]),
         // The offline render and its dataset outputs: jobs, batches, manifest, labels, stems, augmentation.
@@ -142,6 +146,7 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
 
         .testTarget(name: "EngineTests", dependencies: ["Parameters", "Engine", "MIDI", "CAllocationCounter"]),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "Engine", "MIDI"]),
         .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
         .testTarget(name: "LV2Tests", dependencies: ["LV2", "CLV2Log", "CLilv", "CAllocationCounter"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),

@@ -84,6 +84,15 @@ public final class OutputClock: @unchecked Sendable {
         origin.store(earliest, ordering: .releasing)
     }
 
+    /// Any thread: when the block holding `frame` was due to render, on the
+    /// monotonic clock (the inverse of `frame(arrival:)` without the latency);
+    /// nil before the first block. MIDI clock out schedules by it.
+    public func nanos(ofFrame frame: UInt64) -> UInt64? {
+        let origin = origin.load(ordering: .acquiring)
+        guard origin != .min else { return nil }
+        return UInt64(clamping: origin &+ Int64(Double(frame) * 1e9 / sampleRate))
+    }
+
     /// Any thread: the frame of the sample clock at which an event that arrived
     /// at `nanos` plays — its arrival on the render clock plus `latencyFrames`.
     /// Clamped to [the last block's start, that + latency + 2 periods]: an

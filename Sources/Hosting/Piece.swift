@@ -8,6 +8,8 @@ public struct Piece: Sendable {
     public let score: Score
     /// The file's first tempo in beats per minute (120 when it sets none).
     public let firstTempo: Double
+    /// The file's tempo map (MIDI clock out and in count its beats).
+    public let tempoMap: TempoMap
 
     public init(contentsOf path: String) throws(MIDIFileError) {
         let bytes = try readBytes(path)
@@ -15,7 +17,8 @@ public struct Piece: Sendable {
         do { file = try StandardMIDIFile(bytes: bytes) } catch { throw .notReadable(path: path, error) }
         self.path = path
         score = Score(file)
-        firstTempo = file.tempoMap.changes.first?.beatsPerMinute ?? 120
+        tempoMap = file.tempoMap
+        firstTempo = tempoMap.changes.first?.beatsPerMinute ?? 120
     }
 
     public var duration: Double { score.duration }

@@ -41,6 +41,7 @@ public final class JACKClient: @unchecked Sendable {
     /// The server connected to (`$JACK_DEFAULT_SERVER` or `default`).
     public let serverName: String
     private let client: OpaquePointer
+    var handle: OpaquePointer { client }
     private var box: Unmanaged<DelegateBox>?
     private var active = false
 

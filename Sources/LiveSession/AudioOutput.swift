@@ -57,8 +57,12 @@ final class OutputState: Sendable {
 /// copy it to the recorder. Render thread only: no allocation, lock, log or throw.
 final class OutputCycle: @unchecked Sendable {
     let renderer: Renderer, shared: OutputState, recorder: Recorder?, clock: OutputClock?, spectrum: SpectrumTap?
-    init(renderer: Renderer, shared: OutputState, recorder: Recorder?, clock: OutputClock? = nil, spectrum: SpectrumTap? = nil) {
+    /// `--clock-out`: the clock events of each block, worked out after it.
+    let clockOut: ClockOutTap?
+    init(renderer: Renderer, shared: OutputState, recorder: Recorder?, clock: OutputClock? = nil, spectrum: SpectrumTap? = nil,
+         clockOut: ClockOutTap? = nil) {
         self.renderer = renderer; self.shared = shared; self.recorder = recorder; self.clock = clock; self.spectrum = spectrum
+        self.clockOut = clockOut
     }
 
     /// `frames` (≤ the renderer's `maxFrames`) interleaved stereo frames into `buffer`.
@@ -67,7 +71,9 @@ final class OutputCycle: @unchecked Sendable {
         var t0 = timespec(), t1 = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t0)
         clock?.publish(blockStart: renderer.sampleTime, at: UInt64(t0.tv_sec) &* 1_000_000_000 &+ UInt64(t0.tv_nsec))
+        let blockStart = renderer.sampleTime
         renderer.render(frames: frames, into: buffer)
+        clockOut?.afterBlock(start: blockStart, frames: frames, map: renderer.pieceMap)
         clock_gettime(CLOCK_MONOTONIC, &t1)
         shared.recordBlock(nanos: (t1.tv_sec - t0.tv_sec) * 1_000_000_000 + (t1.tv_nsec - t0.tv_nsec))
         recorder?.push(UnsafeBufferPointer(buffer), frames: frames)   // a copy into its ring: never waits

@@ -29,6 +29,8 @@ final class LiveAudio {
     /// The renderer's plugins in slots a mapping reload swaps new ones into.
     let pluginSlots = PluginSlots()
     private(set) var started = false
+    /// `--clock-out`: set before `start`.
+    var clockOut: ClockOutTap?
 
     /// Opens the output, loads the sampler (`soundFont` and the mapping's
     /// channel fonts, each channel's preset selected), opens the recording
@@ -64,16 +66,17 @@ final class LiveAudio {
             renderer = try assembly.makeRenderer(instrument: sampler.instrument, tracks: tracks, sampleRate: rate,
                                                  maxFrames: blockFrames, eventCapacity: 4096, plugins: plugins, slots: pluginSlots)
         } catch { throw .plugin(error) }
-        clock = options.timing == .stamped
+        clock = options.timing == .stamped || !options.clockOut.isEmpty
             ? OutputClock(sampleRate: Double(rate), periodFrames: blockFrames, settleFrames: output.prefillFrames) : nil
-        events = EventQueueProducer(renderer.events, clock: clock)
+        events = EventQueueProducer(renderer.events, clock: options.timing == .stamped ? clock : nil)
     }
 
     /// Starts the recording's writer, the spectrum and the output's render loop.
     func start(_ shared: OutputState) throws(LiveHost.Failure) {
         guard !started else { return }
         do { try recorder?.start(); try spectrum.start() } catch { throw .thread(error) }
-        try output.start(OutputCycle(renderer: renderer, shared: shared, recorder: recorder, clock: clock, spectrum: spectrum))
+        try output.start(OutputCycle(renderer: renderer, shared: shared, recorder: recorder, clock: clock, spectrum: spectrum,
+                                       clockOut: clockOut))
         started = true
     }
 

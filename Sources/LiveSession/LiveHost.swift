@@ -10,6 +10,7 @@ import MIDI
 import Parameters
 import Sampling
 import SoundFile
+import Sync
 import Synchronization
 import Threads
 import Glibc
@@ -84,6 +85,12 @@ public final class LiveHost: @unchecked Sendable {
         public var record: RecordTarget?
         /// `--record-midi`: the MIDI that comes in, as a Standard MIDI File written on stop.
         public var recordMIDI: String?
+        /// `--clock-out`: destinations MIDI clock goes to (`client:port` or names, as `--connect`).
+        public var clockOut: [String] = []
+        /// `play --sync clock[=PORT]`: follow MIDI clock from PORT ("": from any source connected).
+        public var syncClock: String?
+        /// `play --sync jack` (with `-a jack`): follow the JACK transport.
+        public var syncJACK = false
         public init() {}
     }
 
@@ -188,12 +195,18 @@ public final class LiveHost: @unchecked Sendable {
     /// The loaded piece's first tempo (bpm): `transport.tempo` is relative to it.
     private var pieceTempo = 120.0
     /// A piece is loaded: the control thread feeds its transport back to the controls.
-    private var hasPiece = false
+    var hasPiece = false
     private var subscribed = false
     private var keyboardStarted = false
     private let shared = OutputState()
     private var recordingsFinished = false
     private var pluginStatesSaved = false
+    /// The piece's beats (`useTempoMap`), for MIDI clock out and in.
+    var beats = BeatMap(beatsPerMinute: 120)
+    var clockSender: ClockSender?
+    /// `play --sync clock`: what follows the master (nil otherwise).
+    public internal(set) var clockFollowing: ClockFollowing?
+    var jackFollowing: JACKTransportFollowing?
 
     /// Opens the sequencer, and unless `options.audio` is false, the output
     /// and the sampler (loading `soundFont` and the mapping's channel fonts).
@@ -259,7 +272,10 @@ public final class LiveHost: @unchecked Sendable {
         renderer.releasesNotesAtEnd = true
         renderer.transport.setTempoScale(tempo)
         renderer.transport.setLoop(loop)
-        renderer.schedule(score, startingAt: 0)
+        // With --clock-out the piece starts once the output's clock is known (after its prefill
+        // and one period), so its first clocks are not due before they can be timed.
+        renderer.schedule(score, startingAt: options.clockOut.isEmpty ? 0
+                          : UInt64(audio.output.prefillFrames + 2 * audio.output.maxFrames))
         if start > 0 { renderer.transport.seek(to: start) }
     }
 
@@ -306,6 +322,7 @@ public final class LiveHost: @unchecked Sendable {
         if let audio, !audio.started {
             // Live with tracks and no piece: an empty piece as long as the longest track carries them (the transport moves it).
             if !hasPiece, !audio.tracks.isEmpty { load(Score(events: [])) }
+            try startSync(audio)
             try audio.start(shared)
         }
         // With a mapping, even one without controls yet: a reload may bring some.
@@ -326,8 +343,9 @@ public final class LiveHost: @unchecked Sendable {
             keyboardStarted = true
             keyboard.start()
         }
-        let router = self.router
-        do { try client?.start { event in router.handle(event) } } catch { throw .alsa(error) }
+        let router = self.router, following = clockFollowing
+        do { try client?.start { event in if following?.take(event) != true { router.handle(event) } } } catch { throw .alsa(error) }
+        do { try clockSender?.start() } catch { throw .thread(error) }
         if let audio, let jackMIDI = audio.jackMIDI {
             // A quarter period, 0.25…1 ms: handed on well within the period of latency it has.
             let poll = UInt32(min(max(audio.output.periodDuration * 250_000, 250), 1_000))
@@ -382,6 +400,9 @@ public final class LiveHost: @unchecked Sendable {
         // Note-offs for what the zones sent on (external synths above all), while the ports are open.
         keyboard.stop()
         keyboard.releaseEverything()
+        clockSender?.stop()
+        jackFollowing?.stop()
+        if let s = clockSender { log.append(s.summary) }
         audio?.jackMIDI?.finish()
         shared.stop.store(true, ordering: .releasing)
         control?.join()

@@ -109,3 +109,23 @@ import Foundation
         #expect(text.contains("4.50"), "\(text)")
     }
 }
+
+/// `--sync` and `--clock-out` mistakes are usage errors (the VM's scenarios.d/sync.sh runs them for real).
+@Suite struct PlaySyncOptionTests {
+    typealias R = RenderCommandTests
+
+    @Test(arguments: [
+        (["--sync", "midi"], "--sync"),
+        (["--sync", "clock="], "--sync"),
+        (["--sync", "clock", "--tempo", "2"], "--sync follows the master's tempo: not with --tempo"),
+    ])
+    func badSync_isAUsageError(_ flags: [String], _ message: String) throws {
+        let r = try R.carillon(["play", "\(R.openmsx)/coconut_run2.mid"] + flags)
+        #expect(r.status == 64 && r.stderr.contains(message), "\(r.status) \(r.stderr)")
+    }
+
+    @Test func clockOutWithoutAudio_isAUsageError() throws {
+        let r = try R.carillon(["live", "--no-audio", "--clock-out", "24:0"])
+        #expect(r.status == 64 && r.stderr.contains("--clock-out follows the audio clock"), "\(r.status) \(r.stderr)")
+    }
+}

@@ -1,5 +1,6 @@
 import CALSA
 import Glibc
+import Synchronization
 import Threads
 
 /// How far a sequencer queue's real time is behind the monotonic clock:
@@ -66,6 +67,8 @@ final class ArrivalStamps: @unchecked Sendable {
     private let handle: SequencerHandle
     private let status: OpaquePointer
     private var offset = QueueTimeOffset()
+    /// The estimate as the input thread last had it, for other threads (`ScheduledOutput`); `Int64.min` before the first.
+    let publishedOffset = Atomic<Int64>(.min)
     private var lastStatusRead: UInt64 = 0
     /// How often the input thread refines the offset from the queue's status.
     static let statusInterval: UInt64 = 50_000_000
@@ -135,6 +138,7 @@ final class ArrivalStamps: @unchecked Sendable {
         }
         let stamp = Self.nanoseconds(ev.time.time)
         offset.observe(queue: stamp, monotonic: now)
+        if let o = offset.offset { publishedOffset.store(o, ordering: .relaxed) }
         return offset.monotonic(queue: stamp)
     }
 
@@ -150,6 +154,7 @@ final class ArrivalStamps: @unchecked Sendable {
         lastStatusRead = after
         guard running, let t = snd_seq_queue_status_get_real_time(status)?.pointee else { return }
         offset.observe(queue: Self.nanoseconds(t), monotonic: after)
+        if let o = offset.offset { publishedOffset.store(o, ordering: .relaxed) }
     }
 
     /// Reads the queue's status; whether it runs.

@@ -28,7 +28,7 @@ public final class SequencerClient: @unchecked Sendable {
 
     let handle: SequencerHandle
     /// The kernel's arrival stamps on our input port (nil: see `arrivalStampingError`).
-    private let arrivals: ArrivalStamps?
+    let arrivals: ArrivalStamps?
     /// Why the input port does not stamp arrivals (no queue to spare, say):
     /// events then come with `arrival` nil and are timed when read.
     public let arrivalStampingError: ALSAError?

@@ -39,9 +39,11 @@ struct Live: ParsableCommand {
     @OptionGroup var web: WebOptions
     @OptionGroup var osc: OSCOptions
     @OptionGroup var log: LogOptions
+    @OptionGroup var clockOptions: ClockOutOptions
 
     func validate() throws {
         try synth.refuseSeveralSoundFonts("live")
+        if noAudio && !clockOptions.clockOut.isEmpty { throw ValidationError("--clock-out follows the audio clock: leave out --no-audio") }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
         if noAudio && recording.record != nil { throw ValidationError("--record needs audio (leave out --no-audio); --record-midi works without") }
     }
@@ -54,7 +56,7 @@ struct Live: ParsableCommand {
             do { fontPath = try synth.locateSoundFont() } catch { Diagnostics.fail("\(error)") }
         }
         let session = try Session(soundFont: fontPath, mapping: loaded, input: input, audio: audio, synth: synth,
-                                  recording: recording, log: log) { $0.audio = !noAudio }
+                                  recording: recording, log: log) { $0.audio = !noAudio; clockOptions.apply(to: &$0) }
         let view = session.view
         if let line = session.inputLine { view.line("carillon live: " + line) }
         if let device = session.host.status().device { view.line("audio: \(device)") } else { view.line("audio: none (--no-audio)") }

@@ -49,6 +49,11 @@ struct Play: ParsableCommand {
     @OptionGroup var recording: RecordOptions
 
     @OptionGroup var labelOptions: LabelOptions
+    @OptionGroup var clockOptions: ClockOutOptions
+
+    @Option(help: ArgumentHelp("Follow a master: clock (MIDI clock from any source connected), clock=PORT (client:port or part of its name), or jack (the JACK transport, with -a jack).",
+                               valueName: "clock[=PORT]|jack"))
+    var sync: SyncSource?
 
     /// `--labels` / `--labels-format`: the recording's labels' format, nil for none.
     var labelFormat: RenderLabels.Format? { labelOptions.format }
@@ -63,6 +68,8 @@ struct Play: ParsableCommand {
                 throw ValidationError("--labels labels a recording of the whole piece from its start: not with --loop or --start")
             }
         }
+        if sync == .jack && audio.backend != .jack { throw ValidationError("--sync jack follows the JACK transport: give -a jack") }
+        if sync != nil && tempo != 1 { throw ValidationError("--sync follows the master's tempo: not with --tempo") }
     }
 
     func run() throws {
@@ -78,8 +85,16 @@ struct Play: ParsableCommand {
 
         let session = try Session(soundFont: fontPath, mapping: mapping, input: input, audio: audio, synth: synth,
                                   recording: recording, log: log, failurePrefix: "cannot play: ",
-                                  adjust: { $0.inputOptional = true },
-                                  prepare: { $0.load(piece.score, tempo: tempo, start: start, loop: loop, pieceTempo: piece.firstTempo) })
+                                  adjust: { options in
+                                      options.inputOptional = true
+                                      clockOptions.apply(to: &options)
+                                      if case .clock(let port) = sync { options.syncClock = port ?? "" }
+                                      options.syncJACK = sync == .jack
+                                  },
+                                  prepare: { host in
+                                      host.load(piece.score, tempo: tempo, start: start, loop: loop, pieceTempo: piece.firstTempo)
+                                      host.useTempoMap(piece.tempoMap)
+                                  })
         guard let transport = session.host.transport else { Diagnostics.fail("cannot play: no audio output") }
         let view = session.view
         view.line("carillon play: \(file) (\(clock(piece.duration)), \(formatted(piece.firstTempo, 1)) bpm)"
@@ -96,7 +111,8 @@ struct Play: ParsableCommand {
         })
         session.startOSC(osc, duration: { transport.duration })
         var quietFor = 0.0, tailFor = 0.0
-        let ending = session.watch(header: { Self.positionLine(transport) }) { status, _, step in
+        let host = session.host
+        let ending = session.watch(header: { Self.positionLine(transport) + (host.syncDescription.map { "  " + $0 } ?? "") }) { status, _, step in
             // The end: the piece played out (not looping), then its sound died away.
             guard transport.isFinished && !transport.isLooping else { tailFor = 0; quietFor = 0; return false }
             tailFor += step

@@ -274,6 +274,10 @@ public final class Renderer: @unchecked Sendable {
     /// reached the piece's end. Render thread (or when it is idle).
     public var isScoreFinished: Bool { sequencer.finished }
 
+    /// Where the piece is on the sample clock after the last block dispatched
+    /// (MIDI clock out follows it block by block). Render thread.
+    public var pieceMap: PieceMap { sequencer.map }
+
     /// Sequencer events dropped because its held-note or chase tables were full. Any thread.
     public var droppedMessages: Int { dropped.load(ordering: .relaxed) }
 

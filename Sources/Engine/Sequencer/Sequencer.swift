@@ -150,6 +150,12 @@ struct Sequencer {
         (score(at: frame) / sampleRate, loaded && playing && !finished)
     }
 
+    /// The sample clock → piece map as it stands (after a block: its last re-anchoring).
+    var map: PieceMap {
+        PieceMap(anchorFrame: anchorFrame, anchorSeconds: anchorScore / sampleRate, scale: scale,
+                 playing: loaded && playing && !finished, sampleRate: sampleRate)
+    }
+
     /// The sample-clock frame at which score frame `s` plays. Saturates like
     /// `frames`: a score frame of 2^62 (a time of +inf) at the slowest tempo
     /// scale is past UInt64, and NaN gives the anchor.

@@ -14,6 +14,8 @@
 //   metronome OUT.mid [--interval S] [--seconds S] [--note N] [--channel C] [--length S]
 //   speedup IN.mid OUT.mid FACTOR
 //   ports
+//   clocks [--name N] [--seconds S] [--idle S]                     (Clock.swift)
+//   clock-master [--bpm B] [--beats K] [--then-bpm B2] [--then-beats K2] [--jitter-ms J]
 import ALSA
 import CALSA
 import Glibc
@@ -38,7 +40,7 @@ struct Arguments {
     var positional: [String] = []
     var options: [String: [String]] = [:]
     var flags: Set<String> = []
-    static let flagNames: Set<String> = ["--hold", "--sustain", "--rt", "--quiet", "--clock"]
+    static let flagNames: Set<String> = ["--hold", "--sustain", "--rt", "--quiet", "--clock", "--dump"]
 
     init(_ args: ArraySlice<String>) {
         var it = args.makeIterator()
@@ -616,6 +618,8 @@ case "latency": latency(rest)
 case "onsets": onsets(rest)
 case "metronome": metronome(rest)
 case "ports": ports()
+case "clocks": clocks(rest)
+case "clock-master": clockMaster(rest)
 default: fail("unknown command \(command)")
 }
 exit(status)

@@ -1,0 +1,67 @@
+import Engine
+import Glibc
+import JACK
+import Sync
+import Threads
+
+/// `play --sync jack`: the piece follows the JACK transport — rolls and
+/// stops with it, moves where it is relocated, and with a timebase master's
+/// bar/beat/tick (BBT) plays at its tempo, its beats read through the piece's
+/// tempo map; without BBT the transport's frame is the piece's time.
+/// A thread of its own polls `jack_transport_query` every 5 ms (never the
+/// process callback) and drives the `Transport` with its commands.
+public final class JACKTransportFollowing: @unchecked Sendable {
+    private let client: JACKClient
+    private let transport: Transport
+    private let beats: BeatMap
+    private let stopFlag = CancellationFlag()
+    private var thread: JoinableThread?
+
+    init(client: JACKClient, transport: Transport, beats: BeatMap) {
+        self.client = client; self.transport = transport; self.beats = beats
+    }
+
+    /// The piece's seconds for a transport position.
+    func seconds(of p: JACKTransportPosition, rate: Double) -> Double {
+        p.bbt.map { beats.seconds(atBeat: $0.beats) } ?? Double(p.frame) / rate
+    }
+
+    func start() throws(ThreadError) {
+        thread = try JoinableThread(name: "jack-transport") { [self] in run() }
+    }
+
+    func stop() {
+        stopFlag.set()
+        thread?.join()
+        thread = nil
+    }
+
+    private func run() {
+        let rate = Double(client.sampleRate)
+        var last: JACKTransportPosition?
+        var lastPoll = monotonicNanoseconds()
+        while !stopFlag.isSet {
+            let p = client.transportPosition(), now = monotonicNanoseconds()
+            let target = seconds(of: p, rate: rate)
+            if let bbt = p.bbt, bbt.beatsPerMinute > 0 {
+                let scale = bbt.beatsPerMinute / beats.beatsPerMinute(atSeconds: target)
+                if abs(scale - transport.tempoScale) > 1e-6 { transport.setTempoScale(scale) }
+            }
+            if let l = last {
+                // A jump: the frame moved other than by the time that passed (more than 50 ms + a period off).
+                let expected = Double(l.frame) + (l.rolling ? Double(now - lastPoll) / 1e9 * rate : 0)
+                let jumped = abs(Double(p.frame) - expected) > 0.05 * rate + Double(client.bufferSize) * 2
+                if p.rolling != l.rolling {
+                    if p.rolling { transport.seek(to: target); transport.play() } else { transport.stop() }
+                } else if jumped {
+                    transport.seek(to: target)
+                }
+            } else {
+                transport.seek(to: target)
+                if p.rolling { transport.play() } else { transport.stop() }
+            }
+            last = p; lastPoll = now
+            usleep(5000)
+        }
+    }
+}

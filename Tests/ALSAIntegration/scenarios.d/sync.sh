@@ -1,0 +1,77 @@
+# MIDI clock (issue 31), against the probe's clock listener and clock master (kernel arrival stamps):
+#  1. `carillon play --clock-out` of a 120 bpm file (4 s) at 1024-frame periods: Start first, the
+#     clocks at 20.833 ms (±0.1 ms mean) with a standard deviation ≤ 0.5 ms in every run, Stop at
+#     the end (after 4 s × 48 clocks ±2); with --start 1.01: Song Position 9 (the next sixteenth)
+#     and Continue instead of Start.
+#  2. `carillon play --sync clock=clock-master --clock-out LISTENER`: the master sends Start,
+#     8 beats at 120 bpm (±1 ms jitter a clock), Stop, Song Position 32, Continue, 8 beats at
+#     140 bpm, Stop; Carillon's own clock out (what it follows, re-sent on its audio clock)
+#     shows Start, Stop, SPP 32, Continue, Stop, and runs at 120 and 140 bpm (±1 %).
+# Sourced by ../scenarios.sh (see README.md here).
+if [[ -n ${LIVE_CARILLON:-} ]]; then
+  rate=${LIVE_RATE:-22050}
+  song=$out/sync-120.mid
+  "$probe" metronome "$song" --interval 0.5 --seconds 4 >"$out/sync-metronome.log" 2>&1 ||
+    bad "sync: metronome file" "$(cat "$out/sync-metronome.log")"
+  # clock_run NAME START-ARGS...: play $song with --clock-out to a clocks listener; the listener's log in $LOG.
+  clock_run() {
+    local name=$1; shift
+    LOG=$out/$name-clocks.log
+    "$probe" clocks --name "$name" --dump --idle 3 --seconds 40 >"$LOG" 2>&1 & LPID=$!
+    wait_for "$LOG" '^ready ' 15 || { bad "sync: $name" "listener did not start"; return 1; }
+    PORT=$(awk '/^ready /{print $2; exit}' "$LOG")
+    "$LIVE_CARILLON" play "$song" -d hw:Loopback,0 -r "$rate" --period 1024 --periods "${SYNC_PERIODS:-4}" --soundfont "$LIVE_SF2" \
+      --clock-out "$PORT" "$@" >"$out/$name-play.log" 2>&1; PRC=$?
+    wait "$LPID"
+  }
+  t=$(ms)
+  if clock_run sync-out; then
+    seq=$(awk '/^transport /{printf "%s ", $2}' "$LOG")
+    runs=$(grep '^run ' "$LOG"); summary=$(grep '^summary ' "$LOG")
+    worst=$(grep -o 'worst-std=[0-9.]*' <<<"$summary" | cut -d= -f2)
+    mean=$(grep -o 'mean=[0-9.]*' <<<"$runs" | head -1 | cut -d= -f2)
+    n=$(grep -o 'clocks=[0-9]*' <<<"$summary" | cut -d= -f2)
+    echo "MEASURE sync clock out, 1024×4 at $rate Hz: $seq| $runs | $summary"
+    if [[ $PRC == 0 && $seq == "start stop " ]] && awk -v w="$worst" -v m="$mean" -v n="$n" \
+        'BEGIN { exit !(w <= 0.5 && m > 20.733 && m < 20.933 && n >= 190 && n <= 194) }'
+    then ok "sync: play --clock-out: Start, $n clocks at mean $mean ms, std ≤ $worst ms, Stop"
+    else bad "sync: play --clock-out" "rc=$PRC [$seq] $runs $summary $(tail -3 "$out/sync-out-play.log")"; fi
+  fi
+  if clock_run sync-spp --start 1.01; then
+    seq=$(awk '/^transport /{printf "%s ", $2}' "$LOG")
+    echo "MEASURE sync clock out --start 1.01: $seq"
+    if [[ $PRC == 0 && $seq == "spp=9 continue stop " ]]; then ok "sync: play --start 1.01 --clock-out: $seq"
+    else bad "sync: play --start --clock-out" "rc=$PRC [$seq] $(tail -3 "$out/sync-spp-play.log")"; fi
+  fi
+  echo "    ($(($(ms) - t)) ms)"
+
+  t=$(ms)
+  long=$out/sync-120-long.mid
+  "$probe" metronome "$long" --interval 0.5 --seconds 20 >>"$out/sync-metronome.log" 2>&1
+  LOG=$out/sync-in-clocks.log
+  "$probe" clocks --name sync-in --idle 3 --seconds 60 >"$LOG" 2>&1 & LPID=$!
+  if wait_for "$LOG" '^ready ' 15; then
+    PORT=$(awk '/^ready /{print $2; exit}' "$LOG")
+    "$probe" clock-master --name clock-master --bpm 120 --beats 8 --then-bpm 140 --then-beats 8 --jitter-ms 1 --wait 120 \
+      >"$out/sync-master.log" 2>&1 & MPID=$!
+    wait_for "$out/sync-master.log" '^master ' 15
+    aconnect -l >"$out/sync-aconnect.log" 2>&1
+    master=$(awk '/^master /{print $2; exit}' "$out/sync-master.log"):1
+    "$LIVE_CARILLON" play "$long" -d hw:Loopback,0 -r "$rate" --period 1024 --periods "${SYNC_PERIODS:-4}" --soundfont "$LIVE_SF2" \
+      --sync "clock=$master" --clock-out "$PORT" -v >"$out/sync-in-play.log" 2>&1 & CPID=$!
+    wait "$MPID"; mrc=$?
+    sleep 1
+    kill -INT "$CPID"; wait "$CPID"; crc=$?
+    wait "$LPID"
+    seq=$(awk '/^transport /{printf "%s ", $2}' "$LOG")
+    bpms=$(grep -o 'bpm=[0-9.]*' "$LOG" | cut -d= -f2 | tr '\n' ' ')
+    shown=$(grep -o 'following [^ ]* .* at [0-9.]* BPM' "$out/sync-in-play.log" | tail -1)
+    echo "MEASURE sync clock in: master 120 then 140 bpm ±1 ms; carillon's clock out: $seq| runs at $bpms| $shown"
+    read -r b1 b2 _ <<<"$bpms"
+    if [[ $mrc == 0 && $crc == 0 && $seq == "start stop spp=32 spp=32 continue stop " ]] &&
+      awk -v a="$b1" -v b="$b2" 'BEGIN { exit !(a > 118.8 && a < 121.2 && b > 138.6 && b < 141.4) }' && [[ -n $shown ]]
+    then ok "sync: play --sync clock follows Start/Stop/SPP/Continue at $b1 and $b2 bpm ($shown)"
+    else bad "sync: play --sync clock" "master rc=$mrc play rc=$crc [$seq] [$bpms] $(tail -5 "$out/sync-in-play.log")"; fi
+  else bad "sync: play --sync clock" "listener did not start"; fi
+  echo "    ($(($(ms) - t)) ms)"
+fi
