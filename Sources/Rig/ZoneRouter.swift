@@ -166,8 +166,12 @@ public final class ZoneRouter {
         return ports.count - 1
     }
 
-    /// Tells the router a source's name, so zones that name their source take it.
+    /// Tells the router a source's name (ALSA's `client:port`), so zones that
+    /// name their source take it: a zone's `source` matches every source whose
+    /// name contains it, letter case aside, as `--connect` finds ports.
+    /// Called when a source connects, not per message (the lowercased copy allocates).
     public func registerSource(_ id: SourceID, name: String) {
+        let name = name.lowercased()
         if let i = sourceIDs.firstIndex(of: id) {
             sourceNames[i] = name
         } else {
@@ -181,7 +185,7 @@ public final class ZoneRouter {
         for z in 0..<set.compiled.count {
             guard let name = set.sourceNames[z] else { continue }
             var mask: UInt64 = 0
-            for i in 0..<sourceNames.count where sourceNames[i] == name { mask |= 1 << UInt64(i) }
+            for i in 0..<sourceNames.count where sourceNames[i].contains(name) { mask |= 1 << UInt64(i) }
             set.compiled[z].sourceMask = mask
         }
     }

@@ -66,7 +66,7 @@ public final class ZoneSet: @unchecked Sendable {
             var sourceID: SourceID?, sourceName: String?
             switch zone.source {
             case .id(let id): sourceID = id
-            case .name(let n): sourceName = n
+            case .name(let n): sourceName = n.lowercased()  // matched within sources' lowercased names
             case nil: break
             }
             sourceNames.append(sourceName)

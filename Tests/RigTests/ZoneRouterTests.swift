@@ -176,6 +176,25 @@ let kb: SourceID = 1
         #expect(out.notes == ["on 1:61 v1", "on 2:62 v1"])
     }
 
+    /// A source named in a zone matches as `--connect` does: within ALSA's `client:port`
+    /// name, letter case aside; another port of the same client with another name does not.
+    @Test func zonesBySourceName_matchWithinTheClientPortName() {
+        let r = ZoneRouter(); var out = Recorder()
+        var upper = zone("Upper", to: 1); upper.source = .name("upper manual")
+        r.setZones([upper], into: &out)
+        r.registerSource(3, name: "Organ Console:Upper Manual MIDI 1")
+        r.registerSource(4, name: "Organ Console:Lower Manual MIDI 1")
+        _ = r.route(.noteOn(61, velocity: 1, channel: 0), from: 3, into: &out)
+        #expect(r.route(.noteOn(62, velocity: 1, channel: 0), from: 4, into: &out) == .notTaken)
+        #expect(out.notes == ["on 1:61 v1"])
+        // A zone set installed after the sources connected resolves them too.
+        var lower = zone("Lower", to: 2); lower.source = .name("LOWER")
+        r.setZones([lower], into: &out)
+        out.clear()
+        _ = r.route(.noteOn(63, velocity: 1, channel: 0), from: 4, into: &out)
+        #expect(out.notes == ["on 2:63 v1"])
+    }
+
     @Test func matchByChannelVelocityAndKind() {
         let r = ZoneRouter(); var out = Recorder()
         var soft = zone("Soft", to: 1); soft.velocities = 1...63; soft.channels = [1]
