@@ -76,8 +76,13 @@ struct MIDIInputOptions: ParsableArguments {
     @Flag(help: "Connect every MIDI source now and each one that appears later.")
     var autoconnect = false
 
-    @Option(help: ArgumentHelp("A mapping file: controls and what they drive (its port: pattern connects the controller).", valueName: "file"))
+    @Option(help: MIDIInputOptions.mappingHelp)
     var mapping: String?
+
+    /// `--mapping` reads the same in live, play and render (one declaration's words).
+    static let mappingHelp = ArgumentHelp(
+        "A mapping file: the rig (channels' presets, LV2 instruments, inserts, zones, scenes; it starts in its first scene) and the controls that drive it (its port: pattern connects the controller).",
+        valueName: "file")
 
     @Option(help: ArgumentHelp(
         "Send the controls' state back to this controller (motorised faders, LEDs): client:port or part of its name (repeatable). Default: the mapping's port: pattern.",

@@ -169,9 +169,7 @@ struct Render: ParsableCommand {
 
     @OptionGroup(title: "Augmentation") var augment: AugmentOptions
 
-    @Option(help: ArgumentHelp(
-        "Render through this mapping's rig: its channels' presets and LV2 instruments, its inserts, tracks and controls' defaults, and its first scene, as play --mapping starts.",
-        valueName: "file.yaml"))
+    @Option(help: MIDIInputOptions.mappingHelp)
     var mapping: String?
 
     @Flag(help: "With --mapping: each input is a performance (live --record-midi), played through the mapping's controls and zones as the keyboard played it; a program change or scene control in it switches scenes there.")

@@ -537,11 +537,17 @@ func onsets(_ args: Arguments) -> Int32 {
 /// 960 ticks a second) of one identical short note every `--interval` seconds
 /// for `--seconds`: the timing test's click track.
 func metronome(_ args: Arguments) -> Int32 {
-    guard let path = args.positional.first else { fail("metronome OUT.mid [--interval S] [--seconds S] [--note N] [--channel C] [--length S]") }
+    guard let path = args.positional.first else {
+        fail("metronome OUT.mid [--interval S] [--seconds S] [--note N | --notes N,N,…] [--channel C] [--length S] [--velocity V]")
+    }
     let interval = args.double("--interval", 0.125), seconds = args.double("--seconds", 20)
-    let note = UInt8(args.int("--note", 76)), channel = UInt8(args.int("--channel", 10) - 1)
+    // --notes: a keyboard part, the listed keys in turn (one per step).
+    let notes = args.string("--notes", String(args.int("--note", 76))).split(separator: ",").map { UInt8(clamping: Int($0) ?? 128) }
+    let channel = UInt8(args.int("--channel", 10) - 1), velocity = UInt8(clamping: args.int("--velocity", 110))
     let length = Int(args.double("--length", 0.03) * 960), step = Int(interval * 960)
-    guard step > length, length > 0, channel < 16, note < 128 else { fail("metronome: the note must be shorter than the interval") }
+    guard step > length, length > 0, channel < 16, !notes.isEmpty, notes.allSatisfy({ $0 < 128 }), (1...127).contains(velocity) else {
+        fail("metronome: keys 0…127, velocity 1…127, and the note shorter than the interval")
+    }
     func vlq(_ v: Int) -> [UInt8] {
         var bytes = [UInt8(v & 0x7F)], v = v >> 7
         while v > 0 { bytes.insert(UInt8(v & 0x7F | 0x80), at: 0); v >>= 7 }
@@ -550,7 +556,8 @@ func metronome(_ args: Arguments) -> Int32 {
     var track: [UInt8] = vlq(0) + [0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20]   // 500000 µs a quarter
     let count = Int(seconds / interval)
     for i in 0..<count {
-        track += vlq(i == 0 ? 0 : step - length) + [0x90 | channel, note, 110]
+        let note = notes[i % notes.count]
+        track += vlq(i == 0 ? 0 : step - length) + [0x90 | channel, note, velocity]
         track += vlq(length) + [0x80 | channel, note, 0]
     }
     track += vlq(step - length) + [0xFF, 0x2F, 0x00]
