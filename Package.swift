@@ -130,6 +130,9 @@ let package = Package(
         .executableTarget(name: "rig-bench", dependencies: ["Rig", "MIDI"], path: "Benchmarks/RigBench",
                          linkerSettings: [.linkedLibrary("m")]),  // round, floor: no Foundation to bring libm
 
+        // The manifest's JSON written and read back two ways (Benchmarks/README.md, "JSON"): Foundation only.
+        .executableTarget(name: "json-bench", path: "Benchmarks/JSONBench"),
+
         // Driver of the ALSA integration tests run in the VM (scripts/test-alsa-vm); not shipped.
         .executableTarget(name: "carillon-alsa-probe", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"], path: "Tests/ALSAIntegration/Probe"),
 

@@ -70,14 +70,6 @@ public struct Augmentation: Sendable, Equatable {
             guard velocityScale != 1 else { return velocity }
             return UInt8(min(127, max(1, (Double(velocity) * velocityScale).rounded())))
         }
-
-        /// The manifest's `augment` object, with the notes `--transpose` dropped.
-        func json(notesDropped: Int?) -> String {
-            "{\"seed\":\(seed),\"transpose\":\(transpose),\"tempo\":\(ManifestEntry.number(tempo)),"
-                + "\"velocity_scale\":\(ManifestEntry.number(velocityScale)),"
-                + "\"program_map\":\(programMapName.map(ManifestEntry.string) ?? "null"),"
-                + "\"notes_dropped\":\(notesDropped.map(String.init) ?? "null")}"
-        }
     }
 
     /// The file's draw: each range drawn from its own stream, seeded by the

@@ -6,7 +6,7 @@ import Glibc
 
 /// One line of a batch manifest (JSON Lines): what became of one input.
 public struct ManifestEntry: Sendable, Equatable {
-    public enum Status: String, Sendable { case ok, failed, skipped }
+    public enum Status: String, Sendable, Codable { case ok, failed, skipped }
 
     public var input: String
     public var output: String
@@ -47,51 +47,112 @@ public struct ManifestEntry: Sendable, Equatable {
         self.carillonVersion = carillonVersion; self.soundFont = soundFont; self.soundFontBytes = soundFontBytes
     }
 
-    /// The entry as one line of JSON (no newline). Every field is present
-    /// (`augment` only when augmentation was asked for); absent values and
+    /// The entry as one line of JSON (no newline), through `DatasetJSON`.
+    /// Every field is present (`augment` only when augmentation was asked for,
+    /// `stems_json` and `stems` only with `--stems-by`); absent values and
     /// non-finite numbers are `null`.
-    public var jsonLine: String {
-        var fields: [(String, String)] = [
-            ("input", Self.string(input)), ("output", Self.string(output)), ("status", Self.string(status.rawValue)),
-            ("error", error.map(Self.string) ?? "null"),
-            ("piece_seconds", Self.number(pieceDuration)), ("rendered_seconds", Self.number(duration)),
-            ("peak_dbfs", Self.number(peakDBFS)), ("clipped_samples", clippedSamples.map(String.init) ?? "null"),
-            ("loudness_lufs", Self.number(loudness)), ("true_peak_dbtp", Self.number(truePeak)),
-            ("gain_db", Self.number(gain)), ("normalized_lufs", Self.number(normalizedLoudness)),
-            ("truncated", truncated ? "true" : "false"), ("gaps_cut", shortenedGaps.map(String.init) ?? "null"), ("seconds_cut", Self.number(secondsCut)),
-            ("render_seconds", Self.number(renderSeconds)),
-        ]
-        fields += [("carillon_version", Self.string(carillonVersion)), ("soundfont", Self.string(soundFont)),
-                   ("soundfont_bytes", String(soundFontBytes))]
-        if let augmentation { fields.append(("augment", augmentation.json(notesDropped: notesDropped))) }
+    public var jsonLine: String { DatasetJSON.line(self) }
+}
+
+extension ManifestEntry: Codable {
+    enum CodingKeys: String, CodingKey {
+        case input, output, status, error
+        case pieceDuration = "piece_seconds", duration = "rendered_seconds", peakDBFS = "peak_dbfs"
+        case clippedSamples = "clipped_samples", loudness = "loudness_lufs", truePeak = "true_peak_dbtp"
+        case gain = "gain_db", normalizedLoudness = "normalized_lufs", truncated
+        case shortenedGaps = "gaps_cut", secondsCut = "seconds_cut", renderSeconds = "render_seconds"
+        case carillonVersion = "carillon_version", soundFont = "soundfont", soundFontBytes = "soundfont_bytes"
+        case augmentation = "augment", stemReport = "stems_json", stems
+    }
+
+    /// The `augment` object: the draw and the notes `--transpose` dropped.
+    enum AugmentKeys: String, CodingKey {
+        case seed, transpose, tempo, velocityScale = "velocity_scale", programMap = "program_map", notesDropped = "notes_dropped"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(input, forKey: .input)
+        try c.encode(output, forKey: .output)
+        try c.encode(status, forKey: .status)
+        try c.encode(error, forKey: .error)   // Optional's encode: null when absent
+        try c.encodeNumber(pieceDuration, forKey: .pieceDuration)
+        try c.encodeNumber(duration, forKey: .duration)
+        try c.encodeNumber(peakDBFS, forKey: .peakDBFS)
+        try c.encode(clippedSamples, forKey: .clippedSamples)
+        try c.encodeNumber(loudness, forKey: .loudness)
+        try c.encodeNumber(truePeak, forKey: .truePeak)
+        try c.encodeNumber(gain, forKey: .gain)
+        try c.encodeNumber(normalizedLoudness, forKey: .normalizedLoudness)
+        try c.encode(truncated, forKey: .truncated)
+        try c.encode(shortenedGaps, forKey: .shortenedGaps)
+        try c.encodeNumber(secondsCut, forKey: .secondsCut)
+        try c.encodeNumber(renderSeconds, forKey: .renderSeconds)
+        try c.encode(carillonVersion, forKey: .carillonVersion)
+        try c.encode(soundFont, forKey: .soundFont)
+        try c.encode(soundFontBytes, forKey: .soundFontBytes)
+        if let augmentation {
+            var a = c.nestedContainer(keyedBy: AugmentKeys.self, forKey: .augmentation)
+            try a.encode(augmentation.seed, forKey: .seed)
+            try a.encode(augmentation.transpose, forKey: .transpose)
+            try a.encodeNumber(augmentation.tempo, forKey: .tempo)
+            try a.encodeNumber(augmentation.velocityScale, forKey: .velocityScale)
+            try a.encode(augmentation.programMapName, forKey: .programMap)
+            try a.encode(notesDropped, forKey: .notesDropped)
+        }
         if let stemReport {
-            fields.append(("stems_json", Self.string(stemReport)))
-            fields.append(("stems", "[" + (stems ?? []).map(Self.string).joined(separator: ",") + "]"))
+            try c.encode(stemReport, forKey: .stemReport)
+            try c.encode(stems ?? [], forKey: .stems)
         }
-        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
-    static func number(_ value: Double?) -> String {
-        guard let value, value.isFinite else { return "null" }
-        return "\(value)"   // Swift's shortest round-trip form is valid JSON (1e-05, 0.5, -23.0)
+    /// A line as written (nulls read back as nil; a draw without its program map, only its name).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(input: try c.decode(String.self, forKey: .input), output: try c.decode(String.self, forKey: .output),
+                  status: try c.decode(Status.self, forKey: .status),
+                  carillonVersion: try c.decode(String.self, forKey: .carillonVersion),
+                  soundFont: try c.decode(String.self, forKey: .soundFont),
+                  soundFontBytes: try c.decode(Int.self, forKey: .soundFontBytes))
+        error = try c.decodeIfPresent(String.self, forKey: .error)
+        pieceDuration = try c.decodeIfPresent(Double.self, forKey: .pieceDuration)
+        duration = try c.decodeIfPresent(Double.self, forKey: .duration)
+        peakDBFS = try c.decodeIfPresent(Double.self, forKey: .peakDBFS)
+        clippedSamples = try c.decodeIfPresent(Int.self, forKey: .clippedSamples)
+        loudness = try c.decodeIfPresent(Double.self, forKey: .loudness)
+        truePeak = try c.decodeIfPresent(Double.self, forKey: .truePeak)
+        gain = try c.decodeIfPresent(Double.self, forKey: .gain)
+        normalizedLoudness = try c.decodeIfPresent(Double.self, forKey: .normalizedLoudness)
+        truncated = try c.decodeIfPresent(Bool.self, forKey: .truncated) ?? false
+        shortenedGaps = try c.decodeIfPresent(Int.self, forKey: .shortenedGaps)
+        secondsCut = try c.decodeIfPresent(Double.self, forKey: .secondsCut)
+        renderSeconds = try c.decodeIfPresent(Double.self, forKey: .renderSeconds)
+        if c.contains(.augmentation), try !c.decodeNil(forKey: .augmentation) {
+            let a = try c.nestedContainer(keyedBy: AugmentKeys.self, forKey: .augmentation)
+            augmentation = Augmentation.Draw(
+                seed: try a.decode(UInt64.self, forKey: .seed), transpose: try a.decode(Int.self, forKey: .transpose),
+                tempo: try a.decode(Double.self, forKey: .tempo), velocityScale: try a.decode(Double.self, forKey: .velocityScale),
+                programMapName: try a.decodeIfPresent(String.self, forKey: .programMap))
+            notesDropped = try a.decodeIfPresent(Int.self, forKey: .notesDropped)
+        }
+        stemReport = try c.decodeIfPresent(String.self, forKey: .stemReport)
+        stems = try c.decodeIfPresent([String].self, forKey: .stems)
     }
 
-    static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
+    /// What resuming reads of a line of an earlier manifest: its input (a line
+    /// without one is not a manifest line), output and status (nil when absent
+    /// or not strings).
+    struct Record: Decodable {
+        var input: String
+        var output: String?
+        var status: String?
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            input = try c.decode(String.self, forKey: .input)
+            output = try? c.decodeIfPresent(String.self, forKey: .output)
+            status = try? c.decodeIfPresent(String.self, forKey: .status)
         }
-        return out + "\""
     }
 }
 
@@ -172,27 +233,27 @@ public final class ManifestWriter: Sendable {
         var inputs: Set<String> = []
         var byOutput: [String: BatchItem] = [:]
         for item in items { inputs.insert(item.input); byOutput[item.output] = item }
-        var lines: [(text: String, fields: [String: String])] = []
+        var lines: [(text: String, record: ManifestEntry.Record)] = []
         var unreadable = 0
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            if let fields = ManifestLine.stringFields(line), fields["input"] != nil { lines.append((String(line), fields)) }
+            if let record = DatasetJSON.decode(ManifestEntry.Record.self, from: line) { lines.append((String(line), record)) }
             else { unreadable += 1 }
         }
         // The line each rendering keeps if skipped: its output's last ok line, else its last skipped line.
         var keep: [String: (index: Int, ok: Bool)] = [:]
         for (index, line) in lines.enumerated() {
-            guard let output = line.fields["output"], let item = byOutput[output], line.fields["input"] == item.input else { continue }
-            let ok = line.fields["status"] == "ok"
-            guard ok || line.fields["status"] == "skipped" else { continue }
+            guard let output = line.record.output, let item = byOutput[output], line.record.input == item.input else { continue }
+            let ok = line.record.status == "ok"
+            guard ok || line.record.status == "skipped" else { continue }
             if let best = keep[output], best.ok && !ok { continue }
             keep[output] = (index, ok)
         }
         var recorded: Set<String> = [], recordedOutputs: Set<String> = []
         var kept: [String] = []
         for (index, line) in lines.enumerated() {
-            let input = line.fields["input"]!
+            let input = line.record.input
             if inputs.contains(input) {
-                guard let output = line.fields["output"], keep[output]?.index == index, let item = byOutput[output],
+                guard let output = line.record.output, keep[output]?.index == index, let item = byOutput[output],
                       skipped(item) else { continue }
                 recorded.insert(input)
                 recordedOutputs.insert(output)
@@ -265,16 +326,5 @@ public final class ManifestWriter: Sendable {
             }
         }
         if let failure { throw ManifestError(path: path, reason: failure) }
-    }
-}
-
-/// Reads a manifest line back, as far as resuming needs: the string fields
-/// of one JSON object, through Foundation's JSON reader.
-enum ManifestLine {
-    /// The object's top-level string fields (other values left out); nil
-    /// when the line is not one JSON object.
-    static func stringFields(_ line: Substring) -> [String: String]? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
-        return object.compactMapValues { $0 as? String }
     }
 }

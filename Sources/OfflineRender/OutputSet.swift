@@ -117,9 +117,7 @@ public struct OutputSet: Sendable, Equatable {
 
     /// The `file` of each stem in a report's JSON (silent stems have none); nil when it is not a report.
     static func stemFiles(inReport text: String) -> [String]? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-              let stems = object["stems"] as? [[String: Any]] else { return nil }
-        return stems.compactMap { $0["file"] as? String }
+        DatasetJSON.decode(StemReport.self, from: text)?.stems.compactMap(\.file)
     }
 
     /// Removes what a killed run left under the set's staged names (and the

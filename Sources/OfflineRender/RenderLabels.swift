@@ -343,13 +343,30 @@ extension RenderLabels {
                     ? "\"" + s.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\"" : s
             }
         }
+    }
 
-        var json: String {
-            switch self {
-            case .number(let v): ManifestEntry.number(v)
-            case .int(let v): "\(v)"
-            case .bool(let v): v ? "true" : "false"
-            case .text(let s): ManifestEntry.string(s)
+    /// A row as one JSON object, its columns the keys, through `DatasetJSON`.
+    struct JSONRow: Encodable {
+        var columns: [String]
+        var fields: [Field]
+
+        struct Column: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Column.self)
+            for (column, field) in zip(columns, fields) {
+                let key = Column(stringValue: column)
+                switch field {
+                case .number(let v): try c.encodeNumber(v, forKey: key)
+                case .int(let v): try c.encode(v, forKey: key)
+                case .bool(let v): try c.encode(v, forKey: key)
+                case .text(let v): try c.encode(v, forKey: key)
+                }
             }
         }
     }
@@ -360,9 +377,7 @@ extension RenderLabels {
         case .csv:
             return [columns.joined(separator: ",")] + rows.map { $0.map(\.csv).joined(separator: ",") }
         case .jsonl:
-            return rows.map { row in
-                "{" + zip(columns, row).map { "\"\($0)\":\($1.json)" }.joined(separator: ",") + "}"
-            }
+            return rows.map { DatasetJSON.line(JSONRow(columns: columns, fields: $0)) }
         }
     }
 }

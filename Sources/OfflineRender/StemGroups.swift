@@ -3,7 +3,7 @@ import Parameters
 import MIDI
 
 /// How `render --stems-by` groups a piece's notes into stems.
-public enum StemGrouping: String, CaseIterable, Sendable {
+public enum StemGrouping: String, CaseIterable, Sendable, Codable {
     /// One stem per mixer strip that sounds (`ch01`…`ch16`, `osc`, …): the notes stay where they are.
     case channel
     /// One stem per MIDI track (0-based, as the labels' `track`): `track03-Strings`.

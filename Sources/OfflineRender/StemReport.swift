@@ -3,8 +3,9 @@ import Glibc
 #endif
 
 /// What each stem of a render holds (`render --stems-by`), written beside the
-/// output as `NAME.stems.json`: one JSON object, loadable with `json.load`
-/// (and `pandas.json_normalize(report["stems"])`).
+/// output as `NAME.stems.json`: one JSON object on one line, keys sorted
+/// (`DatasetJSON`), loadable with `json.load` (and
+/// `pandas.json_normalize(report["stems"])`). Laid out here by meaning:
 ///
 /// ```json
 /// {"grouping": "program",
@@ -67,6 +68,11 @@ public struct StemReport: Sendable, Equatable {
     /// The stems that hold notes but never sounded.
     public var silent: [String] { stems.filter(\.silent).map(\.name) }
 
+    /// A report from its parts (the decoder's way in).
+    init(grouping: StemGrouping, stems: [Stem], moves: [Move] = [], kept: [Kept] = []) {
+        self.grouping = grouping; self.stems = stems; self.moves = moves; self.kept = kept
+    }
+
     /// Builds the report from the notes as rendered (their `stem` already the
     /// group stem) and the stems the writer made.
     init(grouping: StemGrouping, notes: [RenderLabels.Note], writer: StemWriter, groups: StemGroups) {
@@ -97,31 +103,8 @@ public struct StemReport: Sendable, Equatable {
         self.stems = stems
     }
 
-    /// The report as JSON (one line, with a newline at the end by the writer).
-    public var json: String {
-        func list(_ items: [String]) -> String { "[" + items.joined(separator: ",") + "]" }
-        func ints(_ v: [Int]) -> String { list(v.map(String.init)) }
-        func strings(_ v: [String]) -> String { list(v.map(ManifestEntry.string)) }
-        let stemObjects = stems.map { s in
-            "{" + [
-                ("name", ManifestEntry.string(s.name)), ("file", s.file.map(ManifestEntry.string) ?? "null"),
-                ("channels", ints(s.channels)), ("programs", ints(s.programs)), ("gm_classes", strings(s.gmClasses)),
-                ("presets", strings(s.presets)), ("tracks", ints(s.tracks)), ("track_names", strings(s.trackNames)),
-                ("notes", String(s.notes)), ("drums", s.drums ? "true" : "false"),
-                ("peak_dbfs", ManifestEntry.number(s.peakDBFS)), ("loudness_lufs", ManifestEntry.number(s.loudness)),
-                ("silent", s.silent ? "true" : "false"),
-            ].map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
-        }
-        let moveObjects = moves.map {
-            "{\"group\":\(ManifestEntry.string($0.group)),\"from_channel\":\($0.fromChannel),\"to_channel\":\($0.toChannel),\"notes\":\($0.notes)}"
-        }
-        let keptObjects = kept.map {
-            "{\"group\":\(ManifestEntry.string($0.group)),\"channel\":\($0.channel),\"stem\":\(ManifestEntry.string($0.stem)),"
-                + "\"notes\":\($0.notes),\"reason\":\(ManifestEntry.string($0.reason))}"
-        }
-        return "{\"grouping\":\(ManifestEntry.string(grouping.rawValue)),\"stems\":\(list(stemObjects)),"
-            + "\"silent\":\(strings(silent)),\"moves\":\(list(moveObjects)),\"kept\":\(list(keptObjects))}"
-    }
+    /// The report as JSON (one line, with a newline at the end by the writer), through `DatasetJSON`.
+    public var json: String { DatasetJSON.line(self) }
 
     /// `NAME.stems.json` beside `output` (its extension replaced).
     public static func path(beside output: String) -> String {
@@ -139,6 +122,74 @@ public struct StemReport: Sendable, Equatable {
         return path
     }
 }
+
+// MARK: - JSON
+
+extension StemReport: Codable {
+    enum CodingKeys: String, CodingKey { case grouping, stems, silent, moves, kept }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(grouping, forKey: .grouping)
+        try c.encode(stems, forKey: .stems)
+        try c.encode(silent, forKey: .silent)
+        try c.encode(moves, forKey: .moves)
+        try c.encode(kept, forKey: .kept)
+    }
+
+    /// A report as written (`silent` follows from the stems' files).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(grouping: try c.decode(StemGrouping.self, forKey: .grouping), stems: try c.decode([Stem].self, forKey: .stems),
+                  moves: try c.decode([Move].self, forKey: .moves), kept: try c.decode([Kept].self, forKey: .kept))
+    }
+}
+
+extension StemReport.Stem: Codable {
+    enum CodingKeys: String, CodingKey {
+        case name, file, channels, programs, gmClasses = "gm_classes", presets, tracks, trackNames = "track_names"
+        case notes, drums, peakDBFS = "peak_dbfs", loudness = "loudness_lufs", silent
+    }
+
+    /// Every field present: `file`, `peak_dbfs` and `loudness_lufs` null when absent (or −∞).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(file, forKey: .file)
+        try c.encode(channels, forKey: .channels)
+        try c.encode(programs, forKey: .programs)
+        try c.encode(gmClasses, forKey: .gmClasses)
+        try c.encode(presets, forKey: .presets)
+        try c.encode(tracks, forKey: .tracks)
+        try c.encode(trackNames, forKey: .trackNames)
+        try c.encode(notes, forKey: .notes)
+        try c.encode(drums, forKey: .drums)
+        try c.encodeNumber(peakDBFS, forKey: .peakDBFS)
+        try c.encodeNumber(loudness, forKey: .loudness)
+        try c.encode(silent, forKey: .silent)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(name: try c.decode(String.self, forKey: .name), file: try c.decodeIfPresent(String.self, forKey: .file))
+        channels = try c.decode([Int].self, forKey: .channels)
+        programs = try c.decode([Int].self, forKey: .programs)
+        gmClasses = try c.decode([String].self, forKey: .gmClasses)
+        presets = try c.decode([String].self, forKey: .presets)
+        tracks = try c.decode([Int].self, forKey: .tracks)
+        trackNames = try c.decode([String].self, forKey: .trackNames)
+        notes = try c.decode(Int.self, forKey: .notes)
+        drums = try c.decode(Bool.self, forKey: .drums)
+        peakDBFS = try c.decodeIfPresent(Double.self, forKey: .peakDBFS)
+        loudness = try c.decodeIfPresent(Double.self, forKey: .loudness)
+    }
+}
+
+extension StemReport.Move: Codable {
+    enum CodingKeys: String, CodingKey { case group, fromChannel = "from_channel", toChannel = "to_channel", notes }
+}
+
+extension StemReport.Kept: Codable {}
 
 private extension StemReport.Stem {
     mutating func fill(with notes: [RenderLabels.Note]) {

@@ -30,6 +30,11 @@ import Testing
         Case(arguments: ["mapping", "check", mapping, "-Q", "3"], unknown: "-Q", suggestion: nil),
         Case(arguments: ["parameters", "--mrkdown", "x"], unknown: "--mrkdown", suggestion: "--markdown"),
         Case(arguments: ["parameters", "-Q", "x"], unknown: "-Q", suggestion: nil),
+        // An option that takes a value (the others' options taking one are covered above; inspect,
+        // plugins, ports and mapping check have flags only), the group command, and help.
+        Case(arguments: ["parameters", "--insrt", "master=urn:x"], unknown: "--insrt", suggestion: "--insert"),
+        Case(arguments: ["mapping", "--explian", "3"], unknown: "--explian", suggestion: nil),
+        Case(arguments: ["help", "--bogus", "3"], unknown: "--bogus", suggestion: nil),
         Case(arguments: ["plugins", "--jsn", "x"], unknown: "--jsn", suggestion: "--json"),
         Case(arguments: ["plugins", "-Q", "x"], unknown: "-Q", suggestion: nil),
         Case(arguments: ["ports", "--al", "x"], unknown: "--al", suggestion: "--all"),

@@ -66,7 +66,7 @@ import Testing
         entry.augmentation = Augmentation.Draw(seed: 7, transpose: -1, tempo: 1.083, velocityScale: 0.9, programMapName: "pianos.yaml")
         entry.notesDropped = 2
         let line = entry.jsonLine
-        #expect(line.hasSuffix(",\"augment\":{\"seed\":7,\"transpose\":-1,\"tempo\":1.083,\"velocity_scale\":0.9,\"program_map\":\"pianos.yaml\",\"notes_dropped\":2}}"))
+        #expect(line.hasPrefix("{\"augment\":{\"notes_dropped\":2,\"program_map\":\"pianos.yaml\",\"seed\":7,\"tempo\":1.083,\"transpose\":-1,\"velocity_scale\":0.9},"))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect((object["augment"] as? [String: Any])?["tempo"] as? Double == 1.083)
         let b = old.replacingOccurrences(of: "a.", with: "b.")

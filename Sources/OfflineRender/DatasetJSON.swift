@@ -1,0 +1,44 @@
+import Foundation
+
+/// The one way JSON is written and read for datasets: the manifest's lines
+/// (`ManifestEntry`), the stems report (`StemReport`) and the JSON labels
+/// (`RenderLabels`, `--labels-format jsonl`) are Codable types through one
+/// Foundation `JSONEncoder` and one `JSONDecoder` (issue 28; the figures that
+/// chose them over a writer of Carillon's own: Benchmarks/README.md, "JSON").
+///
+/// Bytes repeat: keys sorted (`.sortedKeys`; an object's keys are otherwise in
+/// hash order, which changes from run to run), `/` left as it is, a Double in
+/// Swift's shortest round-trip form (`-23.5`, `1e-05`; a whole number without
+/// `.0`: `-23`), strings as UTF-8 with `"`, `\` and control characters escaped.
+/// JSON has no ±∞ or NaN: every Double goes through `encodeNumber`, which writes
+/// them as null (a silent stem's loudness, −∞ LUFS). Any thread.
+enum DatasetJSON {
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+    private static let decoder = JSONDecoder()
+
+    /// `value` as one line of JSON (no newline).
+    static func line(_ value: some Encodable) -> String {
+        do {
+            return String(decoding: try encoder.encode(value), as: UTF8.self)
+        } catch {
+            // Only a non-finite Double can fail, and every one goes through `encodeNumber`.
+            preconditionFailure("a dataset JSON value could not be encoded: \(error)")
+        }
+    }
+
+    /// The value one JSON text holds; nil when it is not JSON or not that value.
+    static func decode<Value: Decodable>(_ type: Value.Type, from text: some StringProtocol) -> Value? {
+        try? decoder.decode(type, from: Data(text.utf8))
+    }
+}
+
+extension KeyedEncodingContainer {
+    /// A number, or null when it is absent or not finite (JSON has no ±∞ or NaN).
+    mutating func encodeNumber(_ value: Double?, forKey key: Key) throws {
+        if let value, value.isFinite { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+}
