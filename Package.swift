@@ -147,6 +147,8 @@ let package = Package(
         .testTarget(name: "RigTests", dependencies: ["Rig", "MIDI", "CAllocationCounter"]),
         // Test support: counts heap calls on a thread (checks "no allocation in the block loop").
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
+        // Child processes tests can always end (own process group, SIGKILL, bounded reap): oscdump, live.
+        .target(name: "ChildProcess", path: "Tests/Support/ChildProcess"),
 
         .testTarget(name: "EngineTests", dependencies: ["Parameters", "Engine", "MIDI", "CAllocationCounter"]),
         .testTarget(name: "SyncTests", dependencies: ["Sync", "Engine", "MIDI"]),
@@ -159,9 +161,9 @@ let package = Package(
         .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Analysis", "ALSA", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: [
             // The help-defaults test parses the commands and reads the values they hand the library.
-            "CarillonCLI", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "SoundFile", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "CarillonCLI", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "SoundFile", "ChildProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .testTarget(name: "OSCTests", dependencies: ["OSC", "CLiblo", "Controls", "Parameters", "MIDI"]),
+        .testTarget(name: "OSCTests", dependencies: ["OSC", "CLiblo", "Controls", "Parameters", "MIDI", "ChildProcess"]),
         .testTarget(name: "WebSurfaceTests", dependencies: ["Parameters", "WebSurface", "Controls", "MIDI"]),
     ]
 )

@@ -10,6 +10,8 @@ public struct Piece: Sendable {
     public let firstTempo: Double
     /// The file's tempo map (MIDI clock out and in count its beats).
     public let tempoMap: TempoMap
+    /// Its time signatures (4/4 from the top until the first): the JACK transport's bars.
+    public let timeSignatures: [TimeSignatureChange]
 
     public init(contentsOf path: String) throws(MIDIFileError) {
         let bytes = try readBytes(path)
@@ -18,6 +20,7 @@ public struct Piece: Sendable {
         self.path = path
         score = Score(file)
         tempoMap = file.tempoMap
+        timeSignatures = file.timeSignatures
         firstTempo = tempoMap.changes.first?.beatsPerMinute ?? 120
     }
 

@@ -43,6 +43,8 @@ public final class JACKClient: @unchecked Sendable {
     private let client: OpaquePointer
     var handle: OpaquePointer { client }
     private var box: Unmanaged<DelegateBox>?
+    /// The timebase master's callback context (`becomeTimebaseMaster`).
+    var timebaseBox: Unmanaged<TimebaseBox>?
     private var active = false
 
     /// Holds the delegate without owning it: the delegate usually owns the
@@ -69,6 +71,7 @@ public final class JACKClient: @unchecked Sendable {
         deactivate()
         jack_client_close(client)
         box?.release()
+        timebaseBox?.release()
     }
 
     /// The server's sample rate, in Hz.

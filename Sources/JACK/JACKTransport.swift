@@ -11,11 +11,35 @@ public struct JACKTransportPosition: Equatable, Sendable {
     public struct BBT: Equatable, Sendable {
         public var bar: Int, beat: Int, tick: Int
         public var beatsPerBar: Double, ticksPerBeat: Double, beatsPerMinute: Double
-        /// Quarter notes from the top (bars and beats are 1-based; a beat taken as a quarter note).
+        /// The beat's note value (4: a quarter, 8: an eighth).
+        public var beatType: Double
+        /// Ticks from the top to the bar's start (0 from a master that leaves it out).
+        public var barStartTick: Double
+
+        public init(bar: Int, beat: Int, tick: Int, beatsPerBar: Double, ticksPerBeat: Double, beatsPerMinute: Double,
+                    beatType: Double = 4, barStartTick: Double = 0) {
+            self.bar = bar; self.beat = beat; self.tick = tick
+            self.beatsPerBar = beatsPerBar; self.ticksPerBeat = ticksPerBeat; self.beatsPerMinute = beatsPerMinute
+            self.beatType = beatType; self.barStartTick = barStartTick
+        }
+
+        /// Quarter notes from the top (bars and beats are 1-based): the bar's start
+        /// from `barStartTick` when the master gives it, else as if every bar
+        /// were `beatsPerBar` long; beats of `beatType` turned into quarters.
         public var beats: Double {
-            Double(bar - 1) * beatsPerBar + Double(beat - 1) + Double(tick) / max(ticksPerBeat, 1)
+            let tpb = max(ticksPerBeat, 1)
+            let barStart = barStartTick > 0 || bar <= 1 ? barStartTick / tpb : Double(bar - 1) * beatsPerBar
+            return (barStart + Double(beat - 1) + Double(tick) / tpb) * 4 / (beatType > 0 ? beatType : 4)
         }
     }
+}
+
+/// What a timebase master answers for a frame of the transport (`JACKClient.becomeTimebaseMaster`).
+public protocol JACKTimebase: AnyObject, Sendable {
+    /// JACK's process thread, once a cycle while the transport rolls and on
+    /// every relocation: the real-time rules hold (no allocation, lock, log,
+    /// throw or wait). Bar, beat, tick and tempo at `frame` of the transport.
+    func bbt(atFrame frame: UInt64, sampleRate: Int) -> JACKTransportPosition.BBT
 }
 
 extension JACKClient {
@@ -36,9 +60,53 @@ extension JACKClient {
     public func startTransport() { jack_transport_start(handle) }
     /// Stops it. Any thread.
     public func stopTransport() { jack_transport_stop(handle) }
+    /// Makes this client the transport's timebase master (unconditionally: it
+    /// takes over from another): from now on `timebase` gives every client the
+    /// bar, beat, tick and tempo. The client does not keep `timebase` alive:
+    /// call `releaseTimebase` (or close the client) before it goes.
+    public func becomeTimebaseMaster(_ timebase: any JACKTimebase) throws(JACKError) {
+        releaseTimebase()
+        let box = Unmanaged.passRetained(TimebaseBox(timebase, sampleRate: sampleRate))
+        let rc = jack_set_timebase_callback(handle, 0, { _, _, pos, _, arg in
+            guard let pos, let arg else { return }
+            let frame = UInt64(pos.pointee.frame), given = Int(pos.pointee.frame_rate)
+            // No retain/release: the box lives until the client lets the timebase go.
+            let bbt = Unmanaged<TimebaseBox>.fromOpaque(arg)._withUnsafeGuaranteedRef {
+                $0.timebase.bbt(atFrame: frame, sampleRate: given > 0 ? given : $0.sampleRate)
+            }
+            pos.pointee.valid = jack_position_bits_t(rawValue: pos.pointee.valid.rawValue | JackPositionBBT.rawValue)
+            pos.pointee.bar = Int32(truncatingIfNeeded: bbt.bar)
+            pos.pointee.beat = Int32(truncatingIfNeeded: bbt.beat)
+            pos.pointee.tick = Int32(truncatingIfNeeded: bbt.tick)
+            pos.pointee.bar_start_tick = bbt.barStartTick
+            pos.pointee.beats_per_bar = Float(bbt.beatsPerBar)
+            pos.pointee.beat_type = Float(bbt.beatType)
+            pos.pointee.ticks_per_beat = bbt.ticksPerBeat
+            pos.pointee.beats_per_minute = bbt.beatsPerMinute
+        }, box.toOpaque())
+        guard rc == 0 else { box.release(); throw JACKError(kind: .call, function: "jack_set_timebase_callback", code: rc) }
+        timebaseBox = box
+    }
+
+    /// Stops being the timebase master (waits for a running cycle). Idempotent.
+    public func releaseTimebase() {
+        guard let box = timebaseBox else { return }
+        jack_release_timebase(handle)
+        timebaseBox = nil
+        box.release()
+    }
+
     /// Moves it to `frame`; throws when JACK refuses.
     public func locateTransport(_ frame: UInt64) throws(JACKError) {
         let rc = jack_transport_locate(handle, jack_nframes_t(truncatingIfNeeded: frame))
         guard rc == 0 else { throw JACKError(kind: .call, function: "jack_transport_locate", code: rc) }
     }
+}
+
+/// Holds a timebase without owning it (see `becomeTimebaseMaster`).
+final class TimebaseBox {
+    unowned(unsafe) let timebase: any JACKTimebase
+    /// The server's rate when it was set: for a position that does not give its own.
+    let sampleRate: Int
+    init(_ timebase: any JACKTimebase, sampleRate: Int) { self.timebase = timebase; self.sampleRate = sampleRate }
 }

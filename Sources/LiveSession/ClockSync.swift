@@ -188,7 +188,10 @@ public final class ClockFollowing: @unchecked Sendable {
 extension LiveHost {
     /// The piece's tempo map: MIDI clock out counts its beats, clock in
     /// turns the master's beats into its seconds. Before `start`.
-    public func useTempoMap(_ map: TempoMap) { beats = BeatMap(tempoMap: map) }
+    /// Its time signatures give the JACK transport's bars (`--transport-master`).
+    public func useTempoMap(_ map: TempoMap, timeSignatures: [TimeSignatureChange] = []) {
+        beats = BeatMap(tempoMap: map, timeSignatures: timeSignatures)
+    }
 
     /// `--clock-out` and `--sync clock`, set up before the output starts:
     /// the clock port connected to its destinations, the tap on the render
@@ -216,6 +219,7 @@ extension LiveHost {
             } catch { throw .alsa(error) }
         }
         try startJACKFollowing(audio)
+        try startJACKLeading(audio)
         if let spec = options.syncClock, clockFollowing == nil {
             guard let client else {
                 throw .alsa(ALSAError(kind: .sequencerUnavailable, function: "snd_seq_open", code: -ENODEV,
@@ -246,10 +250,29 @@ extension LiveHost {
         log.append("following the JACK transport")
     }
 
-    /// "following 24:0 'Master' at 120.0 BPM" (nil without `--sync clock`).
+    /// `play --transport-master`: the timebase master and its thread on the JACK client (`-a jack` only).
+    func startJACKLeading(_ audio: LiveAudio) throws(Failure) {
+        guard options.transportMaster, jackLeading == nil else { return }
+        guard let output = audio.output as? JACKOutput else {
+            throw .jack(JACKError(kind: .call, function: "jack_set_timebase_callback", code: -1))
+        }
+        let leading = JACKTransportLeading(client: output.client, transport: audio.renderer.transport, beats: beats)
+        try leading.start()
+        jackLeading = leading
+        log.append("leading the JACK transport (timebase master: bar, beat, tick and tempo from the piece)")
+    }
+
+    /// What the transport is in time with, for the view's and the web page's status line:
+    /// "following 24:0 'Master' at 120.0 BPM" (`--sync clock`), "following the JACK
+    /// transport at 90.0 BPM" (`--sync jack`: the file's tempo where the piece is, times
+    /// the scale the master set), "leading the JACK transport at 80.0 BPM"; nil otherwise.
     public var syncDescription: String? {
-        guard let f = clockFollowing else { return nil }
-        let bpm = f.beatsPerMinute.map { (($0 * 10).rounded() / 10).description } ?? "–"
-        return "following \(f.sourceName) at \(bpm) BPM"
+        func shown(_ bpm: Double) -> String { ((bpm * 10).rounded() / 10).description }
+        if let f = clockFollowing {
+            return "following \(f.sourceName) at \(f.beatsPerMinute.map(shown) ?? "–") BPM"
+        }
+        guard jackFollowing != nil || jackLeading != nil, let transport else { return nil }
+        let bpm = beats.beatsPerMinute(atSeconds: transport.position) * transport.tempoScale
+        return (jackLeading != nil ? "leading" : "following") + " the JACK transport at \(shown(bpm)) BPM"
     }
 }

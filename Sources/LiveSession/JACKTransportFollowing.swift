@@ -44,7 +44,8 @@ public final class JACKTransportFollowing: @unchecked Sendable {
             let p = client.transportPosition(), now = monotonicNanoseconds()
             let target = seconds(of: p, rate: rate)
             if let bbt = p.bbt, bbt.beatsPerMinute > 0 {
-                let scale = bbt.beatsPerMinute / beats.beatsPerMinute(atSeconds: target)
+                // The master's tempo counts its beats (eighths in 6/8): in quarters, over the file's.
+                let scale = bbt.beatsPerMinute * 4 / (bbt.beatType > 0 ? bbt.beatType : 4) / beats.beatsPerMinute(atSeconds: target)
                 if abs(scale - transport.tempoScale) > 1e-6 { transport.setTempoScale(scale) }
             }
             if let l = last {

@@ -91,6 +91,8 @@ public final class LiveHost: @unchecked Sendable {
         public var syncClock: String?
         /// `play --sync jack` (with `-a jack`): follow the JACK transport.
         public var syncJACK = false
+        /// `play --transport-master` (with `-a jack`): lead the JACK transport.
+        public var transportMaster = false
         public init() {}
     }
 
@@ -146,6 +148,8 @@ public final class LiveHost: @unchecked Sendable {
         public var failure: String?
         /// How live input is placed (`--timing`); nil without audio.
         public var timing: EventTiming? = nil
+        /// What the transport is in time with (`syncDescription`); nil when it keeps its own time.
+        public var sync: String? = nil
         /// Mean render time over the budget (DSP load, 0…1+).
         public var load: Double { budget > 0 ? renderMean / budget : 0 }
     }
@@ -207,6 +211,7 @@ public final class LiveHost: @unchecked Sendable {
     /// `play --sync clock`: what follows the master (nil otherwise).
     public internal(set) var clockFollowing: ClockFollowing?
     var jackFollowing: JACKTransportFollowing?
+    var jackLeading: JACKTransportLeading?
 
     /// Opens the sequencer, and unless `options.audio` is false, the output
     /// and the sampler (loading `soundFont` and the mapping's channel fonts).
@@ -388,7 +393,7 @@ public final class LiveHost: @unchecked Sendable {
             stripNames: renderer.map { $0.meters.names } ?? [],
             stripKeys: renderer.map { $0.meters.strips.map(\.key) } ?? [],
             messagesBySource: router.messagesBySource, sources: router.sources,
-            failure: shared.failure.withLock { $0 }, timing: audio?.events.timing)
+            failure: shared.failure.withLock { $0 }, timing: audio?.events.timing, sync: syncDescription)
     }
 
     /// Ends cleanly: input stopped (sources' held notes no longer matter),
@@ -402,6 +407,7 @@ public final class LiveHost: @unchecked Sendable {
         keyboard.releaseEverything()
         clockSender?.stop()
         jackFollowing?.stop()
+        jackLeading?.stop()
         if let s = clockSender { log.append(s.summary) }
         audio?.jackMIDI?.finish()
         shared.stop.store(true, ordering: .releasing)

@@ -341,6 +341,7 @@ public final class WebSurface: @unchecked Sendable {
             m.peak = finite(Double(s.peak)); m.rms = finite(Double(s.rms))
             if !s.spectrum.isEmpty { m.spectrum = s.spectrum.map { $0.isFinite ? Double($0) : -90 } }
             m.overflows = s.queueOverflows; m.refused = s.refusedParameters
+            m.sync = s.sync
         }
         if var t = transport?() {
             if !t.position.isFinite { t.position = 0 }

@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -23,47 +24,28 @@ import Glibc
         return UInt16(bigEndian: a.sin_port)
     }
 
-    static func tool(_ name: String, _ arguments: [String]) throws -> Process {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/" + name)
-        p.arguments = arguments
-        return p
-    }
-
-    @Test(.disabled("hangs like OSCServerTests.subscriber: the oscdump child outlives terminate(); not yet fixed")) func live_osc_answersOscsend() throws {
+    /// `live --no-audio --osc` for 6 s; `oscdump -L` subscribed prints what a message set. Every
+    /// child is a `ChildProcess` (own process group, SIGKILL and a bounded reap, close-on-exec socket):
+    /// with Foundation's `Process` the oscdump child outlived terminate() and the run hung.
+    @Test func live_osc_answersOscsend() throws {
         let oscPort = Self.freePort(), dumpPort = Self.freePort()
-        let live = Process()
-        live.executableURL = URL(fileURLWithPath: R.carillon)
-        live.arguments = ["live", "--no-audio", "--osc", "\(oscPort)", "--duration", "6"]
-        let liveOut = Pipe()
-        live.standardOutput = liveOut
-        live.standardError = FileHandle.nullDevice
-        let liveText = LockedText()
-        liveOut.fileHandleForReading.readabilityHandler = { liveText.append($0.availableData) }
-        try live.run()
-        #expect(eventually(5) { liveText.value.contains("osc: listening on udp 127.0.0.1:\(oscPort)") }, "\(liveText.value)")
+        let live = try ChildProcess(R.carillon, ["live", "--no-audio", "--osc", "\(oscPort)", "--duration", "6"])
+        defer { live.kill() }
+        #expect(live.waitForOutput(seconds: 5) { $0.contains("osc: listening on udp 127.0.0.1:\(oscPort)") }, "\(live.output)")
 
-        let dump = try Self.tool("oscdump", ["-L", "\(dumpPort)"])
-        let dumpOut = Pipe()
-        dump.standardOutput = dumpOut
-        let dumpText = LockedText()
-        dumpOut.fileHandleForReading.readabilityHandler = { dumpText.append($0.availableData) }
-        try dump.run()
-        usleep(200_000)
+        let dump = try ChildProcess("/usr/bin/oscdump", ["-L", "\(dumpPort)"])
+        defer { #expect(dump.kill() != nil, "oscdump was not reaped") }
+        usleep(200_000)  // oscdump binds its port
         for args in [["/carillon/subscribe", "i", "\(dumpPort)"], ["/carillon/master/gain", "f", "-3.5"]] {
-            let send = try Self.tool("oscsend", ["127.0.0.1", "\(oscPort)"] + args)
-            try send.run()
-            send.waitUntilExit()
-            #expect(send.terminationStatus == 0)
+            let send = try ChildProcess("/usr/bin/oscsend", ["127.0.0.1", "\(oscPort)"] + args)
+            let status = send.waitForExit(seconds: 10) ?? send.kill()
+            #expect(status == 0)
         }
-        #expect(eventually(3) { dumpText.value.contains("/carillon/master/gain f -3.5") }, "oscdump: \(dumpText.value)")
-        dump.terminate()
-        dump.waitUntilExit()
-        live.waitUntilExit()
-        liveOut.fileHandleForReading.readabilityHandler = nil
-        liveText.append(liveOut.fileHandleForReading.readDataToEndOfFile())
-        #expect(live.terminationStatus == 0)
-        #expect(liveText.value.contains("osc: 2 messages applied"), "\(liveText.value)")
+        #expect(dump.waitForOutput(seconds: 3) { $0.contains("/carillon/master/gain f -3.5") }, "oscdump: \(dump.output)")
+        #expect(dump.kill() != nil)
+        let status = live.waitForExit(seconds: 15)
+        #expect(status == 0, "live: \(String(describing: status)) \(live.output)")
+        #expect(live.output.contains("osc: 2 messages applied"), "\(live.output)")
     }
 
     @Test func live_badOSCAddress_isRefused_withAClearMessage() throws {

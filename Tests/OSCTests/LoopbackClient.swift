@@ -1,4 +1,5 @@
 import CLiblo
+import ChildProcess
 import Foundation
 import Glibc
 
@@ -128,14 +129,11 @@ func eventually(_ seconds: Double, _ condition: () -> Bool) -> Bool {
 /// Runs a tool to its end (bounded: the tools here end by themselves), returning its exit status.
 @discardableResult
 func run(_ tool: String, _ arguments: [String]) throws -> Int32 {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/" + tool)
-    p.arguments = arguments
-    p.standardOutput = FileHandle.nullDevice
-    p.standardError = FileHandle.nullDevice
-    try p.run()
-    p.waitUntilExit()
-    return p.terminationStatus
+    // A bounded wait: a tool that does not end in 10 s is killed and the call fails.
+    let p = try ChildProcess("/usr/bin/" + tool, arguments)
+    if let status = p.waitForExit(seconds: 10) { return status }
+    p.kill()
+    return -1
 }
 
 /// A free UDP port on 127.0.0.1 (bound, read, released).

@@ -29,4 +29,27 @@ struct StatusMessageTests {
         let keys = message["stripKeys"] as? [String] ?? []
         #expect(keys.count == 19 && keys.suffix(3) == ["osc", "tone", "track1"] && keys[2] == "3")
     }
+
+    /// `--sync` and `--transport-master`: the status line says what the transport is in time with; nothing without.
+    @Test func status_carriesTheSyncLine_onlyWhenInTimeWithSomething() throws {
+        let following: SurfaceStatus = {
+            var s = Self.status()
+            s.sync = "following the JACK transport at 80.0 BPM"
+            return s
+        }()
+        let surface = try WebSurface(hub: ControlHub(mapping: nil), configuration: WebSurfaceConfiguration(port: 0),
+                                     status: { following })
+        let port = try surface.start()
+        defer { surface.stop() }
+        let message = try RawClient.webSocket(port: port).receive(type: "status")
+        #expect(message["sync"] as? String == "following the JACK transport at 80.0 BPM")
+
+        let plain = try WebSurface(hub: ControlHub(mapping: nil), configuration: WebSurfaceConfiguration(port: 0),
+                                   status: { Self.status() })
+        let plainPort = try plain.start()
+        defer { plain.stop() }
+        let none = try RawClient.webSocket(port: plainPort).receive(type: "status")
+        #expect(none["sync"] == nil)
+        #expect(Page.html.contains(#"<span class="stat" id="sync" hidden>"#))
+    }
 }

@@ -212,6 +212,6 @@ extension SurfaceStatus {
     init(_ s: LiveHost.Status) {
         self.init(load: s.load, xruns: s.xruns, blocks: s.blocks, voices: s.voices, peak: s.peak, rms: s.rms,
                   stripPeaks: s.stripPeaks, stripNames: s.stripNames, stripKeys: s.stripKeys, spectrum: s.spectrum,
-                  queueOverflows: s.queueOverflows, refusedParameters: s.refusedParameters)
+                  queueOverflows: s.queueOverflows, refusedParameters: s.refusedParameters, sync: s.sync)
     }
 }

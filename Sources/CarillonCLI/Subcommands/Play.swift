@@ -55,6 +55,9 @@ struct Play: ParsableCommand {
                                valueName: "clock[=PORT]|jack"))
     var sync: SyncSource?
 
+    @Flag(name: .customLong("transport-master"), help: "Lead the JACK transport (with -a jack): its bar, beat, tick and tempo from the file's tempo map and time signatures; it starts, stops and moves with the piece, and the piece with another client's start, stop and locate.")
+    var transportMaster = false
+
     /// `--labels` / `--labels-format`: the recording's labels' format, nil for none.
     var labelFormat: RenderLabels.Format? { labelOptions.format }
 
@@ -69,6 +72,8 @@ struct Play: ParsableCommand {
             }
         }
         if sync == .jack && audio.backend != .jack { throw ValidationError("--sync jack follows the JACK transport: give -a jack") }
+        if transportMaster && audio.backend != .jack { throw ValidationError("--transport-master leads the JACK transport: give -a jack") }
+        if transportMaster && sync != nil { throw ValidationError("--transport-master leads the transport: not with --sync, which follows one") }
         if sync != nil && tempo != 1 { throw ValidationError("--sync follows the master's tempo: not with --tempo") }
     }
 
@@ -90,10 +95,11 @@ struct Play: ParsableCommand {
                                       clockOptions.apply(to: &options)
                                       if case .clock(let port) = sync { options.syncClock = port ?? "" }
                                       options.syncJACK = sync == .jack
+                                      options.transportMaster = transportMaster
                                   },
                                   prepare: { host in
                                       host.load(piece.score, tempo: tempo, start: start, loop: loop, pieceTempo: piece.firstTempo)
-                                      host.useTempoMap(piece.tempoMap)
+                                      host.useTempoMap(piece.tempoMap, timeSignatures: piece.timeSignatures)
                                   })
         guard let transport = session.host.transport else { Diagnostics.fail("cannot play: no audio output") }
         let view = session.view

@@ -1,0 +1,106 @@
+import Engine
+import Glibc
+import JACK
+import Sync
+import Threads
+
+/// `play -a jack --transport-master`: Carillon leads the JACK transport. As the
+/// timebase master it gives every client bar, beat, tick and tempo from the
+/// piece's tempo map and time signatures (`BeatMap`); a thread of its own
+/// starts, stops and relocates the transport as the piece plays, stops and
+/// seeks (keys, controls, OSC, the web page), and takes a start, stop or
+/// relocation another client makes (`jack_transport`) as a command to the piece.
+///
+/// The transport's frame is the piece's time at the tempo scale: frame ÷ rate ×
+/// scale = seconds of the piece (×1: the frame is the piece's time, as the
+/// follower reads a transport without BBT). A new tempo scale relocates it.
+public final class JACKTransportLeading: JACKTimebase, @unchecked Sendable {
+    /// Ticks per beat in the BBT given (1920, as Ardour and jack_transport).
+    public static let ticksPerBeat = 1920.0
+    private let client: JACKClient
+    private let transport: Transport
+    private let beats: BeatMap
+    private let stopFlag = CancellationFlag()
+    private var thread: JoinableThread?
+
+    init(client: JACKClient, transport: Transport, beats: BeatMap) {
+        self.client = client; self.transport = transport; self.beats = beats
+    }
+
+    /// JACK's process thread: the BBT at `frame`, read through the piece's
+    /// tempo map at the transport's tempo scale; tempo in the time signature's beats.
+    public func bbt(atFrame frame: UInt64, sampleRate: Int) -> JACKTransportPosition.BBT {
+        let scale = transport.tempoScale
+        let seconds = Double(frame) / Double(max(sampleRate, 1)) * scale
+        let bar = beats.barPosition(atBeat: beats.beat(atSeconds: seconds))
+        let tpb = Self.ticksPerBeat
+        return JACKTransportPosition.BBT(
+            bar: bar.bar, beat: bar.beat, tick: min(Int(bar.fraction * tpb), Int(tpb) - 1),
+            beatsPerBar: Double(bar.numerator), ticksPerBeat: tpb,
+            beatsPerMinute: beats.beatsPerMinute(atSeconds: seconds) * scale * Double(bar.denominator) / 4,
+            beatType: Double(bar.denominator), barStartTick: bar.barStartBeats * tpb)
+    }
+
+    /// The transport's frame for `seconds` of the piece at tempo scale `scale`.
+    static func frame(ofSeconds seconds: Double, scale: Double, rate: Double) -> UInt64 {
+        UInt64(max(0, (seconds / max(scale, 1e-6) * rate).rounded()))
+    }
+
+    func start() throws(LiveHost.Failure) {
+        do { try client.becomeTimebaseMaster(self) } catch { throw .jack(error) }
+        do { thread = try JoinableThread(name: "jack-transport") { [self] in run() } } catch {
+            client.releaseTimebase()
+            throw .thread(error)
+        }
+    }
+
+    /// Ends the thread, stops the transport and gives up the timebase.
+    func stop() {
+        stopFlag.set()
+        thread?.join()
+        thread = nil
+        client.stopTransport()
+        client.releaseTimebase()
+    }
+
+    private func run() {
+        let rate = Double(client.sampleRate)
+        var last: (rolling: Bool, frame: UInt64, playing: Bool, position: Double, at: UInt64)?
+        var quietUntil: UInt64 = 0
+        while !stopFlag.isSet {
+            let p = client.transportPosition(), now = monotonicNanoseconds()
+            let scale = transport.tempoScale
+            let playing = transport.isPlaying && !transport.isFinished
+            let ours = transport.position, theirs = Double(p.frame) / rate * scale
+            // Apart by more than 50 ms and two periods (the piece is a period ahead of the frame).
+            let tolerance = (0.05 + 2 * Double(client.bufferSize) / rate) * scale
+            if now >= quietUntil {
+                var followed = false
+                if let l = last {
+                    let elapsed = Double(now - l.at) / 1e9
+                    let theyToggled = p.rolling != l.rolling
+                    let theyJumped = abs(Double(p.frame) - (Double(l.frame) + (l.rolling ? elapsed * rate : 0))) > tolerance / scale * rate
+                    let weToggled = playing != l.playing
+                    let weJumped = abs(ours - (l.position + (l.playing ? elapsed * scale : 0))) > tolerance
+                    if (theyToggled || theyJumped) && !(weToggled || weJumped) {
+                        // Another client moved the transport: the piece goes with it.
+                        if theyJumped || abs(ours - theirs) > tolerance { transport.seek(to: theirs) }
+                        if theyToggled { if p.rolling { transport.play() } else { transport.stop() } }
+                        followed = true
+                    }
+                }
+                if !followed && (playing != p.rolling || abs(ours - theirs) > tolerance) {
+                    if abs(ours - theirs) > tolerance {
+                        try? client.locateTransport(Self.frame(ofSeconds: ours, scale: scale, rate: rate))
+                    }
+                    if playing != p.rolling { if playing { client.startTransport() } else { client.stopTransport() } }
+                    followed = true
+                }
+                // A command takes a cycle or two to show: leave both sides alone meanwhile.
+                if followed { quietUntil = now + UInt64((2 * Double(client.bufferSize) / rate + 0.01) * 1e9) }
+            }
+            last = (p.rolling, p.frame, transport.isPlaying && !transport.isFinished, transport.position, now)
+            usleep(5000)
+        }
+    }
+}
