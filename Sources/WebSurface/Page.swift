@@ -94,7 +94,7 @@ enum Page {
     #keyboard .wk{position:absolute;top:0;bottom:0;background:#dde2e8;border-right:1px solid #6b7380}
     #keyboard .wk.in{background:#f6d9a8}
     #keyboard .bk{position:absolute;top:0;height:58%;background:#111;border-radius:0 0 2px 2px;z-index:1}
-    #keyboard .oct{position:absolute;bottom:1px;font-size:9px;color:#222;padding-left:1px;pointer-events:none}
+    #keyboard .oct{position:absolute;bottom:1px;z-index:2;font-size:9px;color:#222;padding-left:1px;pointer-events:none}
     /* Phone, portrait: each group a row, swiped sideways. */
     @media (orientation:portrait) and (max-width:600px){main{flex-direction:column}
       .group{max-width:none;flex:none;flex-direction:row;align-items:stretch}
