@@ -1,12 +1,11 @@
 import Controls
 import Foundation
-import MIDI
 import Parameters
 import Testing
 @testable import CarillonCLI
 
 /// `live`'s view of the rig: the current scene and a line per zone in force,
-/// following program changes and reloads.
+/// following scene switches and reloads.
 @Suite struct LiveViewRigTests {
     static func stagePianoHub() throws -> ControlHub {
         let hub = ControlHub(mapping: try ControlMapping.load(
@@ -24,7 +23,7 @@ import Testing
             "   zone Strings C3..G9  → ch 3 vel ×0.6+10",
             "   zone Synth   C5..G9  → Hardware Synth ch 1",
         ])
-        _ = hub.receive(.programChange(1, channel: Channel(15)))
+        hub.selectScene(named: "Piano only")
         #expect(LiveView.rigLines(hub.rigView) == [
             "   scene 2/2: Piano only",
             "   zone Piano C-1..G9 → ch 1 vel s-curve 2",
@@ -42,7 +41,7 @@ import Testing
         let first = try #require(view.rig)
         view.follow(hub)
         #expect(view.rig == first)
-        _ = hub.receive(.programChange(1, channel: Channel(15)))
+        hub.selectScene(named: "Piano only")
         view.follow(hub)
         #expect(view.rig?.sceneName == "Piano only")
     }
