@@ -2,7 +2,7 @@ import Synchronization
 
 /// One page's pending output, bounded whatever the page does: a new `hello`
 /// (the whole set of controls after the hub swapped in another mapping), the
-/// latest state of each changed control (a newer change replaces an unsent
+/// latest scene switched to (with its zones), the latest state of each changed control (a newer change replaces an unsent
 /// one), the latest status, and a few replies. The hub side only ever stores here under
 /// a short lock and never waits for the network; the client's own sender task
 /// takes everything pending when it is free to write, so a page that stops
@@ -10,6 +10,7 @@ import Synchronization
 final class ClientOutbox: Sendable {
     struct Pending {
         var hello: String?
+        var scene: String?
         var controls: [Int: ControlMessage] = [:]
         var status: String?
         var replies: [String] = []
@@ -27,13 +28,25 @@ final class ClientOutbox: Sendable {
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Every control anew: replaces an unsent hello and the unsent control
-    /// changes, which were keyed by the old mapping's order.
+    /// Every control anew: replaces an unsent hello, an unsent scene (the
+    /// hello carries the rig too) and the unsent control changes, which were
+    /// keyed by the old mapping's order.
     func offer(hello: String) {
         pending.withLock { p in
             p.hello = hello
+            p.scene = nil
             p.controls = [:]
         }
+        wake.yield()
+    }
+
+    /// The scene switched to and its zones: replaces an unsent one.
+    func offer(scene: String) {
+        let replaced = pending.withLock { p -> Bool in
+            defer { p.scene = scene }
+            return p.scene != nil
+        }
+        if replaced { counters.update { $0.coalesced += 1 } }
         wake.yield()
     }
 
@@ -67,13 +80,13 @@ final class ClientOutbox: Sendable {
         if dropped { counters.update { $0.droppedReplies += 1 } } else { wake.yield() }
     }
 
-    /// Everything pending, in the order to send: a hello, replies, controls (mapping order), status.
+    /// Everything pending, in the order to send: a hello, the scene, replies, controls (mapping order), status.
     func take() -> [String] {
         let p = pending.withLock { p -> Pending in
-            defer { p.hello = nil; p.controls = [:]; p.status = nil; p.replies = [] }
+            defer { p.hello = nil; p.scene = nil; p.controls = [:]; p.status = nil; p.replies = [] }
             return p
         }
-        var out = (p.hello.map { [$0] } ?? []) + p.replies
+        var out = (p.hello.map { [$0] } ?? []) + (p.scene.map { [$0] } ?? []) + p.replies
         if !p.controls.isEmpty {
             out.append(JSON.encode(ControlsMessage(controls: p.controls.sorted { $0.key < $1.key }.map(\.value))))
         }

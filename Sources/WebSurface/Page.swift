@@ -78,6 +78,23 @@ enum Page {
     #strips .strip i{position:absolute;bottom:0;left:0;right:0;background:var(--acc)}
     #spectrum{display:none;gap:1px;padding:4px 10px;height:40px}#spectrum.show{display:flex}
     #spectrum i{flex:1;align-self:flex-end;background:#9fd;min-height:1px}
+    /* The rig: the current scene, its zones as range bars over a 128-key keyboard (C-1…G9), layers stacked. */
+    #rig{padding:6px 10px;border-bottom:1px solid var(--line)}#rig[hidden]{display:none}
+    #rig-head{display:flex;flex-wrap:wrap;gap:6px 12px;align-items:center;margin-bottom:6px}
+    #rig-head h2{font-size:13px;margin:0;font-weight:600}
+    #scene-buttons{display:flex;flex-wrap:wrap;gap:4px}
+    #scene-buttons button{min-width:44px;min-height:44px;padding:0 12px;border-radius:8px;border:1px solid var(--line);background:#2a3038;color:var(--fg);font-size:13px}
+    #scene-buttons button.on{background:var(--acc);color:#000}
+    #zones{position:relative;list-style:none;margin:0;padding:0}
+    #zones .zone{position:absolute;height:30px;box-sizing:border-box;padding:0 6px;border-radius:6px;overflow:hidden;white-space:nowrap;
+      text-overflow:ellipsis;font-size:12px;line-height:28px;color:#fff;background:hsl(var(--hue),42%,26%);border:1px solid hsl(var(--hue),45%,55%)}
+    #zones .zone b{font-weight:600}
+    #zones .none{color:var(--dim);font-size:13px;line-height:30px}
+    #keyboard{position:relative;height:44px;margin-top:4px;background:#0c0e11;border-radius:4px;overflow:hidden}
+    #keyboard .wk{position:absolute;top:0;bottom:0;background:#dde2e8;border-right:1px solid #6b7380}
+    #keyboard .wk.in{background:#f6d9a8}
+    #keyboard .bk{position:absolute;top:0;height:58%;background:#111;border-radius:0 0 2px 2px;z-index:1}
+    #keyboard .oct{position:absolute;bottom:1px;z-index:2;font-size:9px;color:#222;padding-left:1px;pointer-events:none}
     /* Phone, portrait: each group a row, swiped sideways. */
     @media (orientation:portrait) and (max-width:600px){main{flex-direction:column}
       .group{max-width:none;flex:none;flex-direction:row;align-items:stretch}
@@ -100,6 +117,12 @@ enum Page {
       <button id="t-slower" title="slower">−</button><span class="stat"><b id="t-bpm">–</b> bpm</span><button id="t-faster" title="faster">+</button>
     </div><div id="bar-groups"></div>
     <div id="spectrum" title="master spectrum, third-octave bands 25 Hz – 20 kHz, −72…0 dB"></div></section>
+    <section id="rig" hidden aria-labelledby="rig-title">
+      <div id="rig-head"><h2 id="rig-title">Zones</h2><span class="stat" id="scene-name" role="status" aria-live="polite"></span>
+        <div id="scene-buttons" role="group" aria-label="Scenes"></div></div>
+      <ul id="zones" role="list"></ul>
+      <div id="keyboard" aria-hidden="true"></div>
+    </section>
     <section id="strips" title="strip peaks: MIDI channels 1–16, osc, tone, effect returns, tracks"></section>
     <main id="controls"></main>
     <script>
@@ -109,7 +132,7 @@ enum Page {
     const $=id=>document.getElementById(id);
     const widgets=new Map();
     let ws=null,hello=null,params={};
-    window.carillon={widgets,get hello(){return hello},received:0,hellos:0,attempts:0,connected:false};
+    window.carillon={widgets,get hello(){return hello},received:0,hellos:0,attempts:0,connected:false,rig:null,scenes:0};
     function send(o){if(ws&&ws.readyState===1)ws.send(JSON.stringify(o))}
     function el(tag,cls,text){const e=document.createElement(tag);if(cls)e.className=cls;if(text!=null)e.textContent=text;return e}
     function clamp(x){return Math.max(0,Math.min(1,x))}
@@ -217,6 +240,46 @@ enum Page {
       area.addEventListener("keyup",e=>{if(e.key===" "||e.key==="Enter"){e.preventDefault();touch(false)}});
       return pad;
     }
+    // The rig: a 128-key keyboard (white keys equal, black keys between them), each zone of the current
+    // scene a bar over its keys with its name, keys and destinations; a zone's row stacks a layer.
+    const isBlack=n=>[1,3,6,8,10].includes(n%12);
+    const whitesBelow=[];{let c=0;for(let n=0;n<=128;n++){whitesBelow.push(c);if(n<128&&!isBlack(n))c++}}
+    const WHITES=whitesBelow[128];
+    function keyEdges(n){const w=whitesBelow[n];return isBlack(n)?[w-0.35,w+0.35]:[w,w+1]}
+    const pct=x=>(100*x/WHITES)+"%";
+    function noteName(n){return ["C","C#","D","D#","E","F","F#","G","G#","A","A#","B"][n%12]+(Math.floor(n/12)-1)}
+    const ROW=34;
+    function drawKeyboard(zones){
+      const kb=$("keyboard");
+      if(!kb.children.length)for(let n=0;n<128;n++){const e=keyEdges(n),k=el("i",isBlack(n)?"bk":"wk");
+        k.dataset.key=n;k.style.left=pct(e[0]);k.style.width=pct(e[1]-e[0]);kb.append(k);
+        if(n%12===0){const l=el("span","oct",noteName(n));l.style.left=pct(e[0]);kb.append(l)}}
+      for(const k of kb.querySelectorAll(".wk")){const n=Number(k.dataset.key);k.classList.toggle("in",zones.some(z=>z.low<=n&&n<=z.high))}
+    }
+    function rig(r){
+      const scenes=r.scenes||[],zones=r.zones||[];
+      window.carillon.rig={scenes,scene:r.scene,zones};window.carillon.scenes++;
+      const box=$("rig");box.hidden=!zones.length&&!scenes.length;if(box.hidden)return;
+      const name=r.scene!=null?scenes[r.scene]:null;
+      $("scene-name").textContent=scenes.length?"Scene: "+(name||"none (the mapping's own zones)"):"";
+      $("rig-title").textContent=name?"Zones of "+name:"Zones";
+      const bs=$("scene-buttons");
+      if(bs.dataset.names!==JSON.stringify(scenes)){bs.textContent="";bs.dataset.names=JSON.stringify(scenes);
+        scenes.forEach((s,i)=>{const b=el("button",null,s);b.dataset.scene=i;b.setAttribute("aria-label","Scene "+s);
+          b.addEventListener("click",()=>send({type:"set",parameter:"scene.select",value:i}));bs.append(b)})}
+      for(const b of bs.children){const on=Number(b.dataset.scene)===r.scene;b.classList.toggle("on",on);b.setAttribute("aria-pressed",on?"true":"false")}
+      const list=$("zones");list.textContent="";
+      list.setAttribute("aria-label",zones.length+" zone"+(zones.length===1?"":"s")+(name?" in scene "+name:""));
+      if(!zones.length){const li=el("li","none","No zones: every key plays on its own channel.");list.append(li);list.style.height=ROW+"px"}
+      else list.style.height=(Math.max(...zones.map(z=>z.row))+1)*ROW+"px";
+      zones.forEach((z,i)=>{const li=el("li","zone"),a=keyEdges(z.low)[0],b=keyEdges(z.high)[1];
+        li.dataset.zone=z.name;li.dataset.row=z.row;li.dataset.low=z.low;li.dataset.high=z.high;
+        li.style.left=pct(a);li.style.width="calc("+pct(b-a)+" - 2px)";li.style.top=(z.row*ROW)+"px";
+        li.style.setProperty("--hue",(210+i*67)%360);
+        const takes=z.takes?" "+z.takes:"";li.setAttribute("aria-label",z.spoken);li.title=z.name+" "+z.keys+takes+" → "+z.short;
+        li.append(el("b",null,z.name)," ",el("span","keys",z.keys+takes)," → ",el("span","to",z.short));list.append(li)});
+      drawKeyboard(zones);
+    }
     function build(h){
       hello=h;const main=$("controls"),bar=$("bar-groups");main.textContent="";bar.textContent="";widgets.clear();
       const pads=new Map();
@@ -242,6 +305,7 @@ enum Page {
         (g.transport?bar:main).append(box);
       }
       $("transport").classList.toggle("show",!!h.play);
+      rig(h);
     }
     function clock(s){s=Math.max(0,s||0);const m=Math.floor(s/60),r=(s-60*m).toFixed(1);return m+":"+(r<10?"0":"")+r}
     let seeking=false;
@@ -291,6 +355,7 @@ enum Page {
         else if(m.type==="controls"){for(const c of m.controls){const w=widgets.get(c.name);if(!w)continue;
           const keep=w.dragging?w.state.position:null;Object.assign(w.state,c);if(keep!=null)w.state.position=keep;w.draw()}}
         else if(m.type==="status")status(m);
+        else if(m.type==="scene")rig(m);
       };
     }
     connect();

@@ -11,6 +11,16 @@ import Parameters
 ///   (`steps`: selectors only; `pad`, `part`: an xy pad's name and `x`, `y` or `touch`, its parts drawn as one square); G = `{"name","controls":[name…],"strip":"3","transport":false}` in page order
 ///   (`strip`: the `stripKeys` entry whose meter goes beside the group's fader);
 ///   P = the `transport.*` and `master.gain` specs `{"address","min","max","unit"}`.
+///   The rig rides in it too: `"scenes":["Split","Piano only"],"scene":0,"zones":[Z…]` (`scene`
+///   absent when none is current; `zones` those in force). Z = `{"name","low","high","keys","row",
+///   "to":[{"channel":2},{"port":"Hardware Synth","channel":1}],"transpose","velocity","velocities","takes","short","spoken"}`:
+///   keys 0…127 (`keys` as note names, C4 = 60), `row` the zone's row in the strip (layers
+///   stack), `velocity` the shape in short (`×0.6+10`, `=100`, `s-curve 2`), `velocities`
+///   `"1..63"`; `takes` (`vel 1..63 in ch 2`: what else it matches), `short` (what it does:
+///   `ch 2 +12`) and `spoken` (for screen readers) put it in words.
+/// - `{"type":"scene","scenes":[…],"scene":1,"zones":[Z…]}` when the scene switches (a
+///   program change, the page's scene buttons or scene control, `live`'s `s` key), at the
+///   next update tick; a reload sends a new hello instead.
 /// - `{"type":"controls","controls":[C…]}` what changed (coalesced: at most one per
 ///   control every ~20 ms), same fields as in hello minus the static ones.
 /// - `{"type":"status","load":0.12,"xruns":0,"blocks":123,"voices":12,"peak":0.5,"rms":0.1,"strips":[p…],"stripNames":[n…],"stripKeys":[k…],
@@ -24,7 +34,8 @@ import Parameters
 ///   hardware would (0…1 of its travel: the mapping's curve and steps apply);
 /// - `{"type":"control","name":"Fader 1","value":-6}` sets it to a value in its own range and unit;
 /// - `{"type":"set","parameter":"transport.position","value":50}` sets a parameter
-///   (its own unit and range: `transport.play`, `.stop`, `.loop`, `.tempo`, `.position`, `master.gain` …);
+///   (its own unit and range: `transport.play`, `.stop`, `.loop`, `.tempo`, `.position`, `master.gain` …;
+///   the page's scene buttons send `scene.select` with the scene's place in `scenes`);
 /// - `{"type":"ping"}`.
 ///
 /// Refused (counted by reason, answered with `refused`, never applied): not JSON,
@@ -167,6 +178,59 @@ struct HelloMessage: Encodable {
     var controls: [ControlMessage]
     var groups: [GroupMessage]
     var parameters: [ParameterMessage]
+    var scenes: [String]
+    var scene: Int?
+    var zones: [ZoneMessage]
+}
+
+/// One zone of the current scene, as the page's keyboard strip draws it.
+struct ZoneMessage: Encodable, Equatable {
+    struct Destination: Encodable, Equatable {
+        var port: String?
+        var channel: Int
+    }
+    var name: String
+    var low: Int
+    var high: Int
+    var keys: String
+    var row: Int
+    var to: [Destination]
+    var transpose: Int
+    var velocity: String?
+    var velocities: String?
+    /// What it takes besides its keys (`vel 1..63 in ch 2`); absent for most zones.
+    var takes: String?
+    var short: String
+    var spoken: String
+
+    init(_ z: ZoneSummary) {
+        name = z.name
+        low = z.low
+        high = z.high
+        keys = z.keys
+        row = z.row
+        to = z.destinations.map { Destination(port: $0.port, channel: $0.channel) }
+        transpose = z.transpose
+        velocity = z.velocity
+        velocities = z.velocities.map { "\($0.lowerBound)..\($0.upperBound)" }
+        takes = z.takes.isEmpty ? nil : z.takes
+        short = z.short
+        spoken = z.spoken
+    }
+}
+
+/// The scene switched to, and the zones now in force.
+struct SceneMessage: Encodable {
+    var type = "scene"
+    var scenes: [String]
+    var scene: Int?
+    var zones: [ZoneMessage]
+
+    init(_ rig: RigView) {
+        scenes = rig.sceneNames
+        scene = rig.state.scene
+        zones = rig.zones.map(ZoneMessage.init)
+    }
 }
 
 /// One group of controls on the page, in order: its controls top to bottom,

@@ -22,7 +22,10 @@ import Synchronization
 /// MIDI-learned binding), the surface's list of controls (names, ranges,
 /// curves, steps) is rebuilt from it and every open page gets a new `hello`
 /// at the next pump tick; a page opened later gets the new one at once. A
-/// page never holds a control the host no longer has.
+/// page never holds a control the host no longer has. The rig rides along:
+/// the hello holds the mapping's scenes, the current one and its zones, and
+/// a scene switch (`ControlHub.rigState` moved) sends them again as a
+/// `scene` message at the next tick.
 ///
 /// Security: see `WebSurfaceConfiguration` (loopback, token) and `Gate`
 /// (Origin, Host). Threads: `start` and `stop` from one thread (the CLI's);
@@ -226,7 +229,7 @@ public final class WebSurface: @unchecked Sendable {
             outbox.close()
             counterBox.update { $0.open -= 1 }
         }
-        let hello = helloMessage(freshLayout())
+        let hello = helloMessage(freshLayout(), rig: hub.rigView)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
@@ -272,7 +275,7 @@ public final class WebSurface: @unchecked Sendable {
         }
     }
 
-    private func helloMessage(_ layout: Layout) -> String {
+    private func helloMessage(_ layout: Layout, rig: RigView) -> String {
         var parameters = [ParameterAddress.masterGain]
         if transport != nil { parameters += ParameterAddress.Transport.allCases.map { .transport($0) } }
         return JSON.encode(HelloMessage(
@@ -284,17 +287,20 @@ public final class WebSurface: @unchecked Sendable {
             parameters: parameters.map {
                 ParameterMessage(address: $0.description, min: $0.spec.range.lowerBound, max: $0.spec.range.upperBound,
                                  unit: $0.spec.unit.rawValue)
-            }))
+            },
+            scenes: rig.sceneNames, scene: rig.state.scene, zones: rig.zones.map(ZoneMessage.init)))
     }
 
     // MARK: - Pump
 
     /// Every `updateInterval`: the controls that changed since the last look go
     /// to every page (all of them in a new `hello` when the hub swapped in
-    /// another mapping); every `statusInterval`: the status. Only while pages are open.
+    /// another mapping), and the scene with its zones when it switched; every
+    /// `statusInterval`: the status. Only while pages are open.
     private func pump() async {
         var last: [ControlState] = hub.controlStates
         var generation = hub.mappingGeneration
+        var rigState = hub.rigState
         let statusEvery = max(1, Int(configuration.statusInterval / configuration.updateInterval))
         var tick = 0
         while !Task.isCancelled {
@@ -304,11 +310,22 @@ public final class WebSurface: @unchecked Sendable {
                 let layout = freshLayout()
                 generation = layout.controls.generation
                 last = layout.controls.states
-                let hello = helloMessage(layout)
+                let rig = hub.rigView
+                rigState = rig.state
+                let hello = helloMessage(layout, rig: rig)
                 for o in outboxes { o.offer(hello: hello) }
                 continue
             }
             guard !outboxes.isEmpty else { continue }
+            if hub.rigState != rigState {
+                let rig = hub.rigView
+                // Of another mapping than the pages hold: the next tick's hello carries it.
+                if rig.state.generation == generation {
+                    rigState = rig.state
+                    let text = JSON.encode(SceneMessage(rig))
+                    for o in outboxes { o.offer(scene: text) }
+                }
+            }
             let now = hub.controlStates
             var changed: [(Int, ControlMessage)] = []
             for (i, s) in now.enumerated() where i >= last.count || !Self.sameShown(s, last[i]) {

@@ -23,6 +23,7 @@ PROBE = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/carillon-web-probe"
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 NANO = os.path.join(ROOT, "mappings", "korg-nanokontrol2.yaml")
 AKAI = os.path.join(ROOT, "mappings", "akai-mpk-mini-mk3.yaml")
+STAGE = os.path.join(ROOT, "mappings", "stage-piano.yaml")
 
 
 class Probe:
@@ -317,6 +318,133 @@ def test_keyboard_holds_a_pad_and_picks_a_selector_step(driver):
         probe.close()
 
 
+ZONES_JS = """
+const kb=document.getElementById('keyboard').getBoundingClientRect();
+return {keyboard:{left:kb.left,right:kb.right,width:kb.width,top:kb.top},
+  scene:document.getElementById('scene-name').textContent,
+  list:document.getElementById('zones').getAttribute('aria-label'),
+  buttons:[...document.querySelectorAll('#scene-buttons button')].map(b=>[b.textContent,b.getAttribute('aria-pressed')]),
+  octaves:[...document.querySelectorAll('#keyboard .oct')].map(o=>[o.textContent,o.getBoundingClientRect().left]),
+  zones:[...document.querySelectorAll('#zones .zone')].map(z=>{const r=z.getBoundingClientRect();
+    return {name:z.dataset.zone,text:z.textContent,label:z.getAttribute('aria-label'),row:Number(z.dataset.row),
+      left:r.left,right:r.right,top:r.top,bottom:r.bottom}})}
+"""
+
+
+def zone_strip(driver):
+    return driver.execute_script(ZONES_JS)
+
+
+def zone_names(driver):
+    return [z["name"] for z in zone_strip(driver)["zones"]]
+
+
+def test_zone_strip_shows_the_scenes_zones_and_follows_switches(driver):
+    """The stage piano's rig over a 128-key keyboard: each zone a bar over its
+    keys with its name, keys and destinations, the layers stacked, the scene
+    named; switching scenes by the page's scene buttons, by a program change
+    (the mapping's selector on channel 16) and by the page's Scene control
+    redraws the strip."""
+    probe = Probe(STAGE)
+    try:
+        driver.set_window_size(1280, 800)
+        open_page(driver, probe.url)
+        assert driver.find_element(By.ID, "rig").is_displayed()
+        strip = zone_strip(driver)
+        assert strip["scene"] == "Scene: Split", strip["scene"]
+        assert strip["list"] == "4 zones in scene Split", strip["list"]
+        assert strip["buttons"] == [["Split", "true"], ["Piano only", "false"]], strip["buttons"]
+        shown = {z["name"]: z for z in strip["zones"]}
+        assert list(shown) == ["Bass", "Piano", "Strings", "Synth"], list(shown)
+        assert shown["Bass"]["text"] == "Bass C-1..B2 → ch 2 +12", shown["Bass"]["text"]
+        assert shown["Piano"]["text"] == "Piano C3..G9 → ch 1"
+        assert shown["Strings"]["text"] == "Strings C3..G9 → ch 3 vel ×0.6+10"
+        assert shown["Synth"]["text"] == "Synth C5..G9 → Hardware Synth ch 1"
+        assert shown["Bass"]["label"] == "Bass: keys C-1 to B2, to channel 2, transposed +12 semitones"
+        assert shown["Synth"]["label"] == "Synth: keys C5 to G9, to port Hardware Synth channel 1"
+        # Over the keyboard: 75 white keys from C-1 to G9; C3 is the 29th, C4 (60) the 36th, C5 the 43rd.
+        kb = strip["keyboard"]
+        x = lambda whites: kb["left"] + kb["width"] * whites / 75   # noqa: E731
+        near = lambda a, b: abs(a - b) <= 3   # noqa: E731
+        assert near(shown["Bass"]["left"], kb["left"]) and near(shown["Bass"]["right"], x(28)), (shown["Bass"], kb)
+        assert near(shown["Piano"]["left"], x(28)) and near(shown["Piano"]["right"], kb["right"]), shown["Piano"]
+        assert near(shown["Synth"]["left"], x(42)), shown["Synth"]
+        assert abs(dict(strip["octaves"])["C4"] - x(35)) <= 2, strip["octaves"]
+        # The split on one row, the strings stacked under the piano, the synth under both; all above the keys.
+        assert shown["Bass"]["top"] == shown["Piano"]["top"]
+        assert shown["Strings"]["top"] >= shown["Piano"]["bottom"] and shown["Synth"]["top"] >= shown["Strings"]["bottom"]
+        assert shown["Synth"]["bottom"] <= kb["top"]
+        # 1. The page's own scene buttons.
+        driver.find_element(By.CSS_SELECTOR, '#scene-buttons button[aria-label="Scene Piano only"]').click()
+        wait(lambda: probe.ask("scene") == "Piano only", "the hub to switch to Piano only")
+        wait(lambda: zone_names(driver) == ["Piano"], "the strip to show Piano only's zone", 2)
+        strip = zone_strip(driver)
+        piano = strip["zones"][0]
+        assert piano["text"] == "Piano C-1..G9 → ch 1 vel s-curve 2", piano["text"]
+        assert near(piano["left"], kb["left"]) and near(piano["right"], kb["right"]), piano
+        assert strip["scene"] == "Scene: Piano only" and strip["list"] == "1 zone in scene Piano only", strip
+        assert strip["buttons"] == [["Split", "false"], ["Piano only", "true"]], strip["buttons"]
+        # 2. A program change on channel 16, as the keyboard's scene buttons send.
+        assert probe.ask("pc 16 0") == "ok"
+        wait(lambda: zone_names(driver) == ["Bass", "Piano", "Strings", "Synth"], "program change 0 to bring Split back", 2)
+        assert probe.ask("scene") == "Split" and zone_strip(driver)["scene"] == "Scene: Split"
+        # 3. The page's Scene control: the mapping's selector, by keyboard.
+        driver.find_element(By.CSS_SELECTOR, '.w[data-control="Scene"] button[aria-label="Scene 2"]').send_keys(Keys.ENTER)
+        wait(lambda: zone_names(driver) == ["Piano"], "the Scene control's step 2 to switch to Piano only", 2)
+        assert probe.ask("scene") == "Piano only"
+    finally:
+        probe.close()
+
+
+def test_zone_strip_follows_a_reload_of_the_real_host(driver):
+    """`carillon live --no-audio --web` with the stage piano: the page shows the
+    first scene's zones; the file edited (the bass two octaves up) reaches the
+    open page in the reload's hello."""
+    folder = tempfile.mkdtemp(prefix="carillon-zones-")
+    mapping = os.path.join(folder, "stage.yaml")
+    shutil.copy(STAGE, mapping)
+    host, url = start_host(mapping, 0)
+    try:
+        open_page(driver, url)
+        wait(lambda: zone_names(driver) == ["Bass", "Piano", "Strings", "Synth"], "the stage piano's zones")
+        assert zone_strip(driver)["scene"] == "Scene: Split"
+        with open(mapping) as f:
+            text = f.read()
+        line = "{ name: Bass,    keys: C-1..B2, to: 2, transpose: 12 }"
+        assert line in text
+        with open(mapping + ".tmp", "w") as f:
+            f.write(text.replace(line, "{ name: Low bass, keys: C-1..B2, to: 2, transpose: 24 }"))
+        os.rename(mapping + ".tmp", mapping)
+        wait(lambda: zone_names(driver)[:1] == ["Low bass"], "the reloaded zones on the page", 5)
+        strip = zone_strip(driver)
+        assert strip["zones"][0]["text"] == "Low bass C-1..B2 → ch 2 +24", strip["zones"][0]
+        # A reload leaves no scene current: the file's top-level zones are in force.
+        assert strip["scene"] == "Scene: none (the mapping's own zones)", strip["scene"]
+    finally:
+        stop_host(host)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_zone_strip_on_a_phone(driver):
+    """Portrait phone: the strip fits the width (no sideways scroll), the bars
+    keep their order, the scene buttons are touch-sized and a tap switches."""
+    probe = Probe(STAGE)
+    phone = browser(390, 844, mobile=True)
+    try:
+        open_page(phone, probe.url)
+        strip = zone_strip(phone)
+        assert [z["name"] for z in strip["zones"]] == ["Bass", "Piano", "Strings", "Synth"]
+        assert strip["keyboard"]["right"] <= 390 and phone.execute_script(
+            "return document.documentElement.scrollWidth") <= 390
+        lefts = [z["left"] for z in strip["zones"]]
+        assert lefts[0] < lefts[1] == lefts[2] < lefts[3], lefts
+        phone.find_element(By.CSS_SELECTOR, '#scene-buttons button[aria-label="Scene Piano only"]').click()
+        wait(lambda: zone_names(phone) == ["Piano"], "a tap to switch the scene", 2)
+    finally:
+        phone.quit()
+        probe.close()
+
+
 LAYOUT_JS = """
 return [...document.querySelectorAll(arguments[0])].map(g=>{const r=g.getBoundingClientRect();
   const m=g.querySelector('.gmeter'),mr=m&&m.getBoundingClientRect();
@@ -361,7 +489,7 @@ function lum(c){const v=c.match(/[\\d.]+/g).map(Number).slice(0,3).map(x=>{x/=25
 function behind(e){for(;e;e=e.parentElement){const c=getComputedStyle(e).backgroundColor,a=c.match(/[\\d.]+/g).map(Number);
   if(a.length<4||a[3]>0)return c}return "rgb(0,0,0)"}
 const low=[],small=[];
-for(const e of document.querySelectorAll('.label,.value,.group h2,.stat,h1,.press,.sel button')){
+for(const e of document.querySelectorAll('.label,.value,.group h2,.stat,h1,.press,.sel button,#rig h2,#zones li,#scene-buttons button')){
   if(!e.textContent.trim()||!e.offsetWidth)continue;
   const a=lum(getComputedStyle(e).color),b=lum(behind(e)),ratio=(Math.max(a,b)+0.05)/(Math.min(a,b)+0.05);
   if(ratio<4.5)low.push([e.className||e.tagName,e.textContent.slice(0,20),ratio.toFixed(2)])}
@@ -422,7 +550,7 @@ def test_contrast_and_touch_sizes_on_a_phone(driver):
     (WCAG AA), every button and slider at least 44 x 44 CSS pixels."""
     phone = browser(390, 844, mobile=True)
     try:
-        for mapping in (NANO, AKAI):
+        for mapping in (NANO, AKAI, STAGE):
             probe = Probe(mapping)
             try:
                 open_page(phone, probe.url)

@@ -155,6 +155,7 @@ enum HostSession {
                 view.line("audio stopped: \(failure)")
                 return .audioFailed
             }
+            view.follow(host.hub)
             view.refresh(status: status, controls: host.controlStates(), seconds: t, header: header())
             if isDone(status, t, step) { return .finished }
         }

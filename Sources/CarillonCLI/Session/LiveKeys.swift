@@ -40,7 +40,6 @@ final class LiveKeys {
             }
         }
         view.selected = selected
-        view.scene = hub.currentScene
         view.learning = hub.learning.map { "learning: \($0) — move a control on your controller (x cancels)" }
     }
 

@@ -5,9 +5,10 @@ import Glibc
 #endif
 
 /// The live view: on a terminal a block of lines redrawn ~20 times a second
-/// (controls as bars, MIDI activity per source, DSP load, xruns, meters);
-/// otherwise plain log lines, a line when xruns happen (at most one a second)
-/// and a status line every `statusInterval` seconds.
+/// (controls as bars, MIDI activity per source, DSP load, xruns, meters, the
+/// current scene and a line per zone in force); otherwise plain log lines, a
+/// line when xruns happen (at most one a second), a line when the scene or
+/// the zones change, and a status line every `statusInterval` seconds.
 final class LiveView {
     /// Off a terminal: a status line every 10 s (360 an hour in a journal); `-v`: every 2 s.
     static let statusInterval = 10.0
@@ -24,12 +25,26 @@ final class LiveView {
     /// is armed, the line that says so. Nil: no keys (not a terminal).
     var selected: Int?
     var learning: String?
-    /// The mapping's scene switched to last, if any.
-    var scene: String?
+    /// The mapping's current scene and its zones (`ControlHub.rigView`), kept
+    /// by `follow(_:)`; nil before the first look.
+    private(set) var rig: RigView?
 
     init(terminal: Bool, statusInterval: Double = LiveView.statusInterval) {
         self.terminal = terminal
         self.statusInterval = statusInterval
+    }
+
+    /// Takes the hub's rig when it moved (a scene switch, a reload): cheap to
+    /// call at every refresh. Off a terminal the change is logged in one line.
+    func follow(_ hub: ControlHub) {
+        let state = hub.rigState
+        guard rig?.state != state else { return }
+        let next = hub.rigView
+        let before = rig
+        rig = next
+        if !terminal, !next.isEmpty, before?.sceneName != next.sceneName || before?.zones != next.zones {
+            line(Self.rigLogLine(next))
+        }
     }
 
     func line(_ text: String) {
@@ -71,7 +86,7 @@ final class LiveView {
             let mark = selected == i ? " > " : "   "
             lines.append("\(mark)\(name) \(Self.bar(c.position, width: 24)) \(c.display)\(c.awaitingPickup ? " (pick up)" : "")")
         }
-        if let scene { lines.append("   scene: \(scene)") }
+        if let rig { lines += Self.rigLines(rig) }
         if let learning {
             lines.append("   " + learning)
         } else if selected != nil, !controls.isEmpty {
@@ -95,6 +110,43 @@ final class LiveView {
         guard terminal, drawnLines > 0 else { return }
         print("\u{1B}[\(drawnLines)A\u{1B}[J", terminator: "")
         drawnLines = 0
+    }
+
+    /// The scene (when the mapping has scenes) and a line per zone in force:
+    /// name, keys as note names (C4 = 60), destinations, transpose, velocity.
+    ///
+    ///     scene 1/2: Split
+    ///     zone Bass     C-1..B2  → ch 2 +12
+    ///     zone Strings  C3..G9   → ch 3 vel ×0.6+10
+    static func rigLines(_ rig: RigView) -> [String] {
+        var lines: [String] = []
+        if !rig.sceneNames.isEmpty {
+            if let i = rig.state.scene, let name = rig.sceneName {
+                lines.append("   scene \(i + 1)/\(rig.sceneNames.count): \(name)")
+            } else {
+                lines.append("   scene: none of \(rig.sceneNames.count) (the mapping's own zones)")
+            }
+        }
+        let nameWidth = min(16, rig.zones.map(\.name.count).max() ?? 0)
+        let keysWidth = rig.zones.map(\.keys.count).max() ?? 0
+        for z in rig.zones.prefix(16) {
+            lines.append("   zone \(padded(z.name, nameWidth)) \(padded(z.keys, keysWidth)) → \(z.short)")
+        }
+        if rig.zones.count > 16 { lines.append("   … \(rig.zones.count - 16) more zones") }
+        if rig.zones.isEmpty && !rig.sceneNames.isEmpty { lines.append("   no zones: every key plays on its own channel") }
+        return lines
+    }
+
+    /// Off a terminal: `scene: Piano only; zones: Piano C-1..G9 → ch 1 vel s-curve 2`.
+    static func rigLogLine(_ rig: RigView) -> String {
+        var parts: [String] = []
+        if !rig.sceneNames.isEmpty { parts.append("scene: " + (rig.sceneName ?? "none")) }
+        parts.append("zones: " + (rig.zones.isEmpty ? "none" : rig.zones.map(\.line).joined(separator: ", ")))
+        return parts.joined(separator: "; ")
+    }
+
+    private static func padded(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text.padding(toLength: width, withPad: " ", startingAt: 0)
     }
 
     static func summary(_ s: LiveHost.Status) -> String {

@@ -14,6 +14,17 @@ extension ControlHub {
         lock.withLock { sceneIndex.flatMap { i in currentMapping?.scenes[i].name } }
     }
 
+    /// Which rig a view shows: the mapping's generation and the current
+    /// scene. Cheap (no copy): a view that polls compares it and asks for
+    /// `rigView` only when it moved.
+    public var rigState: RigState { lock.withLock { RigState(generation: generation, scene: sceneIndex) } }
+
+    /// The current scene and the zones in force, as a view shows them
+    /// (`ControlMapping.zones(inScene:)` in short). One consistent look.
+    public var rigView: RigView {
+        lock.withLock { RigView(mapping: currentMapping, state: RigState(generation: generation, scene: sceneIndex)) }
+    }
+
     /// Switches to a scene by name: false when the mapping has none of that name.
     @discardableResult
     public func selectScene(named name: String) -> Bool {
@@ -82,4 +93,34 @@ public struct SceneChange: Sendable {
     public var scene: Int?
     /// The mapping is new (the first call, a reload): what was built from the last one is stale.
     public var mappingChanged: Bool
+}
+
+/// What `ControlHub.rigState` compares: a reload moves `generation`, a switch `scene`.
+public struct RigState: Hashable, Sendable {
+    public var generation: Int
+    /// The current scene's place in the mapping's `scenes:` (nil: none is current).
+    public var scene: Int?
+    public init(generation: Int, scene: Int?) { self.generation = generation; self.scene = scene }
+}
+
+/// The rig as the web page and `live`'s view show it: the mapping's scenes,
+/// the current one, and the zones in force (the current scene's own, else the
+/// top level's), each in short.
+public struct RigView: Hashable, Sendable {
+    public var state: RigState
+    /// The mapping's scene names, in file order.
+    public var sceneNames: [String]
+    public var zones: [ZoneSummary]
+
+    /// The current scene's name (nil: none is current, or the mapping has no scenes).
+    public var sceneName: String? { state.scene.flatMap { sceneNames.indices.contains($0) ? sceneNames[$0] : nil } }
+
+    /// Whether there is anything to show: zones, or scenes to switch between.
+    public var isEmpty: Bool { zones.isEmpty && sceneNames.isEmpty }
+
+    public init(mapping: ControlMapping?, state: RigState) {
+        self.state = state
+        sceneNames = mapping?.scenes.map(\.name) ?? []
+        zones = ZoneSummary.list(mapping?.zones(inScene: state.scene) ?? [])
+    }
 }

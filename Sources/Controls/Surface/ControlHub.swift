@@ -40,7 +40,7 @@ public final class ControlHub: @unchecked Sendable {
     var sceneIndex: Int?
     var pendingScene: Int?
     /// Mappings swapped in since the start (`replace`).
-    private var generation = 0
+    private(set) var generation = 0
 
     /// `startValues`: parameters set before anything runs (e.g. `--reverb-level`),
     /// in the parameters' own units; NaN and infinity are ignored.
