@@ -89,7 +89,7 @@ let package = Package(
         // A live or play session: MIDI input (ALSA, JACK), outputs, recording, mapping reloads.
         .target(name: "LiveSession", dependencies: [
             "MIDI", "Parameters", "Controls", "Rig", "Engine", "Sampling", "Hosting", "ALSA", "JACK", "FluidSynth", "LV2", "Sync",
-            "SoundFile", "Analysis", "Threads",
+            "SoundFile", "Analysis", "Threads", "Link",
         ]),
         // The offline render and its dataset outputs: jobs, batches, manifest, labels, stems, augmentation.
         .target(name: "OfflineRender", dependencies: [

@@ -216,6 +216,7 @@ extension LiveHost {
             } catch { throw .alsa(error) }
         }
         try startJACKFollowing(audio)
+        try startLink(audio)
         if let spec = options.syncClock, clockFollowing == nil {
             guard let client else {
                 throw .alsa(ALSAError(kind: .sequencerUnavailable, function: "snd_seq_open", code: -ENODEV,
@@ -246,8 +247,31 @@ extension LiveHost {
         log.append("following the JACK transport")
     }
 
-    /// "following 24:0 'Master' at 120.0 BPM" (nil without `--sync clock`).
+    /// `--link`: the Link peer, its thread started with the others; the piece (an
+    /// empty one for live, for the transport to run) waits stopped for the session's bar.
+    func startLink(_ audio: LiveAudio) throws(Failure) {
+        guard options.link, linkFollowing == nil, let clock = audio.clock else { return }
+        if !hasPiece { load(Score(events: [], duration: 24 * 3600)) }
+        let transport = audio.renderer.transport
+        transport.stop()
+        let latency = max(audio.output.prefillFrames - audio.output.maxFrames, audio.output.maxFrames)
+        do {
+            let f = try LinkFollowing(transport: transport, clock: clock, latencyFrames: latency, beats: beats, start: startSeconds,
+                                      beatsPerMinute: beats.beatsPerMinute(atSeconds: startSeconds) * transport.tempoScale, log: log)
+            audio.link = f
+            linkFollowing = f
+        } catch { throw .link(error) }
+        log.append("joined the Ableton Link session (quantum 4)")
+    }
+
+    /// "following 24:0 'Master' at 120.0 BPM", "Link: 1 peer at 120.0 BPM, phase +0.2 ms"
+    /// (nil without `--sync clock` or `--link`).
     public var syncDescription: String? {
+        if let l = linkFollowing {
+            let bpm = l.beatsPerMinute.map { (($0 * 10).rounded() / 10).description } ?? "–"
+            let ms = (l.phaseErrorMilliseconds * 10).rounded() / 10 + 0  // + 0: no "-0.0"
+            return "Link: \(l.peers) peer\(l.peers == 1 ? "" : "s") at \(bpm) BPM, phase \(ms >= 0 ? "+" : "")\(ms) ms"
+        }
         guard let f = clockFollowing else { return nil }
         let bpm = f.beatsPerMinute.map { (($0 * 10).rounded() / 10).description } ?? "–"
         return "following \(f.sourceName) at \(bpm) BPM"
