@@ -98,7 +98,7 @@ public final class LinkFollowing: @unchecked Sendable {
         stopFlag.set()
         thread?.join()
         thread = nil
-        try? session.enable(false)
+        do { try session.enable(false) } catch { failed(error) }
     }
 
     /// The session's tempo as last read (nil before).

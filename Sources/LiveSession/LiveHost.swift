@@ -415,6 +415,7 @@ public final class LiveHost: @unchecked Sendable {
         jackFollowing?.stop()
         linkFollowing?.stop()
         if let s = clockSender { log.append(s.summary) }
+        if let l = linkFollowing, l.failedCalls > 0 { log.append("Link: \(l.failedCalls) calls to the session failed") }
         audio?.jackMIDI?.finish()
         shared.stop.store(true, ordering: .releasing)
         control?.join()
