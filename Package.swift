@@ -48,6 +48,12 @@ let package = Package(
         // The LV2 log feature's printf/vprintf: variadic C, which Swift cannot define.
         .target(name: "CLV2Log"),
         .target(name: "LV2", dependencies: ["CLilv", "CLV2Log", "Parameters", "Threads"]),
+        // Ableton Link (Debian's ableton-link-dev: header-only C++ over asio, no pkg-config file;
+        // its headers are in /usr/include/ableton): a C shim that catches what Link throws, and
+        // the Swift wrapper with typed errors. Link runs threads of its own: -pthread.
+        .target(name: "CLink", cxxSettings: [.define("LINK_PLATFORM_LINUX", to: "1")],
+                linkerSettings: [.linkedLibrary("pthread")]),
+        .target(name: "Link", dependencies: ["CLink"]),
 
         // Measurements and conversions of audio: loudness and true peak (libebur128),
         // resampling (libsamplerate), spectrum (FFTW).
@@ -83,7 +89,7 @@ let package = Package(
         // A live or play session: MIDI input (ALSA, JACK), outputs, recording, mapping reloads.
         .target(name: "LiveSession", dependencies: [
             "MIDI", "Parameters", "Controls", "Rig", "Engine", "Sampling", "Hosting", "ALSA", "JACK", "FluidSynth", "LV2", "Sync",
-            "SoundFile", "Analysis", "Threads",
+            "SoundFile", "Analysis", "Threads", "Link",
         ]),
         // The offline render and its dataset outputs: jobs, batches, manifest, labels, stems, augmentation.
         .target(name: "OfflineRender", dependencies: [
@@ -142,6 +148,9 @@ let package = Package(
         // Driver of the browser tests (Tests/Browser): a WebSurface over a ControlHub, fed from stdin; not shipped.
         .executableTarget(name: "carillon-web-probe", dependencies: ["Parameters", "WebSurface", "Controls", "MIDI"], path: "Tests/Browser/Probe"),
 
+        // Driver of the Link test (LinkTests): one Link peer driven over stdin; not shipped.
+        .executableTarget(name: "carillon-link-probe", dependencies: ["Link"], path: "Tests/LinkIntegration/Probe"),
+
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ControlsTests", dependencies: ["Parameters", "Controls", "MIDI", "Rig"]),
         .testTarget(name: "RigTests", dependencies: ["Rig", "MIDI", "CAllocationCounter"]),
@@ -152,6 +161,7 @@ let package = Package(
 
         .testTarget(name: "EngineTests", dependencies: ["Parameters", "Engine", "MIDI", "CAllocationCounter"]),
         .testTarget(name: "SyncTests", dependencies: ["Sync", "Engine", "MIDI"]),
+        .testTarget(name: "LinkTests", dependencies: ["Link"]),
         .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
         .testTarget(name: "LV2Tests", dependencies: ["LV2", "CLV2Log", "CLilv", "CAllocationCounter"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),

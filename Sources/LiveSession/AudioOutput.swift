@@ -59,10 +59,12 @@ final class OutputCycle: @unchecked Sendable {
     let renderer: Renderer, shared: OutputState, recorder: Recorder?, clock: OutputClock?, spectrum: SpectrumTap?
     /// `--clock-out`: the clock events of each block, worked out after it.
     let clockOut: ClockOutTap?
+    /// `--link`: where the piece is after each block, for the Link thread.
+    let link: LinkFollowing?
     init(renderer: Renderer, shared: OutputState, recorder: Recorder?, clock: OutputClock? = nil, spectrum: SpectrumTap? = nil,
-         clockOut: ClockOutTap? = nil) {
+         clockOut: ClockOutTap? = nil, link: LinkFollowing? = nil) {
         self.renderer = renderer; self.shared = shared; self.recorder = recorder; self.clock = clock; self.spectrum = spectrum
-        self.clockOut = clockOut
+        self.clockOut = clockOut; self.link = link
     }
 
     /// `frames` (≤ the renderer's `maxFrames`) interleaved stereo frames into `buffer`.
@@ -74,6 +76,7 @@ final class OutputCycle: @unchecked Sendable {
         let blockStart = renderer.sampleTime
         renderer.render(frames: frames, into: buffer)
         clockOut?.afterBlock(start: blockStart, frames: frames, map: renderer.pieceMap)
+        link?.afterBlock(endFrame: renderer.sampleTime)
         clock_gettime(CLOCK_MONOTONIC, &t1)
         shared.recordBlock(nanos: (t1.tv_sec - t0.tv_sec) * 1_000_000_000 + (t1.tv_nsec - t0.tv_nsec))
         recorder?.push(UnsafeBufferPointer(buffer), frames: frames)   // a copy into its ring: never waits

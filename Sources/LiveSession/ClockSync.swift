@@ -220,6 +220,7 @@ extension LiveHost {
         }
         try startJACKFollowing(audio)
         try startJACKLeading(audio)
+        try startLink(audio)
         if let spec = options.syncClock, clockFollowing == nil {
             guard let client else {
                 throw .alsa(ALSAError(kind: .sequencerUnavailable, function: "snd_seq_open", code: -ENODEV,
@@ -262,12 +263,34 @@ extension LiveHost {
         log.append("leading the JACK transport (timebase master: bar, beat, tick and tempo from the piece)")
     }
 
+    /// `--link`: the Link peer, its thread started with the others; the piece (an
+    /// empty one for live, for the transport to run) waits stopped for the session's bar.
+    func startLink(_ audio: LiveAudio) throws(Failure) {
+        guard options.link, linkFollowing == nil, let clock = audio.clock else { return }
+        if !hasPiece { load(Score(events: [], duration: 24 * 3600)) }
+        let transport = audio.renderer.transport
+        transport.stop()
+        let latency = max(audio.output.prefillFrames - audio.output.maxFrames, audio.output.maxFrames)
+        do {
+            let f = try LinkFollowing(transport: transport, clock: clock, latencyFrames: latency, beats: beats, start: startSeconds,
+                                      beatsPerMinute: beats.beatsPerMinute(atSeconds: startSeconds) * transport.tempoScale, log: log)
+            audio.link = f
+            linkFollowing = f
+        } catch { throw .link(error) }
+        log.append("joined the Ableton Link session (quantum 4)")
+    }
+
     /// What the transport is in time with, for the view's and the web page's status line:
     /// "following 24:0 'Master' at 120.0 BPM" (`--sync clock`), "following the JACK
     /// transport at 90.0 BPM" (`--sync jack`: the file's tempo where the piece is, times
-    /// the scale the master set), "leading the JACK transport at 80.0 BPM"; nil otherwise.
+    /// the scale the master set), "leading the JACK transport at 80.0 BPM", "Link: 1 peer
+    /// at 120.0 BPM, phase +0.2 ms" (`--link`); nil otherwise.
     public var syncDescription: String? {
         func shown(_ bpm: Double) -> String { ((bpm * 10).rounded() / 10).description }
+        if let l = linkFollowing {
+            let ms = (l.phaseErrorMilliseconds * 10).rounded() / 10 + 0  // + 0: no "-0.0"
+            return "Link: \(l.peers) peer\(l.peers == 1 ? "" : "s") at \(l.beatsPerMinute.map(shown) ?? "–") BPM, phase \(ms >= 0 ? "+" : "")\(ms) ms"
+        }
         if let f = clockFollowing {
             return "following \(f.sourceName) at \(f.beatsPerMinute.map(shown) ?? "–") BPM"
         }

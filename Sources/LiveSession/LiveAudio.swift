@@ -31,6 +31,8 @@ final class LiveAudio {
     private(set) var started = false
     /// `--clock-out`: set before `start`.
     var clockOut: ClockOutTap?
+    /// `--link`: the Link thread, told where the piece is after each block.
+    var link: LinkFollowing?
 
     /// Opens the output, loads the sampler (`soundFont` and the mapping's
     /// channel fonts, each channel's preset selected), opens the recording
@@ -66,7 +68,7 @@ final class LiveAudio {
             renderer = try assembly.makeRenderer(instrument: sampler.instrument, tracks: tracks, sampleRate: rate,
                                                  maxFrames: blockFrames, eventCapacity: 4096, plugins: plugins, slots: pluginSlots)
         } catch { throw .plugin(error) }
-        clock = options.timing == .stamped || !options.clockOut.isEmpty
+        clock = options.timing == .stamped || !options.clockOut.isEmpty || options.link
             ? OutputClock(sampleRate: Double(rate), periodFrames: blockFrames, settleFrames: output.prefillFrames) : nil
         events = EventQueueProducer(renderer.events, clock: options.timing == .stamped ? clock : nil)
     }
@@ -76,7 +78,7 @@ final class LiveAudio {
         guard !started else { return }
         do { try recorder?.start(); try spectrum.start() } catch { throw .thread(error) }
         try output.start(OutputCycle(renderer: renderer, shared: shared, recorder: recorder, clock: clock, spectrum: spectrum,
-                                       clockOut: clockOut))
+                                       clockOut: clockOut, link: link))
         started = true
     }
 

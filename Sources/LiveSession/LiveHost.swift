@@ -5,6 +5,7 @@ import Engine
 import FluidSynth
 import Hosting
 import JACK
+import Link
 import LV2
 import MIDI
 import Parameters
@@ -93,6 +94,8 @@ public final class LiveHost: @unchecked Sendable {
         public var syncJACK = false
         /// `play --transport-master` (with `-a jack`): lead the JACK transport.
         public var transportMaster = false
+        /// `--link`: a peer in the Ableton Link session (tempo shared, the piece on its bars).
+        public var link = false
         public init() {}
     }
 
@@ -164,6 +167,7 @@ public final class LiveHost: @unchecked Sendable {
         case track(FileTrackError)
         case spectrum(SpectrumError)
         case plugin(LV2Error)
+        case link(LinkError)
 
         public var description: String {
             switch self {
@@ -176,6 +180,7 @@ public final class LiveHost: @unchecked Sendable {
             case .jack(let e): "\(e)"
             case .sampler(let e): "\(e)"
             case .watch(let e): "\(e)"
+            case .link(let e): "Ableton Link: \(e)"
             }
         }
     }
@@ -212,6 +217,10 @@ public final class LiveHost: @unchecked Sendable {
     public internal(set) var clockFollowing: ClockFollowing?
     var jackFollowing: JACKTransportFollowing?
     var jackLeading: JACKTransportLeading?
+    /// `--link`: the peer in the Link session (nil otherwise).
+    public internal(set) var linkFollowing: LinkFollowing?
+    /// Where `load` put the piece (seconds): where `--link` starts it.
+    var startSeconds = 0.0
 
     /// Opens the sequencer, and unless `options.audio` is false, the output
     /// and the sampler (loading `soundFont` and the mapping's channel fonts).
@@ -282,6 +291,7 @@ public final class LiveHost: @unchecked Sendable {
         renderer.schedule(score, startingAt: options.clockOut.isEmpty ? 0
                           : UInt64(audio.output.prefillFrames + 2 * audio.output.maxFrames))
         if start > 0 { renderer.transport.seek(to: start) }
+        startSeconds = start
     }
 
     /// Connects the sources asked for, hands the parameter values to the
@@ -351,6 +361,7 @@ public final class LiveHost: @unchecked Sendable {
         let router = self.router, following = clockFollowing
         do { try client?.start { event in if following?.take(event) != true { router.handle(event) } } } catch { throw .alsa(error) }
         do { try clockSender?.start() } catch { throw .thread(error) }
+        do { try linkFollowing?.start() } catch { throw .thread(error) }
         if let audio, let jackMIDI = audio.jackMIDI {
             // A quarter period, 0.25…1 ms: handed on well within the period of latency it has.
             let poll = UInt32(min(max(audio.output.periodDuration * 250_000, 250), 1_000))
@@ -408,7 +419,9 @@ public final class LiveHost: @unchecked Sendable {
         clockSender?.stop()
         jackFollowing?.stop()
         jackLeading?.stop()
+        linkFollowing?.stop()
         if let s = clockSender { log.append(s.summary) }
+        if let l = linkFollowing, l.failedCalls > 0 { log.append("Link: \(l.failedCalls) calls to the session failed") }
         audio?.jackMIDI?.finish()
         shared.stop.store(true, ordering: .releasing)
         control?.join()

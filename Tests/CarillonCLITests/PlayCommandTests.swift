@@ -118,6 +118,7 @@ import Foundation
         (["--sync", "midi"], "--sync"),
         (["--sync", "clock="], "--sync"),
         (["--sync", "clock", "--tempo", "2"], "--sync follows the master's tempo: not with --tempo"),
+        (["--sync", "clock", "--link"], "--link and --sync each set the tempo and start: give one"),
     ])
     func badSync_isAUsageError(_ flags: [String], _ message: String) throws {
         let r = try R.carillon(["play", "\(R.openmsx)/coconut_run2.mid"] + flags)
@@ -127,5 +128,10 @@ import Foundation
     @Test func clockOutWithoutAudio_isAUsageError() throws {
         let r = try R.carillon(["live", "--no-audio", "--clock-out", "24:0"])
         #expect(r.status == 64 && r.stderr.contains("--clock-out follows the audio clock"), "\(r.status) \(r.stderr)")
+    }
+
+    @Test func linkWithoutAudio_isAUsageError() throws {
+        let r = try R.carillon(["live", "--no-audio", "--link"])
+        #expect(r.status == 64 && r.stderr.contains("--link plays on the session's beats by the audio clock"), "\(r.status) \(r.stderr)")
     }
 }

@@ -11,6 +11,15 @@ struct ClockOutOptions: ParsableArguments {
     func apply(to options: inout LiveHost.Options) { options.clockOut = clockOut }
 }
 
+/// `live --link`, `play --link`: a peer in an Ableton Link session.
+struct LinkOption: ParsableArguments {
+    @Flag(help: ArgumentHelp(
+        "Join the Ableton Link session on the local network: its tempo is transport.tempo (a change here or there is shared), the piece starts on its next bar (quantum 4) and keeps its beat phase."))
+    var link = false
+
+    func apply(to options: inout LiveHost.Options) { options.link = link }
+}
+
 /// `play --sync`: what the player follows.
 enum SyncSource: Equatable {
     /// MIDI clock from a source (nil: any source connected).

@@ -40,10 +40,12 @@ struct Live: ParsableCommand {
     @OptionGroup var osc: OSCOptions
     @OptionGroup var log: LogOptions
     @OptionGroup var clockOptions: ClockOutOptions
+    @OptionGroup var linkOption: LinkOption
 
     func validate() throws {
         try synth.refuseSeveralSoundFonts("live")
         if noAudio && !clockOptions.clockOut.isEmpty { throw ValidationError("--clock-out follows the audio clock: leave out --no-audio") }
+        if noAudio && linkOption.link { throw ValidationError("--link plays on the session's beats by the audio clock: leave out --no-audio") }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
         if noAudio && recording.record != nil { throw ValidationError("--record needs audio (leave out --no-audio); --record-midi works without") }
     }
@@ -56,7 +58,9 @@ struct Live: ParsableCommand {
             do { fontPath = try synth.locateSoundFont() } catch { Diagnostics.fail("\(error)") }
         }
         let session = try Session(soundFont: fontPath, mapping: loaded, input: input, audio: audio, synth: synth,
-                                  recording: recording, log: log) { $0.audio = !noAudio; clockOptions.apply(to: &$0) }
+                                  recording: recording, log: log) {
+            $0.audio = !noAudio; clockOptions.apply(to: &$0); linkOption.apply(to: &$0)
+        }
         let view = session.view
         if let line = session.inputLine { view.line("carillon live: " + line) }
         if let device = session.host.status().device { view.line("audio: \(device)") } else { view.line("audio: none (--no-audio)") }
@@ -65,7 +69,8 @@ struct Live: ParsableCommand {
         session.startOSC(osc)
         // MIDI learn and scenes from the keyboard (a terminal only): arrows, l, x, s.
         let learnKeys = LiveKeys(hub: session.host.hub, view: view)
-        _ = session.watch { _, seconds, _ in
+        let host = session.host
+        _ = session.watch(header: { host.syncDescription }) { _, seconds, _ in
             learnKeys?.poll()
             return duration.map { seconds >= $0 } ?? false
         }

@@ -50,6 +50,7 @@ struct Play: ParsableCommand {
 
     @OptionGroup var labelOptions: LabelOptions
     @OptionGroup var clockOptions: ClockOutOptions
+    @OptionGroup var linkOption: LinkOption
 
     @Option(help: ArgumentHelp("Follow a master: clock (MIDI clock from any source connected), clock=PORT (client:port or part of its name), or jack (the JACK transport, with -a jack).",
                                valueName: "clock[=PORT]|jack"))
@@ -75,6 +76,7 @@ struct Play: ParsableCommand {
         if transportMaster && audio.backend != .jack { throw ValidationError("--transport-master leads the JACK transport: give -a jack") }
         if transportMaster && sync != nil { throw ValidationError("--transport-master leads the transport: not with --sync, which follows one") }
         if sync != nil && tempo != 1 { throw ValidationError("--sync follows the master's tempo: not with --tempo") }
+        if sync != nil && linkOption.link { throw ValidationError("--link and --sync each set the tempo and start: give one") }
     }
 
     func run() throws {
@@ -93,6 +95,7 @@ struct Play: ParsableCommand {
                                   adjust: { options in
                                       options.inputOptional = true
                                       clockOptions.apply(to: &options)
+                                      linkOption.apply(to: &options)
                                       if case .clock(let port) = sync { options.syncClock = port ?? "" }
                                       options.syncJACK = sync == .jack
                                       options.transportMaster = transportMaster
