@@ -28,6 +28,12 @@ public struct ManifestEntry: Sendable, Equatable {
     /// Stretches with no event longer than `--max-gap` that were cut to it, and the seconds they lost.
     public var shortenedGaps: Int? = nil
     public var secondsCut: Double? = nil
+    /// Seconds of a late end of track not rendered (dead air after the last sound).
+    public var deadAirSeconds: Double? = nil
+    /// Why the damage rules or `--max-duration` cut the piece (`PieceLimits.Cut`,
+    /// one sentence each; empty: nothing cut), and the seconds they took out.
+    public var limits: [String]? = nil
+    public var limitSecondsCut: Double? = nil
     public var renderSeconds: Double? = nil
     public var carillonVersion: String
     public var soundFont: String
@@ -59,6 +65,9 @@ public struct ManifestEntry: Sendable, Equatable {
             ("loudness_lufs", Self.number(loudness)), ("true_peak_dbtp", Self.number(truePeak)),
             ("gain_db", Self.number(gain)), ("normalized_lufs", Self.number(normalizedLoudness)),
             ("truncated", truncated ? "true" : "false"), ("gaps_cut", shortenedGaps.map(String.init) ?? "null"), ("seconds_cut", Self.number(secondsCut)),
+            ("dead_air_seconds", Self.number(deadAirSeconds)),
+            ("limits", limits.map { "[" + $0.map(Self.string).joined(separator: ",") + "]" } ?? "null"),
+            ("limit_seconds_cut", Self.number(limitSecondsCut)),
             ("render_seconds", Self.number(renderSeconds)),
         ]
         fields += [("carillon_version", Self.string(carillonVersion)), ("soundfont", Self.string(soundFont)),
