@@ -13,7 +13,8 @@ import MIDI
 ///   before it goes on (`StandardMIDIFile.implausibleTempos`);
 /// - a piece that thins out: at the first note-on after which a whole
 ///   `thinWindow` (10 minutes) of the piece holds fewer than `thinNotes` (10)
-///   note-ons, the rest is damage, and the piece ends `thinGrace` (10 s)
+///   note-ons, or than a tenth of its busiest 10 minutes (at most one a
+///   second: a corrupt track's few notes a minute after the music), the rest is damage, and the piece ends `thinGrace` (10 s)
 ///   after that note (at its last event up to then), its tail then ringing
 ///   out as at any end (`Score.endingWhereItThinsOut`);
 /// - what is left stops at `--max-duration` (`RenderJob.Options.defaultMaxDuration`, an hour).
@@ -89,7 +90,8 @@ extension Score {
     /// Ends the piece where it thins out (see `PieceLimits`). The first
     /// note-on (velocity above 0) after which the `window` seconds that
     /// follow, all before the piece's last event, hold fewer than `notes`
-    /// note-ons is near the end of the music; the music goes on through the
+    /// note-ons, or than a tenth of the piece's busiest `window` (but not more
+    /// than one a second), is near the end of the music; the music goes on through the
     /// note-ons that follow it within `grace` seconds of each other, and
     /// every event more than `grace` seconds after the last of those is
     /// dropped: the piece ends at its last event left. Returns that last
@@ -99,6 +101,15 @@ extension Score {
         guard let last = events.last?.seconds else { return nil }
         var onsets: [Double] = []
         for e in events where e.message.isNoteOn { onsets.append(e.seconds) }
+        // Thin is measured against the piece's own music: fewer than `notes`, or than a
+        // tenth of its busiest `window` (a corrupt track's few notes a minute after a
+        // piece of a thousand a minute), but never more than one a second.
+        var busiest = 0, b = 0
+        for (i, t) in onsets.enumerated() {
+            while onsets[b] < t - window { b += 1 }
+            busiest = max(busiest, i - b + 1)
+        }
+        let notes = max(notes, min(busiest / 10, Int(window)))
         var j = 0
         for (i, t) in onsets.enumerated() {
             guard t + window <= last else { return nil }

@@ -40,8 +40,9 @@ struct Render: ParsableCommand {
 
             Damage has limits (unless --no-limit): a tempo slower than 8 or faster than \
             1000 BPM in force for more than 4 quarter notes is ignored (the tempo \
-            before it goes on); where a piece thins out to fewer than 10 notes in \
-            the 10 minutes after a note (all before its last event), it ends 10 s \
+            before it goes on); where a piece thins out to fewer than 10 notes, \
+            or than a tenth of its busiest 10 minutes (at most 600), in the 10 \
+            minutes after a note (all before its last event), it ends 10 s \
             after that note; and a render stops at --max-duration (3600 s unless \
             given). Each is said on stderr and in the manifest (limits, \
             limit_seconds_cut). --no-limit turns all three off (an explicit \

@@ -127,6 +127,15 @@ import Testing
         #expect("\(cut)".contains("after the note at 30.0 s (2 notes in the 600 s after it)"), "\(cut)")
         #expect(s.shortenedGaps.isEmpty && s.deadAir == 0)
 
+        // Thin against the piece's own music: 600 notes in its first minute, then a corrupt track's
+        // note every 12 s for 40 minutes (50 in 10 minutes: under a tenth of the busiest 10 minutes).
+        events = Self.notes(600, every: 96)
+        events += Self.notes(200, from: 600 * 96, every: 12 * 960, key: 40).dropFirst()
+        Self.write(events, to: "\(dir)/corrupt.mid")
+        let (corrupt, _) = try Self.render("\(dir)/corrupt.mid", "\(dir)/corrupt.wav") { $0.sampleRate = 8_000 }
+        #expect(abs(corrupt.pieceDuration - 60.5) < 0.01, "\(corrupt.pieceDuration)")
+        #expect(corrupt.limits.count == 1 && "\(corrupt.limits[0])".contains("after the note at 60.0 s (50 notes"), "\(corrupt.limits)")
+
         // Music that is merely slow stays whole: a note every 20 s for 15 minutes.
         Self.write(Self.notes(45, every: 20 * 960), to: "\(dir)/slow.mid")
         let (slow, _) = try Self.render("\(dir)/slow.mid", "\(dir)/slow.wav") { $0.sampleRate = 8_000 }
