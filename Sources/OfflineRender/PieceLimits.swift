@@ -8,7 +8,7 @@ import MIDI
 /// --no-limit` turns them off), each said in the summary (`RenderJob.Summary.limits`),
 /// on stderr and in the manifest:
 ///
-/// - a tempo no one plays — slower than 8 or faster than 1000 beats per
+/// - a tempo no one plays — slower than 20 (a quarter over 3 s) or faster than 1000 beats per
 ///   minute — in force for more than 4 quarter notes is ignored: the tempo
 ///   before it goes on (`StandardMIDIFile.implausibleTempos`);
 /// - a piece that thins out: at the first note-on after which a whole
@@ -19,7 +19,7 @@ import MIDI
 ///   out as at any end (`Score.endingWhereItThinsOut`);
 /// - what is left stops at `--max-duration` (`RenderJob.Options.defaultMaxDuration`, an hour).
 public struct PieceLimits: Sendable, Equatable {
-    public var plausibleTempo: ClosedRange<Double> = 8...1000
+    public var plausibleTempo: ClosedRange<Double> = 20...1000
     /// Quarter notes an implausible tempo may last and still be music.
     public var tempoQuarters: UInt64 = 4
     public var thinWindow: Double = 600
@@ -144,7 +144,7 @@ extension StandardMIDIFile {
     /// more than `quarters` quarter notes (to the next change, or to the
     /// file's last tick). A short one (a fermata written as one very slow
     /// beat) is music and stays. None with SMPTE division (tempo means nothing there).
-    public func implausibleTempos(plausible: ClosedRange<Double> = 8...1000, quarters: UInt64 = 4) -> [TempoMap.Change] {
+    public func implausibleTempos(plausible: ClosedRange<Double> = 20...1000, quarters: UInt64 = 4) -> [TempoMap.Change] {
         guard case .ticksPerQuarterNote(let ppqn) = division, ppqn > 0 else { return [] }
         let changes = tempoMap.changes
         let end = lastTick
@@ -162,7 +162,7 @@ extension StandardMIDIFile {
     /// a change's stretch of the tempo map, from its tick to the next change,
     /// is rewritten, so the tempo before it goes on (not a short implausible
     /// one kept as music). Every event and tick stays.
-    public func ignoringTempos(_ changes: [TempoMap.Change], plausible: ClosedRange<Double> = 8...1000) -> StandardMIDIFile {
+    public func ignoringTempos(_ changes: [TempoMap.Change], plausible: ClosedRange<Double> = 20...1000) -> StandardMIDIFile {
         guard !changes.isEmpty else { return self }
         let ignored = Set(changes.map(\.tick))
         // The file-axis tick ranges whose tempo events are rewritten, each with the tempo that goes on.

@@ -38,7 +38,7 @@ struct Render: ParsableCommand {
             the latest, and says how much it left out. --keep-end-of-track renders \
             to the End of Track however late (not cut by --max-gap either).
 
-            Damage has limits (unless --no-limit): a tempo slower than 8 or faster than \
+            Damage has limits (unless --no-limit): a tempo slower than 20 or faster than \
             1000 BPM in force for more than 4 quarter notes is ignored (the tempo \
             before it goes on); where a piece thins out to fewer than 10 notes, \
             or than a tenth of its busiest 10 minutes (at most 600), in the 10 \
