@@ -262,6 +262,8 @@ public final class BatchRenderer: Sendable {
             e.peakDBFS = s.peakDBFS; e.clippedSamples = s.clippedSamples
             e.truncated = s.truncated; e.renderSeconds = s.elapsed
             e.shortenedGaps = s.shortenedGaps.count; e.secondsCut = s.secondsCut
+            e.deadAirSeconds = s.deadAir
+            e.limits = s.limits.map(\.description); e.limitSecondsCut = s.limits.reduce(0) { $0 + $1.seconds }
             if e.augmentation != nil { e.notesDropped = s.notesDropped }
             if let loudness {
                 e.loudness = loudness.loudness; e.truePeak = loudness.truePeak

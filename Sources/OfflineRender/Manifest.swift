@@ -28,6 +28,12 @@ public struct ManifestEntry: Sendable, Equatable {
     /// Stretches with no event longer than `--max-gap` that were cut to it, and the seconds they lost.
     public var shortenedGaps: Int? = nil
     public var secondsCut: Double? = nil
+    /// Seconds of a late end of track not rendered (dead air after the last sound).
+    public var deadAirSeconds: Double? = nil
+    /// Why the damage rules or `--max-duration` cut the piece (`PieceLimits.Cut`,
+    /// one sentence each; empty: nothing cut), and the seconds they took out.
+    public var limits: [String]? = nil
+    public var limitSecondsCut: Double? = nil
     public var renderSeconds: Double? = nil
     public var carillonVersion: String
     public var soundFont: String
@@ -61,6 +67,7 @@ extension ManifestEntry: Codable {
         case clippedSamples = "clipped_samples", loudness = "loudness_lufs", truePeak = "true_peak_dbtp"
         case gain = "gain_db", normalizedLoudness = "normalized_lufs", truncated
         case shortenedGaps = "gaps_cut", secondsCut = "seconds_cut", renderSeconds = "render_seconds"
+        case deadAirSeconds = "dead_air_seconds", limits, limitSecondsCut = "limit_seconds_cut"
         case carillonVersion = "carillon_version", soundFont = "soundfont", soundFontBytes = "soundfont_bytes"
         case augmentation = "augment", stemReport = "stems_json", stems
     }
@@ -87,6 +94,9 @@ extension ManifestEntry: Codable {
         try c.encode(truncated, forKey: .truncated)
         try c.encode(shortenedGaps, forKey: .shortenedGaps)
         try c.encodeNumber(secondsCut, forKey: .secondsCut)
+        try c.encodeNumber(deadAirSeconds, forKey: .deadAirSeconds)
+        try c.encode(limits, forKey: .limits)   // null when not rendered
+        try c.encodeNumber(limitSecondsCut, forKey: .limitSecondsCut)
         try c.encodeNumber(renderSeconds, forKey: .renderSeconds)
         try c.encode(carillonVersion, forKey: .carillonVersion)
         try c.encode(soundFont, forKey: .soundFont)
@@ -126,6 +136,9 @@ extension ManifestEntry: Codable {
         truncated = try c.decodeIfPresent(Bool.self, forKey: .truncated) ?? false
         shortenedGaps = try c.decodeIfPresent(Int.self, forKey: .shortenedGaps)
         secondsCut = try c.decodeIfPresent(Double.self, forKey: .secondsCut)
+        deadAirSeconds = try c.decodeIfPresent(Double.self, forKey: .deadAirSeconds)
+        limits = try c.decodeIfPresent([String].self, forKey: .limits)
+        limitSecondsCut = try c.decodeIfPresent(Double.self, forKey: .limitSecondsCut)
         renderSeconds = try c.decodeIfPresent(Double.self, forKey: .renderSeconds)
         if c.contains(.augmentation), try !c.decodeNil(forKey: .augmentation) {
             let a = try c.nestedContainer(keyedBy: AugmentKeys.self, forKey: .augmentation)

@@ -15,8 +15,14 @@ struct PiecePlan {
     /// The score the render thread plays (its duration the piece's; the
     /// `--track` files' lengths are the render's business).
     var score: Score
-    /// Stretches longer than `--max-gap`, cut to it.
+    /// Stretches longer than `--max-gap` between events, cut to it (a late
+    /// end of track is dead air, `deadAirCut`, unless `--keep-end-of-track`
+    /// keeps it whole).
     var gaps: [Score.Gap]
+    /// Seconds of a late end of track `--max-gap` took out already (dead air).
+    var deadAirCut: Double = 0
+    /// What the damage rules (`PieceLimits`) took out of the piece.
+    var limits: [PieceLimits.Cut] = []
     /// With `Options.labels`: the file's tempo, beats and track maps for the labels.
     var maps: RenderLabels.FileMaps?
     /// Notes the transposition pushed outside 0...127, dropped.
@@ -46,10 +52,22 @@ extension RenderJob {
         var notesDropped = 0
         var trackNames: [String] = []
         var changes: [(seconds: Double, change: ParameterChange)] = []
+        var deadAirCut = 0.0
+        var limits: [PieceLimits.Cut] = []
         do {
             // The file lives only here: a render keeps its score, not the file.
             var file: StandardMIDIFile
             do throws(MIDIFileError) { file = try StandardMIDIFile(contentsOf: input) } catch { throw .midiFile(error) }
+            if let rules = options.limits {
+                // Before anything reads the tempo map: the score, the augmentation and the labels' beats follow.
+                let tempos = file.implausibleTempos(plausible: rules.plausibleTempo, quarters: rules.tempoQuarters)
+                if !tempos.isEmpty {
+                    let before = file.duration
+                    file = file.ignoringTempos(tempos, plausible: rules.plausibleTempo)
+                    limits.append(PieceLimits.Cut(reason: .tempo(tempos.map { (beatsPerMinute: $0.beatsPerMinute, seconds: $0.seconds) }),
+                                                  seconds: max(0, before - file.duration)))
+                }
+            }
             if let augmentation { file = file.scalingTempo(by: augmentation.tempo) }
             score = Score(file)
             if let mapping = options.mapping {
@@ -65,8 +83,28 @@ extension RenderJob {
                 if case .smpte = file.division { score = score.faster(by: augmentation.tempo) }
                 (score, notesDropped) = scout.instrument.augmenting(score, with: augmentation)
             }
-            gaps = options.maxGap.map { score.shortenGaps(longerThan: $0) } ?? []
-            if options.labels { maps = RenderLabels.FileMaps(file, score: score, gaps: gaps, maxGap: options.maxGap) }
+            var cuts = options.maxGap.map { score.shortenGaps(longerThan: $0) } ?? []
+            if options.keepsEndOfTrack, let last = cuts.last, last.trailing {
+                // `--keep-end-of-track`: the last stretch stays whole (the holes before it are cut).
+                score.duration = score.lastEventSeconds + last.length
+                cuts.removeLast()
+            }
+            // A late end of track is no corrupt delta: it is dead air, said as such.
+            if let last = cuts.last, last.trailing, let maxGap = options.maxGap {
+                gaps = Array(cuts.dropLast())
+                deadAirCut = last.length - maxGap
+            } else {
+                gaps = cuts
+            }
+            if let rules = options.limits {
+                let before = score.duration
+                if let thin = score.endingWhereItThinsOut(window: rules.thinWindow, notes: rules.thinNotes, grace: rules.thinGrace) {
+                    limits.append(PieceLimits.Cut(reason: .thin(after: thin.after, notes: thin.notes, window: rules.thinWindow),
+                                                  seconds: before - score.duration + deadAirCut))
+                    deadAirCut = 0
+                }
+            }
+            if options.labels { maps = RenderLabels.FileMaps(file, score: score, gaps: cuts, maxGap: options.maxGap) }
             if stems && options.stemsBy != nil { trackNames = RenderLabels.trackNames(file) }
         }
         /// With `--stems-by`: the score split so each channel carries one stem group.
@@ -96,8 +134,9 @@ extension RenderJob {
             score = split.score
             groups = split
         }
-        return PiecePlan(score: score, gaps: gaps, maps: maps, notesDropped: notesDropped, trackNames: trackNames,
-                         groups: groups, samples: splitPlan, changes: changes)
+        return PiecePlan(score: score, gaps: gaps, deadAirCut: deadAirCut, limits: limits, maps: maps,
+                         notesDropped: notesDropped, trackNames: trackNames, groups: groups, samples: splitPlan,
+                         changes: changes)
     }
 
     /// The presets `mapping` starts with, as messages at the piece's start: its

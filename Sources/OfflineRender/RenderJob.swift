@@ -46,8 +46,24 @@ public final class RenderJob {
         /// With `loadsSamplesOnDemand`: only the samples of the zones a piece's
         /// notes sound are loaded (see `SampleSelection`); off, whole presets'.
         public var selectsSamplesByNotes = true
-        /// Cut every render at this many seconds (nil: no limit); `Summary.truncated` says so.
-        public var maxDuration: Double? = nil
+        /// Cut every render at this many seconds (nil: no limit); `Summary.truncated`
+        /// and a `PieceLimits.Cut` in `Summary.limits` say so. An hour by default:
+        /// what the damage rules (`limits`) leave of a damaged file stops there.
+        public var maxDuration: Double? = Self.defaultMaxDuration
+        public static let defaultMaxDuration = 3600.0
+        /// The rules that tell damage from music (`PieceLimits`: tempos no one
+        /// plays, a piece that thins out); nil: none (`--no-limit`).
+        public var limits: PieceLimits? = .default
+        /// `--keep-end-of-track`: render to the file's end of track, however
+        /// long after the last event it comes (the stretch is not cut by
+        /// `maxGap` either). Off, an end of track more than `endOfTrackGrace`
+        /// seconds after the last event is dead air: the render ends where the
+        /// sound dies away after that event (`TailPolicy`'s silence, no `maxTail`),
+        /// at the end of track at the latest.
+        public var keepsEndOfTrack = false
+        /// An end of track at most this many seconds after the piece's last
+        /// event is a deliberate ending, rendered to (then the tail).
+        public static let endOfTrackGrace = 10.0
         /// `--max-gap`: a stretch of a piece with no event longer than this many
         /// seconds is a corrupt delta time, cut to this length
         /// (`Score.shortenGaps`); nil: none is cut.
@@ -105,6 +121,11 @@ public final class RenderJob {
         public var shortenedGaps: [Score.Gap] = []
         /// Seconds the cuts took out of the piece.
         public var secondsCut: Double = 0
+        /// Seconds from where the render ended to the file's end of track not
+        /// rendered: dead air after the last event (see `Options.keepsEndOfTrack`).
+        public var deadAir: Double = 0
+        /// What the damage rules and `--max-duration` took out, and why (`PieceLimits`).
+        public var limits: [PieceLimits.Cut] = []
         /// The piece needed more voices at once than one synth has, so its
         /// split render would have differed from one synth's (which steals
         /// voices): it was rendered again on one synth.
@@ -339,7 +360,13 @@ public final class RenderJob {
             do throws(BatchPlanError) { try BatchPlan.makeFolders(stems.staging ?? stems.directory) } catch { throw .stemsFolder("\(error)") }
         }
         // The piece lasts until its longest track ends.
-        score.duration = max(score.duration, tracks.map(\.duration).max() ?? 0)
+        let trackEnd = tracks.map(\.duration).max() ?? 0
+        score.duration = max(score.duration, trackEnd)
+        // Dead air: an end of track long after everything that sounds (the
+        // last event, the tracks, a take's last control move) is not rendered
+        // past where the sound dies away.
+        let soundEnd = max(score.lastEventSeconds, trackEnd, piece.changes.last?.seconds ?? 0)
+        let deadAirFrom = !options.keepsEndOfTrack && score.duration - soundEnd > Options.endOfTrackGrace ? soundEnd : nil
         var threads = options.threads
         /// What the piece needs of the font, found once (a re-render on one synth reuses it).
         var plan: SampleSelection.Plan? = splitPlan
@@ -357,7 +384,8 @@ public final class RenderJob {
             let writer = try makeSink()
             do throws(Failure) {
                 guard var summary = try render(score, on: rig, input: input, output: output, into: writer, stems: stemWriter,
-                                               changes: piece.changes, cancel: cancel, progress: progress, clock: clock, start: start) else {
+                                               changes: piece.changes, deadAirFrom: deadAirFrom,
+                                               cancel: cancel, progress: progress, clock: clock, start: start) else {
                     // Over one synth's voice budget: again, on one synth.
                     writer.discard()
                     stemWriter?.discard()
@@ -367,12 +395,15 @@ public final class RenderJob {
                 summary.stems = stemWriter?.writtenPaths ?? []
                 summary.shortenedGaps = gaps
                 summary.secondsCut = gaps.reduce(0) { $0 + $1.length - (options.maxGap ?? 0) }
+                summary.deadAir += piece.deadAirCut
+                summary.limits = piece.limits + summary.limits
                 summary.renderedOnOneSynth = threads < options.threads
                 summary.augmentation = augmentation
                 summary.notesDropped = notesDropped
                 if let maps, let plan {
                     summary.labels = labels(maps, score, plan: plan, rig: rig)
-                    if summary.truncated { summary.labels?.clip(to: summary.duration) }
+                    // The labels hold what the audio holds: not the beats of a cut end.
+                    if summary.truncated || summary.deadAir > 0 { summary.labels?.clip(to: summary.duration) }
                     if let groups, let notes = summary.labels?.notes { summary.labels?.notes = Self.inStems(notes, groups) }
                 }
                 if let groups, let grouping = options.stemsBy, let plan, let stemWriter {
@@ -496,7 +527,7 @@ public final class RenderJob {
     /// incomplete: the caller discards it).
     private func render(
         _ score: Score, on rig: Rig, input: String, output: String, into writer: any RenderSink, stems: StemWriter?,
-        changes: [(seconds: Double, change: ParameterChange)] = [],
+        changes: [(seconds: Double, change: ParameterChange)] = [], deadAirFrom: Double? = nil,
         cancel: CancellationFlag?, progress: ((Progress) -> Void)?, clock: ContinuousClock, start: ContinuousClock.Instant
     ) throws(Failure) -> Summary? {
         let rate = Double(options.sampleRate)
@@ -517,8 +548,19 @@ public final class RenderJob {
         /// Tail frames dispatched (the tail tracker counts those written).
         var tailDispatched = 0
         let tailLimit = tail.remainingFrames
-        /// Per slot: whether the pending block is part of the tail.
-        var pendingInTail = [Bool](repeating: false, count: depth + 1)
+        /// Dead air (see `Options.keepsEndOfTrack`): from the first block at
+        /// or after this frame until the score's end, the render ends as soon
+        /// as the sound has died away (the tail's silence, with no time limit).
+        let deadAirFrame = deadAirFrom.map { seconds -> UInt64 in
+            let f = (seconds * rate).rounded()
+            return f < 0x1p62 ? UInt64(max(0, f)) : 1 << 62   // damaged times run past UInt64: saturate
+        }
+        var deadAir = TailTracker(policy: TailPolicy(silenceThreshold: options.tail.silenceThreshold,
+                                                     silenceHold: options.tail.silenceHold, maxTail: Self.unboundedTail),
+                                  sampleRate: rate)
+        var endedInDeadAir = false
+        /// Per slot: what part of the piece the pending block renders.
+        var pendingPart = [BlockPart](repeating: .piece, count: depth + 1)
         var dispatchedBlocks = 0, collectedBlocks = 0
         var dispatching = true, finished = false
         var limit = options.maxDuration.map { UInt64(max(0, ($0 * rate).rounded())) } ?? .max
@@ -528,7 +570,8 @@ public final class RenderJob {
         var latencyLeft: Int? = nil
 
         func collect() throws(Failure) {
-            let inTail = pendingInTail[collectedBlocks % (depth + 1)]
+            let part = pendingPart[collectedBlocks % (depth + 1)]
+            let inTail = part == .tail
             collectedBlocks += 1
             guard !finished else { renderer.discardPending(); return }
             var frames = renderer.collect(into: buffer)
@@ -546,10 +589,16 @@ public final class RenderJob {
             try writer.write(UnsafeBufferPointer(rebasing: UnsafeBufferPointer(buffer)[(2 * from)...]), frames: frames)
             try stems?.add(from: renderer, skipping: from, frames: frames)
             written += UInt64(frames)
-            if inTail { finished = tail.observe(peak: renderer.blockPeak, frames: frames) }
+            switch part {
+            case .tail: finished = tail.observe(peak: renderer.blockPeak, frames: frames)
+            case .deadAir:
+                finished = deadAir.observe(peak: renderer.blockPeak, frames: frames)
+                endedInDeadAir = finished
+            case .piece: break
+            }
             if let progress, collectedBlocks & 127 == 0 {
                 progress(Progress(rendered: Double(written) / rate, pieceDuration: score.duration,
-                                  elapsed: Self.seconds(clock.now - start), inTail: inTail))
+                                  elapsed: Self.seconds(clock.now - start), inTail: part != .piece))
             }
         }
 
@@ -561,6 +610,7 @@ public final class RenderJob {
             let left = limit - min(limit, renderer.sampleTime)
             if left == 0 { truncated = true; dispatching = false; continue }
             let inTail = renderer.isScoreFinished
+            let part: BlockPart = inTail ? .tail : deadAirFrame.map { renderer.sampleTime >= $0 } == true ? .deadAir : .piece
             var frames = Int(min(UInt64(rig.blockFrames), left))
             if inTail { frames = min(frames, tailLimit - tailDispatched) }
             guard frames > 0 else { dispatching = false; continue }
@@ -572,7 +622,7 @@ public final class RenderJob {
                 }
             }
             renderer.dispatch(frames: frames)
-            pendingInTail[dispatchedBlocks % (depth + 1)] = inTail
+            pendingPart[dispatchedBlocks % (depth + 1)] = part
             dispatchedBlocks += 1
             if inTail { tailDispatched += frames }
         }
@@ -583,11 +633,23 @@ public final class RenderJob {
             throw error
         }
         let refused = rig.pool?.refusedCount ?? rig.samplers[0].instrument.refusedCount
-        return Summary(input: input, output: output, duration: Double(written) / rate,
-                       pieceDuration: score.duration, peak: renderer.peak,
-                       clippedSamples: renderer.clippedSamples, elapsed: Self.seconds(clock.now - start),
-                       refusedSynthCalls: refused, droppedMessages: renderer.droppedMessages, truncated: truncated)
+        var summary = Summary(input: input, output: output, duration: Double(written) / rate,
+                              pieceDuration: score.duration, peak: renderer.peak,
+                              clippedSamples: renderer.clippedSamples, elapsed: Self.seconds(clock.now - start),
+                              refusedSynthCalls: refused, droppedMessages: renderer.droppedMessages, truncated: truncated)
+        if endedInDeadAir { summary.deadAir = max(0, score.duration - summary.duration) }
+        if truncated, let maxDuration = options.maxDuration {
+            summary.limits.append(PieceLimits.Cut(reason: .maxDuration(maxDuration), seconds: max(0, score.duration - summary.duration)))
+        }
+        return summary
     }
+
+    /// A tail no render reaches (a million hours): dead air is watched for silence only.
+    static let unboundedTail = 3.6e9
+
+    /// What part of a piece a block renders: the piece itself, dead air
+    /// after its last sound (ends at silence), or the tail after its end.
+    private enum BlockPart { case piece, deadAir, tail }
 
     static func seconds(_ duration: Duration) -> Double {
         let (s, atto) = duration.components

@@ -175,6 +175,7 @@ import Testing
         defaults["--tail"] = ["render": String(render.tail)]
         defaults["--silence"] = ["render": String(render.silence)]
         defaults["--max-gap"] = ["render": String(render.maxGap)]
+        defaults["--max-duration"] = ["render": render.maxDurationLimit.map { String($0) } ?? "none"]
         defaults["--seed"] = ["render": String(render.augment.seedValue)]
         defaults["--true-peak"] = ["render": String(render.truePeak)]
         defaults["--soundfont-pick"] = ["render": render.soundFontPick.rawValue]

@@ -45,6 +45,7 @@ import Testing
     static let manifestKeys: Set<String> = [
         "input", "output", "status", "error", "piece_seconds", "rendered_seconds", "peak_dbfs", "clipped_samples",
         "loudness_lufs", "true_peak_dbtp", "gain_db", "normalized_lufs", "truncated", "gaps_cut", "seconds_cut",
+        "dead_air_seconds", "limits", "limit_seconds_cut",
         "render_seconds", "carillon_version", "soundfont", "soundfont_bytes",
     ]
 
@@ -246,6 +247,32 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/gaps"))
     }
 
+    @Test func lateEndOfTrack_isDeadAir_leftOutAndSaid_keepEndOfTrackKeepsIt() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Two notes (to 1.5 s), End of Track 10 minutes after the last.
+        var bytes = [UInt8](Self.smf(gap: 0.5))
+        let eot = bytes.count - 4
+        #expect(Array(bytes[eot...]) == [0, 0xFF, 0x2F, 0])
+        bytes.replaceSubrange(eot..<(eot + 1), with: [0xA3, 0x94, 0x00])   // delta 576,000 ticks: 600 s
+        bytes[21] &+= 2                                                     // the track's length
+        Self.write(Data(bytes), "\(dir)/late.mid")
+        let r = try CLI.carillon(["render", "\(dir)/late.mid", "-o", "\(dir)/late.wav", "-r", "8000",
+                                  "--soundfont", Self.timGM, "--manifest", "\(dir)/m.jsonl"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let line = try #require(try Self.manifest("\(dir)/m.jsonl").first)
+        let rendered = try #require(line["rendered_seconds"] as? Double)
+        #expect(rendered > 1.5 && rendered < 11.5, "\(rendered)")
+        #expect((line["dead_air_seconds"] as? Double).map { abs($0 - (601.5 - rendered)) < 0.01 } == true)
+        #expect(line["gaps_cut"] as? Int == 0 && (line["limits"] as? [String]) == [])
+        #expect(r.stderr.contains("the end of track comes long after the last sound") && r.stderr.contains("of dead air left out"),
+                "\(r.stderr)")
+        let kept = try CLI.carillon(["render", "\(dir)/late.mid", "-o", "\(dir)/kept.wav", "-r", "8000", "--keep-end-of-track",
+                                     "--soundfont", Self.timGM, "--manifest", "\(dir)/m.jsonl"])
+        #expect(kept.status == 0 && kept.stderr.isEmpty, "\(kept.stderr)")
+        #expect(kept.stdout.contains("(piece 10:01.5)"), "\(kept.stdout)")
+    }
+
     @Test func twoHourGap_isCutToMaxGap_rendersInSeconds_andSaysSo() throws {
         let dir = CLI.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -269,8 +296,9 @@ import Testing
                                   + "(a corrupt delta time?): cut to 5:00.0 (--max-gap)"), "\(r.stderr)")
         #expect(r.stdout.contains("1 gap cut (--max-gap)"))
         // --max-gap 0: nothing is cut (the piece keeps its two hours; --max-duration bounds the render).
+        // (--no-limit too: two notes two hours apart are a piece that thins out.)
         let whole = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/whole.flac", "-r", "8000", "--max-gap", "0",
-                                      "--max-duration", "20", "--soundfont", Self.timGM])
+                                      "--no-limit", "--max-duration", "20", "--soundfont", Self.timGM])
         #expect(whole.status == 0, "\(whole.stderr)")
         #expect(whole.stdout.contains("piece 120:01.0"), "\(whole.stdout)")
         #expect(!whole.stderr.contains("--max-gap"))
@@ -282,14 +310,24 @@ import Testing
         Self.write(Self.smf(gap: 72_000), "\(dir)/gap.mid")
         let start = Date()
         let r = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/gap.wav", "--max-duration", "120", "--max-gap", "0",
-                                  "--soundfont", Self.timGM, "--manifest", "\(dir)/m.jsonl"])
+                                  "--no-limit", "--soundfont", Self.timGM, "--manifest", "\(dir)/m.jsonl"])
         #expect(Date().timeIntervalSince(start) < 30)
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stderr.contains("carillon: warning: \(dir)/gap.mid: cut at --max-duration 120.0 s"))
+        #expect(r.stderr.contains("carillon: warning: \(dir)/gap.mid: stopped at --max-duration 120.0 s, "), "\(r.stderr)")
         let line = try #require(try Self.manifest("\(dir)/m.jsonl").first)
         #expect(line["truncated"] as? Bool == true)
         #expect(line["rendered_seconds"] as? Double == 120)
         #expect((line["piece_seconds"] as? Double).map { $0 > 72_000 } == true)
+        #expect((line["limits"] as? [String])?.first == "stopped at --max-duration 120.0 s")
+        // Without --no-limit, two notes 20 hours apart are a piece that thins out: it ends after the first.
+        let thin = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/thin.wav", "--max-gap", "0",
+                                     "--soundfont", Self.timGM, "--manifest", "\(dir)/m.jsonl"])
+        #expect(thin.status == 0, "\(thin.stderr)")
+        #expect(thin.stderr.contains("gap.mid: the piece thins out after the note at 0.0 s (0 notes in the 600 s after it): "
+                                     + "ended there as damage, 1200:00.5 left out (--no-limit renders it as the file says)"), "\(thin.stderr)")
+        let thinLine = try #require(try Self.manifest("\(dir)/m.jsonl").last)
+        #expect((thinLine["limit_seconds_cut"] as? Double).map { abs($0 - 72_000.5) < 0.01 } == true)
+        #expect((thinLine["piece_seconds"] as? Double).map { abs($0 - 0.5) < 0.01 } == true)
     }
 
     /// Integrated loudness and true peak of a file by ffmpeg's own ebur128 filter.

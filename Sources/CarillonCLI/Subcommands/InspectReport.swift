@@ -126,7 +126,8 @@ struct InspectReport: Encodable {
         longGaps = gaps
         // The ending, from the last music to the end of the file, is reported in its own words:
         // it is not a rest inside music, yet a file that goes on minutes after its last note
-        // renders minutes of silence. Its place: the latest long delta past the music, if any.
+        // holds minutes of silence (render leaves them out as dead air unless
+        // --keep-end-of-track). Its place: the latest long delta past the music, if any.
         // (A file without a channel message is all ending: its trailingSilence is its duration,
         // and nothing in it is a sign of a corrupt delta.)
         trailingSilence = duration - map.seconds(atTick: lastMusic ?? 0)

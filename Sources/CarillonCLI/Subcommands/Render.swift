@@ -29,8 +29,25 @@ struct Render: ParsableCommand {
             After the last note, rendering goes on until the sound has died away \
             (below --silence for a quarter second), at most --tail seconds. A \
             stretch with no event in any track longer than --max-gap (a corrupt \
-            delta time) is cut to that length, with a warning; nothing else is \
-            skipped, so a file sounds as fluidsynth -F plays it.
+            delta time) is cut to that length, with a warning.
+
+            No dead air: an End of Track at most 10 s after the last event (a \
+            deliberate ending) is rendered to, then the tail; one later than that \
+            is not: the render ends where the sound has died away after the last \
+            event (as the tail does, with no --tail limit), at the End of Track at \
+            the latest, and says how much it left out. --keep-end-of-track renders \
+            to the End of Track however late (not cut by --max-gap either).
+
+            Damage has limits (unless --no-limit): a tempo slower than 20 or faster than \
+            1000 BPM in force for more than 4 quarter notes is ignored (the tempo \
+            before it goes on); where a piece thins out to fewer than 10 notes, \
+            or than a tenth of its busiest 10 minutes (at most 600), in the 10 \
+            minutes after a note (all before its last event), it ends 10 s \
+            after that note; and a render stops at --max-duration (3600 s unless \
+            given). Each is said on stderr and in the manifest (limits, \
+            limit_seconds_cut). --no-limit turns all three off (an explicit \
+            --max-duration still applies). Nothing else is skipped, so a file \
+            sounds as fluidsynth -F plays it.
 
             A folder is searched recursively for .mid, .midi, .kar and .rmi files. \
             Every input file has a key: its path relative to one root, --input-root \
@@ -124,8 +141,17 @@ struct Render: ParsableCommand {
     @Option(help: ArgumentHelp("Level under which the tail counts as silent, in dBFS.", valueName: "dB"))
     var silence: Double = TailPolicy.default.silenceThreshold
 
-    @Option(name: .customLong("max-duration"), help: ArgumentHelp("Cut every render at this many seconds (damaged timing).", valueName: "seconds"))
+    @Option(name: .customLong("max-duration"), help: ArgumentHelp("Cut every render at this many seconds (damaged timing; default 3600, none with --no-limit).", valueName: "seconds"))
     var maxDuration: Double?
+
+    @Flag(name: .customLong("no-limit"), help: "Render damage as it is: no tempo or thinning rule, and no --max-duration unless given.")
+    var noLimit = false
+
+    @Flag(name: .customLong("keep-end-of-track"), help: "Render to the End of Track however long after the last event it comes; without it, an End of Track more than 10 s after the last event is dead air, not rendered past where the sound dies away.")
+    var keepEndOfTrack = false
+
+    /// `--max-duration` as it applies: as given, else an hour unless `--no-limit`.
+    var maxDurationLimit: Double? { maxDuration ?? (noLimit ? nil : RenderJob.Options.defaultMaxDuration) }
 
     @Option(name: .customLong("max-gap"), help: ArgumentHelp("A stretch with no event in any track longer than this is a corrupt delta time: cut to this length, and said (0: never).", valueName: "seconds"))
     var maxGap: Double = RenderJob.Options.defaultMaxGap
@@ -283,7 +309,9 @@ struct Render: ParsableCommand {
         settings.job.mapping = rig
         settings.job.take = take
         settings.job.tail = TailPolicy(silenceThreshold: silence, maxTail: tail)
-        settings.job.maxDuration = maxDuration
+        settings.job.maxDuration = maxDurationLimit
+        settings.job.limits = noLimit ? nil : .default
+        settings.job.keepsEndOfTrack = keepEndOfTrack
         settings.job.maxGap = maxGap > 0 ? maxGap : nil
         settings.job.stems = stems != nil
         settings.job.stemsBy = stemsBy
@@ -391,9 +419,18 @@ struct Render: ParsableCommand {
                 Diagnostics.warning("\(o.item.input): \(s.notesDropped) note\(s.notesDropped == 1 ? "" : "s") moved outside 0...127 by "
                                     + "--transpose \(draw.transpose > 0 ? "+" : "")\(draw.transpose) dropped")
             }
-            if s.truncated {
-                warnings.append("\(o.item.input): cut at --max-duration \(formatted(s.duration, 1)) s "
-                                + "(the piece lasts \(clock(s.pieceDuration)))")
+            if s.deadAir > 0 {
+                warnings.append("\(o.item.input): the end of track comes long after the last sound: rendered to "
+                                + "\(clock(s.duration)) where the sound died away, \(clock(s.deadAir)) of dead air left out "
+                                + "(--keep-end-of-track keeps it)")
+            }
+            for cut in s.limits {
+                let hint = if case .maxDuration = cut.reason {
+                    maxDuration == nil ? " (the default limit: --max-duration or --no-limit goes on)" : ""
+                } else {
+                    " (--no-limit renders it as the file says)"
+                }
+                warnings.append("\(o.item.input): \(cut)" + (cut.seconds > 0 ? ", \(clock(cut.seconds)) left out" : "") + hint)
             }
             for line in warnings where said.insert(line).inserted { Diagnostics.warning(line) }
             guard !quiet else { return }
@@ -424,7 +461,8 @@ struct Render: ParsableCommand {
             + (s.refusedSynthCalls > 0 ? ", \(s.refusedSynthCalls) synth calls refused" : "")
             + (s.droppedMessages > 0 ? ", \(s.droppedMessages) events dropped" : "")
             + (s.shortenedGaps.isEmpty ? "" : ", \(s.shortenedGaps.count) gap\(s.shortenedGaps.count == 1 ? "" : "s") cut (--max-gap)")
-            + (s.truncated ? ", cut at --max-duration" : "")
+            + (s.deadAir > 0 ? ", \(clock(s.deadAir)) of dead air left out" : "")
+            + (s.limits.isEmpty ? "" : ", cut by \(s.limits.count) limit\(s.limits.count == 1 ? "" : "s")")
     }
 }
 
