@@ -19,8 +19,10 @@ final class ALSAZoneOutput: ExternalMIDIOutput, @unchecked Sendable {
     private var ports: [String: SeqAddress] = [:]
     /// Names whose destination has not appeared yet.
     private let waiting = Mutex<[String: SeqAddress]>([:])
-    /// Messages that could not be sent (a full kernel pool, a closed client).
+    /// Messages that could not be sent (a full kernel pool, a closed client), and the first
+    /// one's error: said at the session's end (`summary`), not on the input thread.
     let failedSends = Atomic<Int>(0)
+    private let firstFailure = Mutex<String?>(nil)
 
     init(client: SequencerClient, log: HostLog) {
         self.client = client
@@ -41,7 +43,18 @@ final class ALSAZoneOutput: ExternalMIDIOutput, @unchecked Sendable {
 
     func send(_ message: MIDIMessage, portName name: String) {
         guard let port = ports[name] else { return }
-        do { try client.send(message, from: port) } catch { failedSends.add(1, ordering: .relaxed) }
+        do { try client.send(message, from: port) } catch {
+            if failedSends.add(1, ordering: .relaxed).oldValue == 0 {
+                firstFailure.withLock { $0 = "\(message) to \"\(name)\": \(error)" }   // once: the describing allocates
+            }
+        }
+    }
+
+    /// "zones: 3 messages to external ports not sent (the first, …: …)", nil when all went.
+    var summary: String? {
+        let n = failedSends.load(ordering: .relaxed)
+        guard n > 0 else { return nil }
+        return "zones: \(n) message\(n == 1 ? "" : "s") to external ports not sent (the first, \(firstFailure.withLock { $0 ?? "?" }))"
     }
 
     /// A port appeared: a waiting name it matches is connected now.

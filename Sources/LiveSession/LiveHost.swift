@@ -193,6 +193,8 @@ public final class LiveHost: @unchecked Sendable {
     public let log = HostLog()
     private let assembly: HostAssembly
     private let router: InputRouter
+    /// The zones' external ports (nil without the ALSA sequencer).
+    private let zoneOutput: ALSAZoneOutput?
     /// Controls, zones, queue: the keyboard's way in, shared by every input.
     public let keyboard: KeyboardRouting
     /// The output, sampler, renderer, recording, tracks and spectrum; nil without audio.
@@ -253,6 +255,7 @@ public final class LiveHost: @unchecked Sendable {
         }
         let log = self.log
         let zoneOutput = client.map { ALSAZoneOutput(client: $0, log: log) }
+        self.zoneOutput = zoneOutput
         let keyboard = KeyboardRouting(hub: hub, events: audio?.events, external: zoneOutput)
         self.keyboard = keyboard
         // The input thread above the output thread (requestFIFO's default, 70): pushes within the latency.
@@ -421,6 +424,7 @@ public final class LiveHost: @unchecked Sendable {
         jackLeading?.stop()
         linkFollowing?.stop()
         if let s = clockSender { log.append(s.summary) }
+        if let z = zoneOutput?.summary { log.append(z) }
         if let l = linkFollowing, l.failedCalls > 0 { log.append("Link: \(l.failedCalls) calls to the session failed") }
         audio?.jackMIDI?.finish()
         shared.stop.store(true, ordering: .releasing)
