@@ -150,8 +150,9 @@ import Testing
         e.duration = 1.5
         let line = e.jsonLine
         // Every field, keys sorted; absent and infinite numbers null.
-        #expect(line == #"{"carillon_version":"1","clipped_samples":null,"error":"bad\nline","gain_db":null,"gaps_cut":null,"#
-                + #""input":"in \"q\".mid","loudness_lufs":null,"normalized_lufs":null,"output":"o\\x.wav","peak_dbfs":null,"#
+        #expect(line == #"{"carillon_version":"1","clipped_samples":null,"dead_air_seconds":null,"error":"bad\nline","gain_db":null,"#
+                + #""gaps_cut":null,"input":"in \"q\".mid","limit_seconds_cut":null,"limits":null,"loudness_lufs":null,"#
+                + #""normalized_lufs":null,"output":"o\\x.wav","peak_dbfs":null,"#
                 + #""piece_seconds":null,"render_seconds":null,"rendered_seconds":1.5,"seconds_cut":null,"soundfont":"f.sf2","#
                 + #""soundfont_bytes":3,"status":"failed","true_peak_dbtp":null,"truncated":false}"#)
         let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]

@@ -26,10 +26,14 @@ import Testing
             Array("MThd".utf8) + be(6, 4) + be(0, 2) + be(1, 2) + be(480, 2) + Array("MTrk".utf8) + be(t.count, 4) + t))
     }
 
-    static func render(_ input: String, _ output: String, maxGap: Double?, maxDuration: Double? = nil) throws -> (RenderJob.Summary, [Float]) {
+    /// The damage rules (`PieceLimits`) are off unless `limits` says: these tests are about
+    /// `--max-gap` and `--max-duration` alone, on files the rules would end early.
+    static func render(_ input: String, _ output: String, maxGap: Double?, maxDuration: Double? = nil,
+                       limits: PieceLimits? = nil) throws -> (RenderJob.Summary, [Float]) {
         var options = RenderJob.Options()
         options.maxGap = maxGap
         options.maxDuration = maxDuration
+        options.limits = limits
         options.sampleRate = 22_050
         let job = try RenderJob(soundFont: timGM, options: options)
         let summary = try job.render(input: input, output: output, format: .wav, encoding: .float32)
