@@ -48,8 +48,8 @@ import Testing
         let (text, status) = try runOnPseudoTerminal(
             "\(keys) | script -qec '\(R.carillon) live --no-audio --mapping \(dir)/m.yaml --duration 2.2' /dev/null")
         #expect(status == 0)
-        #expect(text.contains("scene: Quiet"))
+        #expect(text.contains("scene 1/2: Quiet"))
         #expect(text.contains("-30.0 dB"))
-        #expect(text.contains("scene: Loud"))
+        #expect(text.contains("scene 2/2: Loud"))
     }
 }
