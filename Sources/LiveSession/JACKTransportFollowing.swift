@@ -14,8 +14,7 @@ public final class JACKTransportFollowing: @unchecked Sendable {
     private let client: JACKClient
     private let transport: Transport
     private let beats: BeatMap
-    private let stopFlag = CancellationFlag()
-    private var thread: JoinableThread?
+    private let loop = StoppableThread()
 
     init(client: JACKClient, transport: Transport, beats: BeatMap) {
         self.client = client; self.transport = transport; self.beats = beats
@@ -27,20 +26,18 @@ public final class JACKTransportFollowing: @unchecked Sendable {
     }
 
     func start() throws(ThreadError) {
-        thread = try JoinableThread(name: "jack-transport") { [self] in run() }
+        try loop.start(name: "jack-transport") { [self] stopping in run(until: stopping) }
     }
 
     func stop() {
-        stopFlag.set()
-        thread?.join()
-        thread = nil
+        loop.stop()
     }
 
-    private func run() {
+    private func run(until stopping: CancellationFlag) {
         let rate = Double(client.sampleRate)
         var last: JACKTransportPosition?
         var lastPoll = monotonicNanoseconds()
-        while !stopFlag.isSet {
+        while !stopping.isSet {
             let p = client.transportPosition(), now = monotonicNanoseconds()
             let target = seconds(of: p, rate: rate)
             if let bbt = p.bbt, bbt.beatsPerMinute > 0 {

@@ -20,8 +20,7 @@ public final class JACKTransportLeading: JACKTimebase, @unchecked Sendable {
     private let client: JACKClient
     private let transport: Transport
     private let beats: BeatMap
-    private let stopFlag = CancellationFlag()
-    private var thread: JoinableThread?
+    private let loop = StoppableThread()
 
     init(client: JACKClient, transport: Transport, beats: BeatMap) {
         self.client = client; self.transport = transport; self.beats = beats
@@ -48,7 +47,7 @@ public final class JACKTransportLeading: JACKTimebase, @unchecked Sendable {
 
     func start() throws(LiveHost.Failure) {
         do { try client.becomeTimebaseMaster(self) } catch { throw .jack(error) }
-        do { thread = try JoinableThread(name: "jack-transport") { [self] in run() } } catch {
+        do { try loop.start(name: "jack-transport") { [self] stopping in run(until: stopping) } } catch {
             client.releaseTimebase()
             throw .thread(error)
         }
@@ -56,18 +55,16 @@ public final class JACKTransportLeading: JACKTimebase, @unchecked Sendable {
 
     /// Ends the thread, stops the transport and gives up the timebase.
     func stop() {
-        stopFlag.set()
-        thread?.join()
-        thread = nil
+        loop.stop()
         client.stopTransport()
         client.releaseTimebase()
     }
 
-    private func run() {
+    private func run(until stopping: CancellationFlag) {
         let rate = Double(client.sampleRate)
         var last: (rolling: Bool, frame: UInt64, playing: Bool, position: Double, at: UInt64)?
         var quietUntil: UInt64 = 0
-        while !stopFlag.isSet {
+        while !stopping.isSet {
             let p = client.transportPosition(), now = monotonicNanoseconds()
             let scale = transport.tempoScale
             let playing = transport.isPlaying && !transport.isFinished

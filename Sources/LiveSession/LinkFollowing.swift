@@ -62,8 +62,7 @@ public final class LinkFollowing: @unchecked Sendable {
     private var lock: LinkLock
     private let startSeconds: Double
     private let log: HostLog
-    private let stopFlag = CancellationFlag()
-    private var thread: JoinableThread?
+    private let loop = StoppableThread()
     private let failures = Atomic<Int>(0)
     private let bpmBits = Atomic<UInt64>(0)
     private let lastPhaseErrorBits = Atomic<UInt64>(0)
@@ -90,14 +89,12 @@ public final class LinkFollowing: @unchecked Sendable {
     }
 
     func start() throws(ThreadError) {
-        thread = try JoinableThread(name: "link") { [self] in run() }
+        try loop.start(name: "link") { [self] stopping in run(until: stopping) }
     }
 
     /// Stops the thread and leaves the session.
     func stop() {
-        stopFlag.set()
-        thread?.join()
-        thread = nil
+        loop.stop()
         do { try session.enable(false) } catch { failed(error) }
     }
 
@@ -116,9 +113,9 @@ public final class LinkFollowing: @unchecked Sendable {
         if failures.add(1, ordering: .relaxed).newValue == 1 { log.append("Link: \(e)") }
     }
 
-    private func run() {
+    private func run(until stopping: CancellationFlag) {
         var started = false
-        while !stopFlag.isSet {
+        while !stopping.isSet {
             do throws(LinkError) {
                 peersCount.store(session.peers, ordering: .relaxed)
                 if !started {
@@ -148,7 +145,7 @@ public final class LinkFollowing: @unchecked Sendable {
         let heard = LinkSession.monotonicNanos(linkMicros: try session.time(atBeat: firstBeat, quantum: LinkLock.quantum))
         // A block's commands are read as it starts rendering and heard `latency` later: half a period early.
         let due = heard &- latencyNanos &- periodNanos / 2
-        while monotonicNanoseconds() < due, !stopFlag.isSet { usleep(UInt32(min(1000, (due &- monotonicNanoseconds()) / 1000 + 1))) }
+        while monotonicNanoseconds() < due, !loop.stopping.isSet { usleep(UInt32(min(1000, (due &- monotonicNanoseconds()) / 1000 + 1))) }
         transport.seek(to: startSeconds)
         transport.play()
         let given = monotonicNanoseconds()

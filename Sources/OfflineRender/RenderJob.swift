@@ -571,7 +571,6 @@ public final class RenderJob {
 
         func collect() throws(Failure) {
             let part = pendingPart[collectedBlocks % (depth + 1)]
-            let inTail = part == .tail
             collectedBlocks += 1
             guard !finished else { renderer.discardPending(); return }
             var frames = renderer.collect(into: buffer)

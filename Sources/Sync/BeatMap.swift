@@ -74,12 +74,7 @@ public struct BeatMap: Sendable {
     /// Bar, beat and the fraction of it at `beat` quarter notes from the top (0 before it).
     public func barPosition(atBeat beat: Double) -> BarPosition {
         let q = max(beat, 0)
-        var lo = 0, hi = meters.count - 1
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if meters[mid].beat <= q { lo = mid } else { hi = mid - 1 }
-        }
-        let m = meters[lo]
+        let m = meters[Self.lastIndex(in: meters, atOrBefore: q) { $0.beat }]
         let beats = (q - m.beat) / m.quartersPerBeat
         let bars = (beats / Double(m.numerator)).rounded(.down)
         let within = beats - bars * Double(m.numerator)
@@ -92,34 +87,30 @@ public struct BeatMap: Sendable {
     /// The beat at `seconds` of the piece (0 before the start).
     public func beat(atSeconds seconds: Double) -> Double {
         guard seconds > 0 else { return 0 }
-        var lo = 0, hi = segments.count - 1
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if segments[mid].seconds <= seconds { lo = mid } else { hi = mid - 1 }
-        }
-        let s = segments[lo]
+        let s = segments[Self.lastIndex(in: segments, atOrBefore: seconds) { $0.seconds }]
         return s.beat + (seconds - s.seconds) / s.secondsPerBeat
     }
 
     /// The piece's seconds at `beat` (0 before the start).
     public func seconds(atBeat beat: Double) -> Double {
         guard beat > 0 else { return 0 }
-        var lo = 0, hi = segments.count - 1
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if segments[mid].beat <= beat { lo = mid } else { hi = mid - 1 }
-        }
-        let s = segments[lo]
+        let s = segments[Self.lastIndex(in: segments, atOrBefore: beat) { $0.beat }]
         return s.seconds + (beat - s.beat) * s.secondsPerBeat
     }
 
     /// The file's tempo at `seconds` (before any tempo scale).
     public func beatsPerMinute(atSeconds seconds: Double) -> Double {
-        var lo = 0, hi = segments.count - 1
+        60 / segments[Self.lastIndex(in: segments, atOrBefore: seconds) { $0.seconds }].secondsPerBeat
+    }
+
+    /// The last index whose key is at or before `value` (0 when none is): the segment or
+    /// meter a time falls in. Keys ascend; a binary search, no allocation (JACK's process thread asks).
+    private static func lastIndex<T>(in items: [T], atOrBefore value: Double, _ key: (T) -> Double) -> Int {
+        var lo = 0, hi = items.count - 1
         while lo < hi {
             let mid = (lo + hi + 1) / 2
-            if segments[mid].seconds <= seconds { lo = mid } else { hi = mid - 1 }
+            if key(items[mid]) <= value { lo = mid } else { hi = mid - 1 }
         }
-        return 60 / segments[lo].secondsPerBeat
+        return lo
     }
 }

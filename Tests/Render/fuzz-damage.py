@@ -32,6 +32,17 @@ FONT = "/usr/share/sounds/sf2/TimGM6mb.sf2"
 LIMIT = 60.0
 
 
+def varlen(data, p):
+    """The variable-length quantity at p and the offset after it."""
+    n = 0
+    while True:
+        c = data[p]
+        p += 1
+        n = (n << 7) | (c & 0x7F)
+        if c < 0x80:
+            return n, p
+
+
 def spots(data):
     """Offsets of delta-time bytes and of Set Tempo data bytes, walking each MTrk."""
     deltas, tempos = [], []
@@ -54,27 +65,13 @@ def spots(data):
                 b = data[p]
                 if b == 0xFF:                    # meta
                     meta = data[p + 1]
-                    p += 2
-                    n = 0
-                    while True:
-                        c = data[p]
-                        p += 1
-                        n = (n << 7) | (c & 0x7F)
-                        if c < 0x80:
-                            break
+                    n, p = varlen(data, p + 2)
                     if meta == 0x51 and n == 3:
                         tempos += [p, p + 1, p + 2]
                     p += n
                     status = 0
                 elif b in (0xF0, 0xF7):          # SysEx
-                    p += 1
-                    n = 0
-                    while True:
-                        c = data[p]
-                        p += 1
-                        n = (n << 7) | (c & 0x7F)
-                        if c < 0x80:
-                            break
+                    n, p = varlen(data, p + 1)
                     p += n
                     status = 0
                 else:
