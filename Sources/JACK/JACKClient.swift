@@ -46,6 +46,8 @@ public final class JACKClient: @unchecked Sendable {
     /// The timebase master's callback context (`becomeTimebaseMaster`).
     var timebaseBox: Unmanaged<TimebaseBox>?
     private var active = false
+    /// `activate` was called (and not `deactivate`): ports can be connected only then.
+    public var isActive: Bool { active }
 
     /// Holds the delegate without owning it: the delegate usually owns the
     /// client, and must deactivate it (or let it go) before it goes itself.
@@ -154,7 +156,17 @@ public final class JACKClient: @unchecked Sendable {
     /// The output ports of `type` whose full name contains `spec` (any case),
     /// or is it. Throws `.noMatchingPort` listing the candidates when none does.
     public func sources(matching spec: String, _ type: JACKPort.PortType) throws(JACKError) -> [String] {
-        let all = ports(type, .output).filter { !$0.hasPrefix(name + ":") }
+        try others(matching: spec, type, .output)
+    }
+
+    /// The input ports of `type` (other clients') whose full name contains `spec`
+    /// (any case), or is it: where `--clock-out` and a zone's port connect with `-a jack`.
+    public func destinations(matching spec: String, _ type: JACKPort.PortType) throws(JACKError) -> [String] {
+        try others(matching: spec, type, .input)
+    }
+
+    private func others(matching spec: String, _ type: JACKPort.PortType, _ direction: JACKPort.Direction) throws(JACKError) -> [String] {
+        let all = ports(type, direction).filter { !$0.hasPrefix(name + ":") }
         if all.contains(spec) { return [spec] }
         let found = all.filter { $0.lowercased().contains(spec.lowercased()) }
         guard !found.isEmpty else { throw JACKError(kind: .noMatchingPort(spec: spec, candidates: all), function: "jack_get_ports", code: 0) }

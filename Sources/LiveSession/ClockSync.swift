@@ -67,8 +67,7 @@ public final class ClockSender: @unchecked Sendable {
     private let output: ScheduledOutput
     private let clock: OutputClock
     private let latencyNanos: UInt64
-    private let stopFlag = CancellationFlag()
-    private var thread: JoinableThread?
+    private let loop = StoppableThread()
     private let failures = Atomic<Int>(0)
     public var sendFailures: Int { failures.load(ordering: .relaxed) }
     public var droppedEvents: Int { tap.ring.dropped.load(ordering: .relaxed) }
@@ -89,12 +88,12 @@ public final class ClockSender: @unchecked Sendable {
     }
 
     func start() throws(ThreadError) {
-        thread = try JoinableThread(name: "clock-out") { [self] in run() }
+        try loop.start(name: "clock-out") { [self] stopping in run(until: stopping) }
     }
 
-    private func run() {
+    private func run(until stopping: CancellationFlag) {
         _ = RealtimeScheduling.requestFIFO(priority: 72)
-        while !stopFlag.isSet {
+        while !stopping.isSet {
             // Until the output's clock is known (its prefill rendered), the events wait.
             while let e = tap.ring.peek(), let at = clock.nanos(ofFrame: e.frame) {
                 tap.ring.pop()
@@ -114,9 +113,7 @@ public final class ClockSender: @unchecked Sendable {
     /// Stops the thread, then waits (at most a second) until what it scheduled has gone out:
     /// the queue is the client's, and closing the client drops what it still holds.
     func stop() {
-        stopFlag.set()
-        thread?.join()
-        thread = nil
+        loop.stop()
         let last = lastDue.load(ordering: .relaxed), now = monotonicNanoseconds()
         drainedNanos = last > now ? last - now : 0
         if last > now { usleep(UInt32(min(last - now + 50_000_000, 2_000_000_000) / 1000)) }
@@ -195,9 +192,21 @@ extension LiveHost {
 
     /// `--clock-out` and `--sync clock`, set up before the output starts:
     /// the clock port connected to its destinations, the tap on the render
-    /// thread and the sender; the followed source connected.
+    /// thread and the sender (ALSA; with JACK the process callback writes the
+    /// clock itself); the followed source connected.
     func startSync(_ audio: LiveAudio) throws(Failure) {
-        if !options.clockOut.isEmpty, clockSender == nil {
+        if !options.clockOut.isEmpty, let jack = audio.output as? JACKOutput, jack.midiOutputs.clockPort == nil {
+            // JACK: the `clock` MIDI output, written by the process callback at each event's frame.
+            do {
+                let port = try jack.midiOutputs.port(named: "clock")
+                for spec in options.clockOut {
+                    for d in try jack.midiOutputs.connect(port, to: spec) { log.append("MIDI clock out from \(port.port.fullName) to \(d)") }
+                }
+                jack.midiOutputs.clockPort = port
+            } catch { throw .jack(error) }
+            if !hasPiece { load(Score(events: [], duration: 24 * 3600)) }
+            audio.clockOut = ClockOutTap(beats: beats)
+        } else if !options.clockOut.isEmpty, clockSender == nil {
             guard let client else {
                 throw .alsa(ALSAError(kind: .sequencerUnavailable, function: "snd_seq_open", code: -ENODEV,
                                       context: "--clock-out needs the ALSA sequencer"))

@@ -15,7 +15,9 @@ public struct JACKOptions: Sendable {
 }
 
 /// Live audio through a JACK server (jackd, or PipeWire's JACK: the same
-/// calls): two audio outputs `out_1`, `out_2` and a MIDI input `midi_in`.
+/// calls): two audio outputs `out_1`, `out_2` and a MIDI input `midi_in`;
+/// MIDI outputs on demand (`clock` for `--clock-out`, one per zone
+/// destination: `JACKMIDIOutputs`), written in the cycle their audio is.
 /// JACK's process callback is the render thread (the real-time rules hold
 /// there); the server's sample rate is the renderer's, and its period is
 /// followed as it changes.
@@ -45,6 +47,8 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
     private let buffer: UnsafeMutableBufferPointer<Float>
     /// `midi_in`'s events, for `JACKMIDIInput` (this is its one producer).
     private let midiInbox: EventQueue
+    /// The MIDI outputs (`--clock-out`'s `clock`, the zones' ports), written each cycle.
+    let midiOutputs: JACKMIDIOutputs
 
     /// Opens a client on the running server and registers its ports. Nothing plays until `start`.
     init(clientName: String, options: JACKOptions, midiInbox: EventQueue) throws(LiveHost.Failure) {
@@ -56,6 +60,7 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
         } catch { throw .jack(error) }
         self.options = options
         self.midiInbox = midiInbox
+        midiOutputs = JACKMIDIOutputs(client: client)
         sampleRate = client.sampleRate
         maxFrames = client.bufferSize
         period = Atomic(maxFrames)
@@ -98,6 +103,7 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
             for spec in options.midiSources {
                 for source in try client.sources(matching: spec, .midi) { try client.connect(source, to: midiIn.fullName) }
             }
+            try midiOutputs.connectDeferred()
         } catch { throw .jack(error) }
     }
 
@@ -114,12 +120,15 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
         let outLeft = left.audioBuffer(frames: frames), outRight = right.audioBuffer(frames: frames)
         guard let cycle, !rateRefused.load(ordering: .relaxed), !ended.load(ordering: .relaxed) else {
             outLeft.update(repeating: 0, count: frames); outRight.update(repeating: 0, count: frames)
+            midiOutputs.writeCycle(start: 0, frames: frames)
             return
         }
         let renderer = cycle.renderer
+        let cycleStart = renderer.sampleTime
         if cycle.shared.stop.load(ordering: .acquiring) {
             let n = min(frames, maxFrames)
             cycle.renderLast(frames: n, into: buffer)
+            midiOutputs.writeCycle(start: cycleStart, frames: frames)
             deinterleave(n, into: outLeft, outRight, at: 0)
             (outLeft + n).update(repeating: 0, count: frames - n); (outRight + n).update(repeating: 0, count: frames - n)
             ended.store(true, ordering: .releasing)
@@ -138,6 +147,9 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
             deinterleave(n, into: outLeft, outRight, at: done)
             done += n
         }
+        // MIDI out in the same cycle as the audio it goes with: the clock at its frames, the zones' at the start.
+        if let tap = cycle.clockOut { midiOutputs.takeClock(from: tap) }
+        midiOutputs.writeCycle(start: cycleStart, frames: frames)
     }
 
     @inline(__always)

@@ -193,8 +193,9 @@ public final class LiveHost: @unchecked Sendable {
     public let log = HostLog()
     private let assembly: HostAssembly
     private let router: InputRouter
-    /// The zones' external ports (nil without the ALSA sequencer).
+    /// The zones' external ports: ALSA sequencer ports (nil without the sequencer), or JACK MIDI outputs with `-a jack`.
     private let zoneOutput: ALSAZoneOutput?
+    private let jackZoneOutput: JACKZoneOutput?
     /// Controls, zones, queue: the keyboard's way in, shared by every input.
     public let keyboard: KeyboardRouting
     /// The output, sampler, renderer, recording, tracks and spectrum; nil without audio.
@@ -254,9 +255,11 @@ public final class LiveHost: @unchecked Sendable {
             audio = nil
         }
         let log = self.log
-        let zoneOutput = client.map { ALSAZoneOutput(client: $0, log: log) }
+        let jackZoneOutput = (audio?.output as? JACKOutput).map { JACKZoneOutput(outputs: $0.midiOutputs, log: log) }
+        let zoneOutput = jackZoneOutput == nil ? client.map { ALSAZoneOutput(client: $0, log: log) } : nil
         self.zoneOutput = zoneOutput
-        let keyboard = KeyboardRouting(hub: hub, events: audio?.events, external: zoneOutput)
+        self.jackZoneOutput = jackZoneOutput
+        let keyboard = KeyboardRouting(hub: hub, events: audio?.events, external: jackZoneOutput ?? zoneOutput)
         self.keyboard = keyboard
         // The input thread above the output thread (requestFIFO's default, 70): pushes within the latency.
         router = InputRouter(keyboard: keyboard, zoneOutput: zoneOutput,
@@ -290,9 +293,12 @@ public final class LiveHost: @unchecked Sendable {
         renderer.transport.setTempoScale(tempo)
         renderer.transport.setLoop(loop)
         // With --clock-out the piece starts once the output's clock is known (after its prefill
-        // and one period), so its first clocks are not due before they can be timed.
+        // and one period), so its first clocks are not due before they can be timed. JACK makes
+        // a connection a few cycles after the client asks (after activation): a quarter of a
+        // second more, so the Start and the first clocks reach the followers.
+        let jackConnecting = audio.output is JACKOutput ? audio.output.sampleRate / 4 : 0
         renderer.schedule(score, startingAt: options.clockOut.isEmpty ? 0
-                          : UInt64(audio.output.prefillFrames + 2 * audio.output.maxFrames))
+                          : UInt64(audio.output.prefillFrames + 2 * audio.output.maxFrames + jackConnecting))
         if start > 0 { renderer.transport.seek(to: start) }
         startSeconds = start
     }
@@ -424,7 +430,8 @@ public final class LiveHost: @unchecked Sendable {
         jackLeading?.stop()
         linkFollowing?.stop()
         if let s = clockSender { log.append(s.summary) }
-        if let z = zoneOutput?.summary { log.append(z) }
+        if let z = zoneOutput?.summary ?? jackZoneOutput?.summary { log.append(z) }
+        if let j = (audio?.output as? JACKOutput)?.midiOutputs.summary { log.append(j) }
         if let l = linkFollowing, l.failedCalls > 0 { log.append("Link: \(l.failedCalls) calls to the session failed") }
         audio?.jackMIDI?.finish()
         shared.stop.store(true, ordering: .releasing)

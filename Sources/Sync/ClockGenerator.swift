@@ -52,6 +52,9 @@ public struct ClockGenerator: Sendable {
     /// piece map after it (`Renderer.pieceMap`), in frame order, to `emit`.
     public mutating func block(start: UInt64, frames: Int, map: PieceMap, emit: (ClockEvent) -> Void) {
         let end = start &+ UInt64(frames)
+        // A piece scheduled to start after this block (`Renderer.schedule(_:startingAt:)`): its
+        // Start goes out in the block it starts in, at its frame, not before the receivers can hear it.
+        if map.playing, !(previous?.playing ?? false), map.anchorFrame >= end { return }
         let prev = previous ?? PieceMap(anchorFrame: start, anchorSeconds: 0, scale: map.scale, playing: false,
                                         sampleRate: map.sampleRate)
         previous = map

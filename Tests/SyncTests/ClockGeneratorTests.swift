@@ -27,11 +27,11 @@ final class SilentInstrument: Instrument {
         var generator: ClockGenerator
         var events: [ClockEvent] = []
 
-        init(duration: Double = 60, tempoMap: TempoMap = ClockGeneratorTests.tempoMap) {
+        init(duration: Double = 60, tempoMap: TempoMap = ClockGeneratorTests.tempoMap, startingAt: UInt64? = nil) {
             renderer = Renderer(instrument: SilentInstrument())
             renderer.prepare(sampleRate: ClockGeneratorTests.rate, maxFrames: ClockGeneratorTests.block)
             renderer.releasesNotesAtEnd = true
-            renderer.schedule(Score(events: [], duration: duration))
+            renderer.schedule(Score(events: [], duration: duration), startingAt: startingAt)
             generator = ClockGenerator(beats: BeatMap(tempoMap: tempoMap))
         }
 
@@ -71,6 +71,20 @@ final class SilentInstrument: Instrument {
         let before = zip(frames[1..<192], frames[0..<191]).map { Double($0 - $1) / Self.rate * 1000 }
         #expect(Self.standardDeviation(before) <= 0.5)
         #expect(Self.standardDeviation(Array(after)) <= 0.5)
+    }
+
+    /// `live`/`play --clock-out` schedule the piece a little after the output starts
+    /// (JACK: a quarter second on, for its connections): the Start goes out at the
+    /// piece's first frame, with the first clock, never blocks before it.
+    @Test func aPieceScheduledLater_startsAtItsFirstFrame() {
+        let first: UInt64 = 12_000 + 3 * 1024 + 100   // inside the 15th block
+        var run = Run(startingAt: first)
+        run.render(blocks: 10)
+        #expect(run.events.isEmpty)
+        run.render(blocks: 40)
+        #expect(run.transportEvents.first == ClockEvent(frame: first, kind: .start))
+        #expect(run.clockFrames.first == first)
+        #expect(run.clockFrames.dropFirst().first == first + 1000)   // 120 bpm at 48 kHz: 1000 frames a clock
     }
 
     @Test func clocks_followTheTempoScale() {

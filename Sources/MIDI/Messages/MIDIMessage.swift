@@ -211,6 +211,24 @@ extension MIDIMessage {
         }
     }
 
+    /// The wire form of a message of three bytes or fewer (all but SysEx), without
+    /// allocating: for writers on a real-time thread. Nil for SysEx.
+    public var shortWireForm: ShortMIDIBytes? {
+        switch self {
+        case .noteOff(let m): ShortMIDIBytes(statusByte, m.note.value, m.velocity.value)
+        case .noteOn(let m): ShortMIDIBytes(statusByte, m.note.value, m.velocity.value)
+        case .polyPressure(let m): ShortMIDIBytes(statusByte, m.note.value, m.pressure.value)
+        case .controlChange(let m): ShortMIDIBytes(statusByte, m.controller.value, m.value.value)
+        case .programChange(let m): ShortMIDIBytes(statusByte, m.program.value)
+        case .channelPressure(let m): ShortMIDIBytes(statusByte, m.pressure.value)
+        case .pitchBend(let m): ShortMIDIBytes(statusByte, m.value.lsb.value, m.value.msb.value)
+        case .sysEx: nil
+        case .timecodeQuarterFrame(let v), .songSelect(let v): ShortMIDIBytes(statusByte, v.value)
+        case .songPosition(let v): ShortMIDIBytes(statusByte, v.lsb.value, v.msb.value)
+        case .tuneRequest, .timingClock, .start, .continue, .stop, .activeSensing, .systemReset: ShortMIDIBytes(statusByte)
+        }
+    }
+
     /// The complete wire form of the message.
     public var bytes: [UInt8] {
         var out: [UInt8] = []
@@ -228,6 +246,29 @@ extension MIDIMessage {
         case 0xF2: 2
         case 0xF6, 0xF8, 0xFA, 0xFB, 0xFC, 0xFE, 0xFF: 0
         default: nil
+        }
+    }
+}
+
+/// One MIDI message of one to three bytes, by value (no allocation), packed in
+/// one word (no tuple: a tuple's type metadata is made at run time, under a lock).
+public struct ShortMIDIBytes: Equatable, Sendable, BitwiseCopyable {
+    /// The bytes, the first in the lowest 8 bits.
+    public var packed: UInt32
+    public var count: Int
+
+    public init(_ b0: UInt8) { packed = UInt32(b0); count = 1 }
+    public init(_ b0: UInt8, _ b1: UInt8) { packed = UInt32(b0) | UInt32(b1) << 8; count = 2 }
+    public init(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8) { packed = UInt32(b0) | UInt32(b1) << 8 | UInt32(b2) << 16; count = 3 }
+
+    /// The bytes in order.
+    public var bytes: [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: packed >> (8 * $0)) } }
+
+    /// The bytes, for the length of `body` (a pointer into a copy on the stack).
+    @inline(__always)
+    public func withBytes(_ body: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+        withUnsafeBytes(of: packed.littleEndian) { raw in
+            body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
         }
     }
 }

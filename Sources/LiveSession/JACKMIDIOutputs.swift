@@ -1,0 +1,212 @@
+import Hosting
+import JACK
+import MIDI
+import Sampling
+import Synchronization
+import Sync
+
+/// `-a jack`: Carillon's JACK MIDI output ports — `clock` for `--clock-out`,
+/// and one per zone destination name (`carillon:Hardware Synth`) — each
+/// connected to the JACK MIDI inputs whose name contains what was asked.
+///
+/// JACK MIDI is written in the process callback only, so every message goes
+/// through a ring of its port: the zones push from the input thread (under
+/// `KeyboardRouting`'s lock: one producer at a time), the clock from the
+/// process thread itself; `writeCycle` (process thread) writes each port's
+/// due messages at their offset in the cycle. A port is registered off the
+/// process thread into a fixed table published by a count, so the process
+/// thread never sees a half-made one.
+final class JACKMIDIOutputs: @unchecked Sendable {
+    static let capacity = 16
+    private let client: JACKClient
+    private let ports: UnsafeMutablePointer<Port?>
+    private let count = Atomic<Int>(0)
+    /// Messages JACK did not take (a full port buffer).
+    let dropped = Atomic<Int>(0)
+    /// `--clock-out`'s port (set before the client is activated), nil without it.
+    var clockPort: Port?
+
+    final class Port: @unchecked Sendable {
+        let name: String
+        let port: JACKPort
+        let ring = FrameMessageRing()
+        init(name: String, port: JACKPort) { self.name = name; self.port = port }
+    }
+
+    init(client: JACKClient) {
+        self.client = client
+        ports = .allocate(capacity: Self.capacity)
+        ports.initialize(repeating: nil, count: Self.capacity)
+        Self.warmUp()
+    }
+
+    /// Swift makes some type metadata (optionals of our structs) on its first use, under a
+    /// lock of the runtime: it is made here, off the process thread (rtcheck counted 3 locks without).
+    private static func warmUp() {
+        let ring = FrameMessageRing()
+        _ = ring.push(FrameMessage(frame: 0, bytes: ClockEvent(frame: 0, kind: .clock).message.shortWireForm ?? ShortMIDIBytes(0xF8)))
+        if let m = ring.peek() { ring.pop(); _ = m.bytes.withBytes { !$0.isEmpty } }
+        let tap = ClockEventRing()
+        tap.push(ClockEvent(frame: 0, kind: .clock))
+        if tap.peek() != nil { tap.pop() }
+    }
+
+    deinit {
+        ports.deinitialize(count: Self.capacity)
+        ports.deallocate()
+    }
+
+    /// The port named `name`, registered on first use (not on the process thread). One
+    /// thread at a time registers (start, a reload: under the router's lock or before the output runs).
+    func port(named name: String) throws(JACKError) -> Port {
+        let n = count.load(ordering: .acquiring)
+        for i in 0..<n where ports[i]!.name == name { return ports[i]! }
+        guard n < Self.capacity else {
+            throw JACKError(kind: .portRegistration(port: "\(client.name):\(name) (at most \(Self.capacity) MIDI outputs)"),
+                            function: "jack_port_register", code: -1)
+        }
+        let p = Port(name: name, port: try client.register(name, .midi, .output))
+        ports[n] = p
+        count.store(n + 1, ordering: .releasing)
+        return p
+    }
+
+    /// Connects `port` to every JACK MIDI input whose name contains `spec` (any case);
+    /// the names found. JACK connects only an active client's ports: before
+    /// activation they are kept for `connectDeferred`.
+    func connect(_ port: Port, to spec: String) throws(JACKError) -> [String] {
+        let found = try client.destinations(matching: spec, .midi)
+        if client.isActive {
+            for d in found { try client.connect(port.port.fullName, to: d) }
+        } else {
+            deferred.withLock { $0 += found.map { (port.port.fullName, $0) } }
+        }
+        return found
+    }
+
+    /// After activation: the connections asked for before it.
+    func connectDeferred() throws(JACKError) {
+        let pairs = deferred.withLock { d in defer { d = [] }; return d }
+        for (source, destination) in pairs { try client.connect(source, to: destination) }
+    }
+    private let deferred = Mutex<[(String, String)]>([])
+
+    /// "JACK MIDI out: 2 messages not taken by JACK (a full port buffer)", nil when all went.
+    var summary: String? {
+        let n = dropped.load(ordering: .relaxed)
+        return n == 0 ? nil : "JACK MIDI out: \(n) message\(n == 1 ? "" : "s") not taken by JACK (a full port buffer)"
+    }
+
+    /// Process thread: `--clock-out`'s events of the block just rendered, to the clock port's ring.
+    @inline(__always)
+    func takeClock(from tap: ClockOutTap) {
+        guard let port = clockPort else { return }
+        while let e = tap.ring.peek() {
+            tap.ring.pop()
+            if let bytes = e.message.shortWireForm, !port.ring.push(FrameMessage(frame: e.frame, bytes: bytes)) {
+                tap.ring.dropped.add(1, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// Process thread: each port's buffer cleared (JACK wants it every cycle), and the
+    /// messages due before the cycle's end written at their offsets (a late one at the
+    /// cycle's start; offsets never go back).
+    @inline(__always)
+    func writeCycle(start: UInt64, frames: Int) {
+        let n = count.load(ordering: .acquiring)
+        let end = start &+ UInt64(frames)
+        for i in 0..<n {
+            let p = ports[i].unsafelyUnwrapped
+            let out = p.port.midiOutput(frames: frames)
+            var last = 0
+            while let m = p.ring.peek(), m.frame < end {
+                p.ring.pop()
+                last = max(last, m.frame > start ? Int(m.frame &- start) : 0)
+                if !m.bytes.withBytes({ out.write($0, at: last) }) { dropped.add(1, ordering: .relaxed) }
+            }
+        }
+    }
+}
+
+/// A message and the frame it is due at (0: as soon as possible).
+struct FrameMessage: BitwiseCopyable {
+    var frame: UInt64
+    var bytes: ShortMIDIBytes
+}
+
+/// A single-producer, single-consumer ring of `FrameMessage`s: the producer
+/// never waits (a full ring returns false), the consumer is the process thread.
+final class FrameMessageRing: @unchecked Sendable {
+    static let capacity = 1024
+    private let slots: UnsafeMutablePointer<FrameMessage>
+    private let head = Atomic<Int>(0)   // next to pop (consumer)
+    private let tail = Atomic<Int>(0)   // next to push (producer)
+
+    init() {
+        slots = .allocate(capacity: Self.capacity)
+        slots.initialize(repeating: FrameMessage(frame: 0, bytes: ShortMIDIBytes(0)), count: Self.capacity)
+    }
+    deinit { slots.deallocate() }
+
+    @inline(__always) func push(_ m: FrameMessage) -> Bool {
+        let t = tail.load(ordering: .relaxed)
+        guard t &- head.load(ordering: .acquiring) < Self.capacity else { return false }
+        slots[t % Self.capacity] = m
+        tail.store(t &+ 1, ordering: .releasing)
+        return true
+    }
+
+    @inline(__always) func peek() -> FrameMessage? {
+        let h = head.load(ordering: .relaxed)
+        guard h != tail.load(ordering: .acquiring) else { return nil }
+        return slots[h % Self.capacity]
+    }
+
+    @inline(__always) func pop() { head.store(head.load(ordering: .relaxed) &+ 1, ordering: .releasing) }
+}
+
+/// The zones' external ports with `-a jack`: a JACK MIDI output per
+/// destination name, connected to the JACK MIDI inputs whose name contains it.
+/// A message goes out at the start of the next cycle.
+final class JACKZoneOutput: ExternalMIDIOutput, @unchecked Sendable {
+    private let outputs: JACKMIDIOutputs
+    private let log: HostLog
+    /// Written by `prepare`, read by `send`: both under the router's lock.
+    private var ports: [String: JACKMIDIOutputs.Port] = [:]
+    private let unsent = Atomic<Int>(0)
+
+    init(outputs: JACKMIDIOutputs, log: HostLog) { self.outputs = outputs; self.log = log }
+
+    func prepare(portNames names: [String]) {
+        for name in names where ports[name] == nil {
+            do {
+                let port = try outputs.port(named: name)
+                ports[name] = port
+                do {
+                    let found = try outputs.connect(port, to: name)
+                    log.append("zones: \(port.port.fullName) → \(found.joined(separator: ", "))")
+                } catch {
+                    log.append("zones: no JACK MIDI input matches \"\(name)\" (\(error)); connect \(port.port.fullName) with jack_connect")
+                }
+            } catch {
+                log.append("zones: no JACK MIDI output for \"\(name)\": \(error)")
+            }
+        }
+    }
+
+    func send(_ message: MIDIMessage, portName name: String) {
+        guard let port = ports[name] else { return }
+        guard let bytes = message.shortWireForm, port.ring.push(FrameMessage(frame: 0, bytes: bytes)) else {
+            unsent.add(1, ordering: .relaxed)
+            return
+        }
+    }
+
+    /// "zones: 3 messages to JACK MIDI outputs not sent …", nil when all went.
+    var summary: String? {
+        let n = unsent.load(ordering: .relaxed)
+        guard n > 0 else { return nil }
+        return "zones: \(n) message\(n == 1 ? "" : "s") to JACK MIDI outputs not sent (SysEx, or a full ring: a cycle missed)"
+    }
+}
