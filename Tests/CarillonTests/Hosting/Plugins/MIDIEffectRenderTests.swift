@@ -1,0 +1,103 @@
+import CAllocationCounter
+import Engine
+import FluidSynth
+import Hosting
+import MIDI
+import Parameters
+import Sampling
+import Testing
+
+/// A zone's `midi-fx` on the render thread (live and play): the chain runs
+/// each block, its input at the frames the queue gives, its output applied
+/// at the frames the plugins send it — and the block loop makes no heap call.
+@Suite(.serialized) struct MIDIEffectRenderTests {
+    static let x42 = "http://gareus.org/oss/lv2/midifilter#"
+
+    /// Records what it receives and at which frame of the stream (the renderer splits blocks at events).
+    final class RecordingInstrument: Instrument {
+        var stripCount: Int { 1 }
+        private(set) var position = 0
+        private let log = UnsafeMutableBufferPointer<(frame: Int, message: ChannelMessage)>.allocate(capacity: 4096)
+        private(set) var count = 0
+        var received: [(frame: Int, message: ChannelMessage)] { Array(log[0..<count]) }
+        deinit { log.deallocate() }
+        func prepare(sampleRate: Double, maxFrames: Int) {}
+        func receive(_ message: ChannelMessage) {
+            if count < log.count { log[count] = (position, message); count += 1 }
+        }
+        func render(frames: Int, dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
+                    effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>) { position += frames }
+        func silence() {}
+    }
+
+    static func renderer(_ uris: [String], channels: [Int], instrument: any Instrument, maxFrames: Int)
+        throws -> (Renderer, PluginHost) {
+        let spec = MIDIEffectSpec(zone: "Live", uris: uris, channels: channels.map { Channel($0 - 1) })
+        let assembly = HostAssembly(options: HostOptions(), midiEffects: [spec])
+        let plugins = try #require(try assembly.makePluginHost())
+        let renderer = try assembly.makeRenderer(instrument: instrument, tracks: [], sampleRate: 48_000, maxFrames: maxFrames,
+                                                 plugins: plugins, offline: false)
+        #expect(renderer.midiEffectQueues.count == 1)
+        return (renderer, plugins)
+    }
+
+    /// The chord's notes reach the instrument at the frame its key came in
+    /// (mid-block), on each of the zone's channels, and end at the key's release.
+    @Test func chord_playsAtTheKeysFrame_onEveryDestination() throws {
+        let instrument = RecordingInstrument()
+        let (renderer, plugins) = try Self.renderer([Self.x42 + "midichord"], channels: [2, 5], instrument: instrument, maxFrames: 256)
+        let queue = renderer.midiEffectQueues[0]
+        queue.push(TimedMessage(frame: 1000, message: .noteOn(60, velocity: 100, channel: 1)))
+        queue.push(TimedMessage(frame: 5000, message: .noteOff(60, channel: 1)))
+        let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 512)
+        defer { output.deallocate() }
+        for _ in 0..<30 { renderer.render(frames: 256, into: output) }
+        let ons = instrument.received.filter { $0.message.isNoteOn }
+        let offs = instrument.received.filter { !$0.message.isNoteOn && $0.message.kind & 0xE0 == 0x80 }
+        let describe = instrument.received.map { "\($0.frame): \($0.message)" }
+        // At its defaults (C major; prime, 3rd, 5th and octave on): C E G C.
+        #expect(ons.count == 8 && ons.allSatisfy { $0.frame == 1000 }, "\(describe)")
+        #expect(Set(ons.map { "\($0.message.channel):\($0.message.data1)" })
+                == ["1:60", "1:64", "1:67", "1:72", "4:60", "4:64", "4:67", "4:72"])
+        #expect(offs.count == 8 && offs.allSatisfy { $0.frame == 5000 }, "\(describe)")
+        withExtendedLifetime(plugins) {}
+    }
+
+    /// Chord then N-Tap Delay on FluidSynth, keys every 40 blocks and the
+    /// chord's scale moved every 10: no heap call in 1,000 blocks, and sound.
+    @Test func renderLoop_withAMIDIEffectChain_allocatesNothing() throws {
+        let synth = try Synth(settings: Settings.forRendering(sampleRate: 48_000))
+        try synth.setReverb(on: false)
+        try synth.setChorus(on: false)
+        let font = try synth.loadSoundFont(at: timGM)
+        defer { withExtendedLifetime(font) {} }
+        let (renderer, plugins) = try Self.renderer([Self.x42 + "midichord", Self.x42 + "ntapdelay"], channels: [1],
+                                                    instrument: FluidSynthInstrument(synth: synth), maxFrames: 512)
+        let queue = renderer.midiEffectQueues[0]
+        let scale = try #require(ParameterAddress("fx.live.1.scale"))
+        let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 1024)
+        defer { output.deallocate() }
+        // Steady state: a first block and a first note may make runtime metadata (once per process).
+        queue.push(.now(.noteOn(48, velocity: 100, channel: 0)))
+        renderer.render(frames: 512, into: output)
+        queue.push(.now(.noteOff(48, channel: 0)))
+        renderer.render(frames: 512, into: output)
+        var blocks = 2, calls: Int64 = 0, sent = 0
+        while blocks < 1_000 {
+            let frame = renderer.sampleTime + 100
+            if blocks % 10 == 0 { renderer.parameters.set(scale, Double(blocks % 120) / 10) }
+            carillon_allocations_arm()
+            if blocks % 40 == 0 { sent += queue.push(TimedMessage(frame: frame, message: .noteOn(UInt8(48 + blocks % 24), velocity: 100, channel: 0))) ? 1 : 0 }
+            if blocks % 40 == 20 { queue.push(TimedMessage(frame: frame, message: .noteOff(UInt8(48 + (blocks - 20) % 24), channel: 0))) }
+            renderer.render(frames: 512, into: output)
+            calls += carillon_allocations_disarm()
+            blocks += 1
+        }
+        print("real-time rule: \(blocks) blocks of 512 frames with a MIDI effect chain (chord, n-tap delay): \(calls) heap calls")
+        #expect(calls == 0)
+        #expect(sent == 24)
+        #expect(renderer.peak > 0.01)
+        #expect(renderer.fullEffectBlocks == 0)
+        withExtendedLifetime(plugins) {}
+    }
+}
