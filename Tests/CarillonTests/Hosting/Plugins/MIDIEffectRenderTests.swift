@@ -1,5 +1,7 @@
 import CAllocationCounter
+import Controls
 import Engine
+import Foundation
 import FluidSynth
 import Hosting
 import MIDI
@@ -99,5 +101,41 @@ import Testing
         #expect(renderer.peak > 0.01)
         #expect(renderer.fullEffectBlocks == 0)
         withExtendedLifetime(plugins) {}
+    }
+
+    /// `--plugin-state DIR`: a chain's plugin states are written as
+    /// `fx.ZONE.K.ttl` and come back in the next session as start values, which the plugin plays.
+    @Test func pluginState_ofAMIDIEffect_savedAndRestored() throws {
+        let dir = NSTemporaryDirectory() + "carillon-fx-state-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let spec = MIDIEffectSpec(zone: "State", uris: [Self.x42 + "miditranspose"], channels: [Channel(0)])
+        _ = try PluginHost(instruments: [], inserts: [], midiEffects: [spec])   // the rows, so the name below exists
+        let transpose = try #require(ParameterAddress("fx.state.1.transpose"))
+        var options = HostOptions()
+        options.pluginState = dir
+        func session(set: Double? = nil) throws -> (ControlHub, PluginHost, Renderer, RecordingInstrument) {
+            let assembly = HostAssembly(options: options, midiEffects: [spec])
+            let plugins = try #require(try assembly.makePluginHost())
+            let hub = assembly.makeHub(mapping: nil, plugins: plugins)
+            let instrument = RecordingInstrument()
+            let renderer = try assembly.makeRenderer(instrument: instrument, tracks: [], sampleRate: 48_000, maxFrames: 256,
+                                                     plugins: plugins, offline: false)
+            assembly.connect(hub, to: renderer, events: nil, transport: nil)
+            if let set { #expect(hub.set(transpose, to: set)) }
+            renderer.midiEffectQueues[0].push(TimedMessage(frame: 300, message: .noteOn(60, velocity: 100, channel: 0)))
+            let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 512)
+            defer { output.deallocate() }
+            for _ in 0..<4 { renderer.render(frames: 256, into: output) }
+            return (hub, plugins, renderer, instrument)
+        }
+        let (_, plugins, renderer, first) = try session(set: 7)
+        #expect(first.received.map(\.message.data1) == [67])
+        let files = try withExtendedLifetime(renderer) { try plugins.saveStates() }
+        #expect(files == ["\(dir)/fx.state.1.ttl"])
+        let text = try String(contentsOfFile: "\(dir)/fx.state.1.ttl", encoding: .utf8)
+        #expect(text.contains("lv2:symbol \"transpose\"") && text.contains("pset:value 7"), "\(text)")
+        let (hub, _, _, second) = try session()
+        #expect(hub.value(of: transpose) == 7)
+        #expect(second.received.map(\.message.data1) == [67] && second.received.first?.frame == 300)
     }
 }
