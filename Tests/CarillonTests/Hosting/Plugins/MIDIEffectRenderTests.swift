@@ -138,4 +138,52 @@ import Testing
         #expect(hub.value(of: transpose) == 7)
         #expect(second.received.map(\.message.data1) == [67] && second.received.first?.frame == 300)
     }
+
+    /// Live, end to end but for the ports: the keyboard's way (`KeyboardRouting`)
+    /// into the render thread's chain. Note Toggle keeps D4 on after its key is
+    /// up; switching to a scene without the zone ends it (All Notes Off into the
+    /// chain, which sends the note-off); a held C4 ends at its release after the switch.
+    @Test func keyboardRouting_sceneSwitchLive_releasesWhatTheChainHolds() throws {
+        let yaml = """
+        controls:
+          - { name: Scene, kind: selector, source: { program-change: true, channel: 16 }, values: [0, 1], targets: [scene.select] }
+        scenes:
+          - name: Toggle
+            zones:
+              - { name: FX, to: 2, midi-fx: ["\(Self.x42)notetoggle"] }
+          - name: Plain
+            zones:
+              - { name: Plain, to: 3 }
+        """
+        let mapping = try ControlMapping.parse(yaml: yaml, file: "live.yaml")
+        let specs = try MIDIEffectSpec.all(in: mapping)
+        #expect(specs.map(\.key) == ["fx.toggle.fx"])
+        let assembly = HostAssembly(options: HostOptions(), midiEffects: specs)
+        let plugins = try #require(try assembly.makePluginHost())
+        let hub = assembly.makeHub(mapping: mapping, plugins: plugins)
+        let instrument = RecordingInstrument()
+        let renderer = try assembly.makeRenderer(instrument: instrument, tracks: [], sampleRate: 48_000, maxFrames: 256,
+                                                 plugins: plugins, offline: false)
+        let events = EventQueueProducer(renderer.events, effects: renderer.midiEffectQueues)
+        let keyboard = KeyboardRouting(hub: hub, events: events, effects: plugins.midiEffects)
+        keyboard.start()
+        defer { keyboard.stop() }
+        let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 512)
+        defer { output.deallocate() }
+        func blocks(_ n: Int) { for _ in 0..<n { renderer.render(frames: 256, into: output) } }
+        func play(_ message: MIDIMessage) { keyboard.route(message, from: 1, at: .afterLast); blocks(2) }
+        play(.noteOn(62, velocity: 100, channel: 0))
+        play(.noteOff(62, channel: 0))        // toggled on: the plugin keeps it
+        play(.noteOn(60, velocity: 100, channel: 0))   // held across the switch
+        let notes = { instrument.received.filter { $0.message.kind == 0x90 || $0.message.kind == 0x80 }.map { "\($0.message)" } }
+        #expect(notes() == ["91 3E 64", "91 3C 64"])
+        play(.programChange(1, channel: 15))  // scene Plain: the chain still holds C4's key
+        #expect(notes() == ["91 3E 64", "91 3C 64"])
+        play(.noteOff(60, channel: 0))        // C4's note-off into the chain (toggle: kept), then All Notes Off: both end
+        #expect(Set(notes().suffix(2)) == ["81 3E 00", "81 3C 00"] && notes().count == 4, "\(notes())")
+        play(.noteOn(64, velocity: 100, channel: 0))   // the new scene: plain, on channel 3
+        #expect(notes().last == "92 40 64")
+        #expect(keyboard.heldNotes == 1)
+        withExtendedLifetime(plugins) {}
+    }
 }
