@@ -141,4 +141,28 @@ import Testing
         // Held by the plugin past the key's release, ended at the switch.
         #expect(toggled.allSatisfy { abs($0.offset - 1.0) < 0.002 }, "\(Self.describe(labels))")
     }
+
+    /// x42's N-Tap Delay on its own clock (`bpmsrc` 0: its BPM control, 120;
+    /// a repeat every half beat, three repeats, each 10 softer: its `velocityadj`
+    /// default): the echoes come at their sample times, after the key is up. And
+    /// the take renders to the same bytes twice.
+    @Test func nTapDelay_echoesAtItsSampleTimes_andRendersTheSameTwice() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let yaml = """
+        zones:
+          - { name: Echo, to: 1, midi-fx: ["\(Self.x42)ntapdelay"] }
+        """
+        let events = TakeRenderTests.note(0, 60, 100, length: 96) + TakeRenderTests.note(1920, 62, 1, length: 10)
+        let settings = [("fx.echo.1.bpmsrc", 0.0), ("fx.echo.1.delayBeats", 0.5), ("fx.echo.1.taps", 3)]
+        let labels = try #require(try Self.render(events, mapping: yaml, in: dir, settings: settings).labels).notes.filter { $0.pitch == 60 }
+        #expect(labels.count == 4, "\(Self.describe(labels))")
+        for (k, n) in labels.enumerated() {
+            #expect(abs(n.onset - 0.25 * Double(k)) < 0.0035 && abs(n.offset - n.onset - 0.1) < 0.0035 && n.velocity == 100 - 10 * k,
+                    "\(k): \(Self.describe([n])) v\(n.velocity)")
+        }
+        let first = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/take.wav"))
+        _ = try Self.render(events, mapping: yaml, in: dir, settings: settings)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/take.wav")) == first)
+    }
 }
