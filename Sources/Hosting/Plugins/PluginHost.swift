@@ -9,7 +9,7 @@ import Glibc
 
 /// Where a session's LV2 plugins come from: the installed plugins (read once),
 /// the URID map they share, and each plugin's control inputs as parameters
-/// (`plugin.N.SYMBOL`, `insert.STRIP.K.SYMBOL`, registered in
+/// (`plugin.N.SYMBOL`, `insert.STRIP.K.SYMBOL`, a zone's `midi-fx` `fx.ZONE.K.SYMBOL`, registered in
 /// `PluginParameters` when the host is made). One per job or live session,
 /// used from its owner's thread (lilv's world is not thread-safe); the
 /// plugins it makes run on the render thread.
