@@ -186,4 +186,41 @@ import Testing
         #expect(keyboard.heldNotes == 1)
         withExtendedLifetime(plugins) {}
     }
+
+    /// A keyboard that disconnects: what the chain holds ends (Note Toggle's note
+    /// on after its key was up), and so does a key still held — at the session's end too.
+    @Test func keyboardRouting_sourceDisconnects_releasesWhatTheChainHolds() throws {
+        let mapping = try ControlMapping.parse(yaml: """
+        zones:
+          - { name: FX, to: 5, midi-fx: ["\(Self.x42)notetoggle"] }
+        """, file: "disconnect.yaml")
+        let assembly = HostAssembly(options: HostOptions(), midiEffects: try MIDIEffectSpec.all(in: mapping))
+        let plugins = try #require(try assembly.makePluginHost())
+        let hub = assembly.makeHub(mapping: mapping, plugins: plugins)
+        let instrument = RecordingInstrument()
+        let renderer = try assembly.makeRenderer(instrument: instrument, tracks: [], sampleRate: 48_000, maxFrames: 256,
+                                                 plugins: plugins, offline: false)
+        let keyboard = KeyboardRouting(hub: hub, events: EventQueueProducer(renderer.events, effects: renderer.midiEffectQueues),
+                                       effects: plugins.midiEffects)
+        keyboard.start()
+        defer { keyboard.stop() }
+        let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 512)
+        defer { output.deallocate() }
+        func blocks(_ n: Int) { for _ in 0..<n { renderer.render(frames: 256, into: output) } }
+        let notes = { instrument.received.filter { $0.message.kind == 0x90 || $0.message.kind == 0x80 }.map { "\($0.message)" } }
+        keyboard.route(.noteOn(62, velocity: 100, channel: 0), from: 1, at: .afterLast)
+        keyboard.route(.noteOff(62, channel: 0), from: 1, at: .afterLast)
+        keyboard.route(.noteOn(64, velocity: 100, channel: 0), from: 1, at: .afterLast)
+        blocks(2)
+        #expect(notes() == ["94 3E 64", "94 40 64"])
+        keyboard.releaseAll(source: 1)
+        blocks(2)
+        #expect(Set(notes().dropFirst(2)) == ["84 3E 00", "84 40 00"] && notes().count == 4, "\(notes())")
+        // The session's end: nothing left to release, nothing sent twice.
+        keyboard.route(.noteOn(65, velocity: 100, channel: 0), from: 2, at: .afterLast)
+        keyboard.releaseEverything()
+        blocks(2)
+        #expect(notes().suffix(2) == ["94 41 64", "84 41 00"] && notes().count == 6, "\(notes())")
+        withExtendedLifetime(plugins) {}
+    }
 }
