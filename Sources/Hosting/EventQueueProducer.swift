@@ -10,9 +10,15 @@ public protocol ChannelOutput: Sendable {
     func push(_ message: ChannelMessage, at placement: EventQueueProducer.Placement) -> Bool
     @discardableResult
     func pushSysEx(_ bytes: [UInt8], at placement: EventQueueProducer.Placement) -> Bool
+    /// A message for a zone's MIDI effect chain (its number: `PluginHost.midiEffects`' index).
+    /// False when it could not be taken (no such chain, a full queue).
+    @discardableResult
+    func pushEffect(_ effect: Int, _ message: ChannelMessage, at placement: EventQueueProducer.Placement) -> Bool
 }
 
 extension ChannelOutput {
+    public func pushEffect(_ effect: Int, _ message: ChannelMessage, at placement: EventQueueProducer.Placement) -> Bool { false }
+
     /// Right after the last message pushed (a parameter change).
     @discardableResult
     public func push(_ message: ChannelMessage) -> Bool { push(message, at: .afterLast) }
@@ -31,12 +37,15 @@ extension ChannelOutput {
 /// (`--timing asap`) every event is due at once (frame 0).
 public final class EventQueueProducer: ChannelOutput {
     private let queue: EventQueue
+    /// The MIDI effects' queues (`Renderer.midiEffectQueues`), timed as `queue`'s.
+    private let effectQueues: [EventQueue]
     private let clock: OutputClock?
     /// The frame of the last push; guarded by the producers' lock.
     private let lastFrame = Mutex<UInt64>(0)
 
-    public init(_ queue: EventQueue, clock: OutputClock? = nil) {
+    public init(_ queue: EventQueue, effects: [EventQueue] = [], clock: OutputClock? = nil) {
         self.queue = queue
+        effectQueues = effects
         self.clock = clock
     }
 
@@ -57,6 +66,14 @@ public final class EventQueueProducer: ChannelOutput {
     @discardableResult
     public func push(_ message: ChannelMessage, at placement: Placement) -> Bool {
         lastFrame.withLock { last in queue.push(TimedMessage(frame: Self.place(placement, clock, &last), message: message)) }
+    }
+
+    @discardableResult
+    public func pushEffect(_ effect: Int, _ message: ChannelMessage, at placement: Placement) -> Bool {
+        guard effectQueues.indices.contains(effect) else { return false }
+        return lastFrame.withLock { last in
+            effectQueues[effect].push(TimedMessage(frame: Self.place(placement, clock, &last), message: message))
+        }
     }
 
     @discardableResult

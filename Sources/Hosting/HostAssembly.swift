@@ -17,11 +17,15 @@ public struct HostAssembly: Sendable {
     public var channels: [ChannelSetup]
     /// A mapping's `inserts:`. Empty without a mapping.
     public var mappingInserts: [InsertSpec]
+    /// A mapping's zones with `midi-fx` (`MIDIEffectSpec.all(in:)`). Empty without a mapping.
+    public var midiEffects: [MIDIEffectSpec]
 
-    public init(options: HostOptions, channels: [ChannelSetup] = [], inserts: [MappingInsert] = []) {
+    public init(options: HostOptions, channels: [ChannelSetup] = [], inserts: [MappingInsert] = [],
+                midiEffects: [MIDIEffectSpec] = []) {
         self.options = options
         self.channels = channels
         mappingInserts = inserts.compactMap(InsertSpec.init)
+        self.midiEffects = midiEffects
     }
 
     /// The LV2 instruments: `--instrument`'s, then a mapping's `lv2:` channels.
@@ -55,7 +59,7 @@ public struct HostAssembly: Sendable {
     /// at its default): it reads every installed plugin's data.
     public func makePluginHost() throws(LV2Error) -> PluginHost? {
         let instruments = instruments, inserts = inserts
-        guard !inserts.isEmpty || !instruments.isEmpty else { return nil }
+        guard !inserts.isEmpty || !instruments.isEmpty || !midiEffects.isEmpty else { return nil }
         var taken = Set(options.oscillatorChannels + channels.filter { $0.instrument == .oscillator }.map(\.channel.intValue))
         for spec in instruments where !taken.insert(spec.channel).inserted {
             throw LV2Error(kind: .unsuitable(plugin: spec.uri, reason: "MIDI channel \(spec.channel + 1) is given another instrument too"
@@ -68,7 +72,7 @@ public struct HostAssembly: Sendable {
                     + " (\(given) track\(given == 1 ? "" : "s") given)"), function: "HostAssembly")
             }
         }
-        return try PluginHost(instruments: instruments, inserts: inserts, stateDirectory: options.pluginState)
+        return try PluginHost(instruments: instruments, inserts: inserts, midiEffects: midiEffects, stateDirectory: options.pluginState)
     }
 
     /// The renderer over `instrument`: each channel routed to the instrument
@@ -83,7 +87,7 @@ public struct HostAssembly: Sendable {
         eventCapacity: Int = 1024, capturesStems: Bool = false, plugins: PluginHost? = nil, offline: Bool = false,
         slots: PluginSlots? = nil
     ) throws(LV2Error) -> Renderer {
-        precondition(plugins != nil || (inserts.isEmpty && instruments.isEmpty),
+        precondition(plugins != nil || (inserts.isEmpty && instruments.isEmpty && midiEffects.isEmpty),
                      "plugins need the PluginHost of makePluginHost")
         let parameters = ParameterStore()
         slots?.prepare(sampleRate: sampleRate, maxFrames: maxFrames, parameters: parameters)
@@ -115,6 +119,13 @@ public struct HostAssembly: Sendable {
                                                      parameters: parameters)
             if let slots { plugin = slots.hold(plugin, channel: spec.channel) }
             renderer.attach(plugin, toChannel: spec.channel)
+        }
+        // The zones' MIDI effects run on the render thread live; offline, the take's pass runs them (`TakeRouting`).
+        if !offline, let plugins {
+            for k in plugins.midiEffects.indices {
+                _ = renderer.attach(try plugins.makeMIDIEffect(k, sampleRate: sampleRate, maxFrames: maxFrames, offline: false,
+                                                               parameters: parameters))
+            }
         }
         renderer.oscillator.a4 = options.a4
         renderer.prepare(sampleRate: Double(sampleRate), maxFrames: maxFrames)

@@ -36,6 +36,8 @@ public final class KeyboardRouting: Sendable {
     private let hub: ControlHub
     private let events: (any ChannelOutput)?
     private let external: ExternalMIDIOutput?
+    /// The zones' MIDI effect chains the output side runs (`PluginHost.midiEffects`).
+    private let effects: [MIDIEffectSpec]
     private let state: Mutex<State>
     private let sceneToken = Mutex<SubscriptionToken?>(nil)
     /// Whether any zone is in force: without, a message skips the router's lock.
@@ -47,13 +49,31 @@ public final class KeyboardRouting: Sendable {
         let router = ZoneRouter()
         var topLevel = ZoneSet([])
         var scenes: [ZoneSet?] = []
+        /// Per effect chain: the current set no longer uses it, and notes are still held in it:
+        /// it is released (All Notes Off) when the last of them is.
+        var draining = [Bool](repeating: false, count: ZoneRouter.maxEffects)
+        var anyDraining = false
     }
 
-    public init(hub: ControlHub, events: (any ChannelOutput)?, external: ExternalMIDIOutput? = nil) {
+    /// `effects`: the zones' MIDI effect chains `events` takes (`pushEffect`), by
+    /// number; a zone with `midi-fx` goes through the chain made for it (the
+    /// same scene, zone name and plugins), a zone with none made for it (a
+    /// reload that changed its plugins) straight to its destinations.
+    public init(hub: ControlHub, events: (any ChannelOutput)?, external: ExternalMIDIOutput? = nil,
+                effects: [MIDIEffectSpec] = []) {
         self.hub = hub
         self.events = events
         self.external = external
+        self.effects = effects
         state = Mutex(State())
+    }
+
+    /// The effect chain numbers of `zones` (`scene`'s own, nil: the top level's).
+    private func chains(_ zones: [Zone], scene: Int?) -> [Int?] {
+        zones.map { zone in
+            zone.midiFX.isEmpty ? nil
+                : effects.firstIndex { $0.scene == scene && $0.zone == zone.name && $0.uris == zone.midiFX }
+        }
     }
 
     /// What the zones counted (notes doubled, dropped by transposition, …).
@@ -80,16 +100,48 @@ public final class KeyboardRouting: Sendable {
         var compiled: (ZoneSet, [ZoneSet?])? = nil
         if change.mappingChanged {
             let mapping = change.mapping
-            compiled = (ZoneSet(mapping?.zones ?? []), mapping?.scenes.map { $0.zones.map(ZoneSet.init) } ?? [])
+            let top = mapping?.zones ?? []
+            compiled = (ZoneSet(top, effects: chains(top, scene: nil)),
+                        mapping?.scenes.enumerated().map { s, scene in scene.zones.map { ZoneSet($0, effects: chains($0, scene: s)) } } ?? [])
         }
         state.withLock { s in
             if let (top, scenes) = compiled { s.topLevel = top; s.scenes = scenes }
             let set = change.scene.flatMap { s.scenes.indices.contains($0) ? s.scenes[$0] : nil } ?? s.topLevel
             external?.prepare(portNames: set.portNames)
             var sink = Sink(events: events, external: external, router: s.router, placement: placement)
-            _ = s.router.install(set, into: &sink)
-            active.store(!set.zones.isEmpty || s.router.heldNotes > 0, ordering: .relaxed)
+            let old = s.router.install(set, into: &sink)
+            // A chain the new set does not use: released now, or when its last held note is.
+            for k in old?.effectChains ?? [] where !set.effectChains.contains(k) {
+                s.draining[k] = true
+                s.anyDraining = true
+            }
+            for k in set.effectChains { s.draining[k] = false }
+            releaseDrained(&s)
+            active.store(!set.zones.isEmpty || s.router.heldNotes > 0 || s.anyDraining, ordering: .relaxed)
         }
+    }
+
+    /// Releases the draining chains that hold no note now: All Notes Off goes in,
+    /// and each chain sends a note-off for every note it still has on.
+    private func releaseDrained(_ s: inout State) {
+        guard s.anyDraining else { return }
+        var left = false
+        for k in 0..<s.draining.count where s.draining[k] {
+            if s.router.heldNotes(inEffect: k) == 0 {
+                s.draining[k] = false
+                releaseEffect(k, placement: .afterLast)
+            } else {
+                left = true
+            }
+        }
+        s.anyDraining = left
+    }
+
+    /// All Notes Off into chain `k`, on its zone's first channel.
+    private func releaseEffect(_ k: Int, placement: EventQueueProducer.Placement) {
+        guard effects.indices.contains(k) else { return }
+        let channel = Int(effects[k].channels.first?.value ?? 0)
+        events?.pushEffect(k, .controlChange(123, value: 0, channel: channel), at: placement)
     }
 
     /// Tells the zones a source's name (zones may name the port they take).
@@ -109,7 +161,9 @@ public final class KeyboardRouting: Sendable {
         if active.load(ordering: .relaxed) {
             let routing = state.withLock { s in
                 var sink = Sink(events: events, external: external, router: s.router, placement: placement)
-                return s.router.route(message, from: source, into: &sink)
+                let routing = s.router.route(message, from: source, into: &sink)
+                if s.anyDraining { releaseDrained(&s) }
+                return routing
             }
             if routing == .taken { return }
         }
@@ -122,6 +176,12 @@ public final class KeyboardRouting: Sendable {
         state.withLock { s in
             var sink = Sink(events: events, external: external, router: s.router, placement: placement)
             s.router.releaseAll(source: source, into: &sink)
+            // What the chains made (an echo, a held chord) ends too, where no other source holds notes.
+            for k in effects.indices where s.router.heldNotes(inEffect: k) == 0 {
+                releaseEffect(k, placement: placement)
+                s.draining[k] = false
+            }
+            s.anyDraining = s.draining.contains(true)
         }
     }
 
@@ -130,6 +190,7 @@ public final class KeyboardRouting: Sendable {
         state.withLock { s in
             var sink = Sink(events: events, external: external, router: s.router, placement: .afterLast)
             s.router.releaseEverything(into: &sink)
+            for k in effects.indices { releaseEffect(k, placement: .afterLast) }
         }
     }
 
@@ -146,6 +207,8 @@ public final class KeyboardRouting: Sendable {
                 if let events, let channelMessage = ChannelMessage(message) { events.push(channelMessage, at: placement) }
             case .port(let port):
                 external?.send(message, portName: router.portName(port))
+            case .effect(let k):
+                if let events, let channelMessage = ChannelMessage(message) { events.pushEffect(k, channelMessage, at: placement) }
             }
         }
     }

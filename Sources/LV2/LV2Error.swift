@@ -7,6 +7,8 @@ public struct LV2Error: Error, Equatable, Sendable, CustomStringConvertible {
         case unsupportedFeature(plugin: String, feature: String)
         /// The plugin cannot serve where it was asked to (an insert that is not a stereo or mono effect).
         case unsuitable(plugin: String, reason: String)
+        /// A zone's `midi-fx` plugin that is missing or not a MIDI effect (`problem` says which).
+        case midiEffect(zone: String, uri: String, problem: String)
         /// Any other failing call.
         case call
     }
@@ -30,6 +32,8 @@ public struct LV2Error: Error, Equatable, Sendable, CustomStringConvertible {
             "\(plugin) requires the LV2 feature \(feature), which Carillon does not provide"
         case .unsuitable(let plugin, let reason):
             "\(plugin): \(reason)"
+        case .midiEffect(let zone, let uri, let problem):
+            "zone '\(zone)', midi-fx \(uri): \(problem)"
         case .call:
             "\(function) failed" + (context.map { ": \($0)" } ?? "")
         }

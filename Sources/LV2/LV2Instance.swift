@@ -47,8 +47,10 @@ public final class LV2Instance {
     private let uridMap: URIDMap
     private let features: Features
     private let worker: LV2Worker
-    /// The MIDI input sequence (nil: the plugin takes no MIDI), and every atom port's buffer.
+    /// The MIDI input sequence (nil: the plugin takes no MIDI), its MIDI output
+    /// sequence (nil: it sends none), and every atom port's buffer.
     private let midiInput: UnsafeMutableRawPointer?
+    private let midiOutput: UnsafeMutableRawPointer?
     private let atomBuffers: [(buffer: UnsafeMutableRawPointer, isOutput: Bool)]
     private let cvBuffers: [UnsafeMutablePointer<Float>]
     private let sequenceType: UInt32, chunkType: UInt32, midiEventType: UInt32
@@ -104,7 +106,7 @@ public final class LV2Instance {
         var audioIn: [UnsafeMutablePointer<Float>] = [], audioOut: [UnsafeMutablePointer<Float>] = []
         var atoms: [(UnsafeMutableRawPointer, Bool)] = [], cvs: [UnsafeMutablePointer<Float>] = []
         var inputPorts: [UInt32] = [], outputPorts: [UInt32] = []
-        var midi: UnsafeMutableRawPointer?
+        var midi: UnsafeMutableRawPointer?, midiOut: UnsafeMutableRawPointer?
         controls = .allocate(capacity: info.controls.count)
         for (k, control) in info.controls.enumerated() {
             controls[k] = control.defaultValue ?? control.minimum ?? 0
@@ -125,12 +127,13 @@ public final class LV2Instance {
                 buffer.initializeMemory(as: UInt8.self, repeating: 0, count: Self.sequenceCapacity)
                 atoms.append((buffer, !isInput))
                 if isInput, midi == nil, lilv_port_supports_event(plugin, port, v.midiEvent) { midi = buffer }
+                if !isInput, midiOut == nil, lilv_port_supports_event(plugin, port, v.midiEvent) { midiOut = buffer }
                 lilv_instance_connect_port(instance, UInt32(index), buffer)
             }
         }
         audioInputs = audioIn; audioOutputs = audioOut
         audioInputPorts = inputPorts; audioOutputPorts = outputPorts
-        atomBuffers = atoms; cvBuffers = cvs; midiInput = midi
+        atomBuffers = atoms; cvBuffers = cvs; midiInput = midi; midiOutput = midiOut
         for (buffer, isOutput) in atoms { prepareAtom(buffer, isOutput: isOutput) }
     }
 
@@ -209,6 +212,48 @@ public final class LV2Instance {
         for i in 3..<8 { bytes[i] = 0 }
         header[0] = UInt32(size + eventBytes)
         return true
+    }
+
+    /// The plugin sends MIDI (it has a MIDI output port).
+    public var sendsMIDI: Bool { midiOutput != nil }
+
+    /// One MIDI event of the output sequence the last `run` wrote.
+    public struct MIDIOutputEvent: Sendable {
+        /// Frame offset in the block `run` rendered.
+        public var frame: Int
+        public var status: UInt8, data1: UInt8, data2: UInt8
+        /// Bytes of the message (1…3).
+        public var count: Int
+        /// Where the next event is (`nextMIDIOutput(after:)`).
+        public var next: Int
+    }
+
+    /// The output sequence's first MIDI event from `position` on (0: the
+    /// first), after a `run` and before the next: events other than MIDI
+    /// and MIDI messages longer than 3 bytes (SysEx) are passed over. Nil at
+    /// the end, or without a MIDI output. Render thread: no allocation.
+    public func nextMIDIOutput(after position: Int) -> MIDIOutputEvent? {
+        guard let midiOutput else { return nil }
+        let header = midiOutput.assumingMemoryBound(to: UInt32.self)
+        // A chunk (the plugin wrote nothing: its type was left Chunk) holds no events.
+        guard header[1] != chunkType else { return nil }
+        let end = 8 + min(Int(header[0]), Self.sequenceCapacity - 8)
+        var offset = max(16, 16 + position)   // after the atom header and the sequence body's (unit, pad)
+        while offset + 16 <= end {
+            let event = midiOutput + offset
+            let frame = Int(event.load(as: Int64.self))
+            let size = Int(event.load(fromByteOffset: 8, as: UInt32.self))
+            let type = event.load(fromByteOffset: 12, as: UInt32.self)
+            let next = offset + 16 + ((size + 7) & ~7)
+            guard next <= end + 7 else { return nil }
+            if type == midiEventType, (1...3).contains(size) {
+                let bytes = (event + 16).assumingMemoryBound(to: UInt8.self)
+                return MIDIOutputEvent(frame: frame, status: bytes[0], data1: size > 1 ? bytes[1] : 0, data2: size > 2 ? bytes[2] : 0,
+                                       count: size, next: next - 16)
+            }
+            offset = next
+        }
+        return nil
     }
 
     /// Sets control `k` (`info.controls`' order) for the next `run`.

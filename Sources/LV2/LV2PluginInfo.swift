@@ -51,6 +51,8 @@ public struct LV2PluginInfo: Sendable, Encodable {
     public var audioOutputs: Int
     /// Atom input ports that take MIDI events.
     public var midiInputs: Int
+    /// Atom output ports that send MIDI events (a MIDI effect has one, and a MIDI input).
+    public var midiOutputs: Int
     public var controls: [Control]
     /// Ports Carillon cannot feed yet (CV, atom ports without MIDI, event ports), by symbol.
     public var otherPorts: [String]
@@ -66,7 +68,7 @@ public struct LV2PluginInfo: Sendable, Encodable {
 
     enum CodingKeys: String, CodingKey {
         case uri, name, kind, classLabel = "class", audioInputs = "audio-inputs", audioOutputs = "audio-outputs",
-             midiInputs = "midi-inputs", controls, otherPorts = "other-ports", requiredFeatures = "required-features",
+             midiInputs = "midi-inputs", midiOutputs = "midi-outputs", controls, otherPorts = "other-ports", requiredFeatures = "required-features",
              reportsLatency = "reports-latency", freeWheelingControl = "free-wheeling-control",
              latencyControl = "latency-control"
     }
@@ -84,7 +86,7 @@ public struct LV2PluginInfo: Sendable, Encodable {
         var minimums = [Float](repeating: .nan, count: count)
         var maximums = minimums, defaults = minimums
         lilv_plugin_get_port_ranges_float(plugin, &minimums, &maximums, &defaults)
-        var audioIn = 0, audioOut = 0, midiIn = 0
+        var audioIn = 0, audioOut = 0, midiIn = 0, midiOut = 0
         var controls: [Control] = [], others: [String] = []
         for index in 0..<count {
             guard let port = lilv_plugin_get_port_by_index(plugin, UInt32(index)) else { continue }
@@ -97,12 +99,14 @@ public struct LV2PluginInfo: Sendable, Encodable {
                                              range: (minimums[index], maximums[index], defaults[index]), world: world))
             } else if isInput, lilv_port_is_a(plugin, port, v.atomPort), lilv_port_supports_event(plugin, port, v.midiEvent) {
                 midiIn += 1
+            } else if !isInput, lilv_port_is_a(plugin, port, v.atomPort), lilv_port_supports_event(plugin, port, v.midiEvent) {
+                midiOut += 1
             } else if isInput || !lilv_port_is_a(plugin, port, v.atomPort) {
                 // An output atom port (events the plugin sends) may stay unread; anything else needs feeding.
                 others.append(symbol)
             }
         }
-        audioInputs = audioIn; audioOutputs = audioOut; midiInputs = midiIn
+        audioInputs = audioIn; audioOutputs = audioOut; midiInputs = midiIn; midiOutputs = midiOut
         self.controls = controls
         otherPorts = others
 

@@ -70,7 +70,7 @@ final class LiveAudio {
         } catch { throw .plugin(error) }
         clock = options.timing == .stamped || !options.clockOut.isEmpty || options.link
             ? OutputClock(sampleRate: Double(rate), periodFrames: blockFrames, settleFrames: output.prefillFrames) : nil
-        events = EventQueueProducer(renderer.events, clock: options.timing == .stamped ? clock : nil)
+        events = EventQueueProducer(renderer.events, effects: renderer.midiEffectQueues, clock: options.timing == .stamped ? clock : nil)
     }
 
     /// Starts the recording's writer, the spectrum and the output's render loop.

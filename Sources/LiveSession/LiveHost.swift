@@ -230,7 +230,10 @@ public final class LiveHost: @unchecked Sendable {
     /// Nothing runs until `start`.
     public init(soundFont path: String?, mapping: ControlMapping?, options: Options) throws(Failure) {
         self.options = options
-        assembly = HostAssembly(options: options.host, channels: mapping?.channels ?? [], inserts: mapping?.inserts ?? [])
+        let effects: [MIDIEffectSpec]
+        do { effects = try mapping.map(MIDIEffectSpec.all(in:)) ?? [] } catch { throw .plugin(error) }
+        assembly = HostAssembly(options: options.host, channels: mapping?.channels ?? [], inserts: mapping?.inserts ?? [],
+                                midiEffects: effects)
         // The plugins' parameters exist before the hub that starts them at their defaults.
         let plugins: PluginHost?
         do { plugins = options.audio ? try assembly.makePluginHost() : nil } catch { throw .plugin(error) }
@@ -259,7 +262,8 @@ public final class LiveHost: @unchecked Sendable {
         let zoneOutput = jackZoneOutput == nil ? client.map { ALSAZoneOutput(client: $0, log: log) } : nil
         self.zoneOutput = zoneOutput
         self.jackZoneOutput = jackZoneOutput
-        let keyboard = KeyboardRouting(hub: hub, events: audio?.events, external: jackZoneOutput ?? zoneOutput)
+        let keyboard = KeyboardRouting(hub: hub, events: audio?.events, external: jackZoneOutput ?? zoneOutput,
+                                       effects: plugins?.midiEffects ?? [])
         self.keyboard = keyboard
         // The input thread above the output thread (requestFIFO's default, 70): pushes within the latency.
         router = InputRouter(keyboard: keyboard, zoneOutput: zoneOutput,

@@ -1,6 +1,7 @@
 import Controls
 import Engine
 import Hosting
+import LV2
 import MIDI
 import Parameters
 import Sampling
@@ -73,7 +74,15 @@ extension RenderJob {
             if let mapping = options.mapping {
                 if options.take {
                     // The performance through the rig, on a hub of its own (the job's stays as it started).
-                    let take = TakeRouting(file, hub: assembly.makeHub(mapping: mapping, plugins: plugins))
+                    let take: TakeRouting
+                    let plugins = self.plugins, rate = options.sampleRate
+                    do {
+                        take = try TakeRouting(file, hub: assembly.makeHub(mapping: mapping, plugins: plugins),
+                                               effects: plugins?.midiEffects ?? [], sampleRate: rate) { k, store throws(LV2Error) in
+                            try plugins!.makeMIDIEffect(k, sampleRate: rate, maxFrames: TakeRouting.effectBlockFrames,
+                                                        offline: true, parameters: store)
+                        }
+                    } catch { throw .plugin(error) }
                     score = take.score
                     changes = take.changes
                 }

@@ -212,8 +212,11 @@ public final class RenderJob {
         let path = font.path
         self.options = options
         self.soundFontPath = path
+        // The zones' midi-fx run only in a take's pass through the rig (`--take`).
+        let effects: [MIDIEffectSpec]
+        do { effects = try options.mapping.map(MIDIEffectSpec.all(in:)) ?? [] } catch { throw .plugin(error) }
         assembly = HostAssembly(options: options.host, channels: options.mapping?.channels ?? [],
-                                inserts: options.mapping?.inserts ?? [])
+                                inserts: options.mapping?.inserts ?? [], midiEffects: effects)
         // The plugins' parameters exist before the hub that starts them at their defaults.
         do { plugins = try assembly.makePluginHost() } catch { throw .plugin(error) }
         for note in plugins?.notes ?? [] { log.append(note) }

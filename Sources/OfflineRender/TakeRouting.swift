@@ -1,6 +1,7 @@
 import Controls
 import Engine
 import Hosting
+import LV2
 import MIDI
 import Parameters
 import Synchronization
@@ -33,9 +34,24 @@ public struct TakeRouting: Sendable {
     /// Plays `file` into `mapping`'s rig. `hub` is a hub of its own for this
     /// pass (the job's start values and the mapping's defaults), never the one
     /// that drives the render.
-    public init(_ file: StandardMIDIFile, hub: ControlHub) {
-        let capture = ScoreCapture()
+    ///
+    /// `effects`: the zones' MIDI effect chains (`PluginHost.midiEffects`, in
+    /// order), made by `makeEffect` for this pass. They run here, block by
+    /// block on a clock of `sampleRate` frames a second, as the render thread
+    /// runs them live: what a zone sends them at a time is applied at that
+    /// frame, and what they send is written at the frame they send it (a
+    /// chord's notes, an echo later), so the sample plan and the labels see
+    /// it. At the take's end each chain is sent All Notes Off, so no note it
+    /// made is left on.
+    public init(_ file: StandardMIDIFile, hub: ControlHub, effects: [MIDIEffectSpec] = [], sampleRate: Int = 48_000,
+                makeEffect: (Int, ParameterStore) throws(LV2Error) -> any MIDIEffect = { _, _ throws(LV2Error) in
+                    throw LV2Error(function: "TakeRouting", context: "no MIDI effects")
+                }) throws(LV2Error) {
         let store = ParameterStore()
+        var chains: [any MIDIEffect] = []
+        for k in effects.indices { chains.append(try makeEffect(k, store)) }
+        let runner = EffectRunner(chains, sampleRate: sampleRate)
+        let capture = ScoreCapture(effects: runner)
         let routing = ParameterRouting(parameters: store, events: capture, transport: nil)
         var changes: [(seconds: Double, change: ParameterChange)] = []
         let token = hub.subscribe { change in
@@ -48,13 +64,14 @@ public struct TakeRouting: Sendable {
         }
         // Values set before the first message (start values, defaults) are the render hub's too.
         changes.removeAll()
-        let keyboard = KeyboardRouting(hub: hub, events: capture)
+        let keyboard = KeyboardRouting(hub: hub, events: capture, effects: effects)
         keyboard.start()
         var sysEx: [[UInt8]] = []
         file.forEachTimedEvent { timed in
             guard case .midi(let message) = timed.event else { return }
             capture.now = timed.seconds
             capture.track = UInt16(clamping: timed.track)
+            runner.advance(to: timed.seconds, into: &capture.effectEvents)
             if case .sysEx(let s) = message {
                 guard !s.data.isEmpty, sysEx.count <= ChannelMessage.maxSysExNumber else { return }
                 capture.append(.sysExPlaceholder(sysEx.count))
@@ -65,9 +82,95 @@ public struct TakeRouting: Sendable {
         }
         keyboard.stop()
         hub.unsubscribe(token)
-        score = Score(events: capture.events, duration: file.duration)
+        runner.finish(at: file.duration, into: &capture.effectEvents)
+        score = Score(events: Self.merge(capture.events, capture.effectEvents), duration: file.duration)
         score.sysExMessages = sysEx
         self.changes = changes
+    }
+}
+
+extension TakeRouting {
+    /// The frames of a block the MIDI effects run in (and the most their chains are made for).
+    public static let effectBlockFrames = 256
+
+    /// Two lists of events in time order as one: at one time, `a`'s first.
+    static func merge(_ a: [Score.Event], _ b: [Score.Event]) -> [Score.Event] {
+        guard !b.isEmpty else { return a }
+        var out: [Score.Event] = []
+        out.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count || j < b.count {
+            if j == b.count || (i < a.count && a[i].seconds <= b[j].seconds) { out.append(a[i]); i += 1 } else { out.append(b[j]); j += 1 }
+        }
+        return out
+    }
+}
+
+/// The take's MIDI effect chains, run block by block as the pass goes: the
+/// messages for each are kept at their frames until their block runs.
+private final class EffectRunner {
+    static let blockFrames = TakeRouting.effectBlockFrames
+    let chains: [any MIDIEffect]
+    let sampleRate: Double
+    /// Per chain: messages waiting for their block, (frame, message, track).
+    var pending: [[(frame: Int, message: ChannelMessage, track: UInt16)]]
+    /// The first frame not run yet.
+    var clock = 0
+    var track: UInt16 = 0
+    private let output = UnsafeMutableBufferPointer<TimedMessage>.allocate(capacity: 4096)
+
+    init(_ chains: [any MIDIEffect], sampleRate: Int) {
+        self.chains = chains
+        self.sampleRate = Double(sampleRate)
+        pending = Array(repeating: [], count: chains.count)
+    }
+
+    deinit { output.deallocate() }
+
+    func frame(_ seconds: Double) -> Int { max(0, Int((seconds * sampleRate).rounded())) }
+
+    func push(_ k: Int, _ message: ChannelMessage, at seconds: Double, track: UInt16) {
+        guard chains.indices.contains(k) else { return }
+        pending[k].append((max(clock, frame(seconds)), message, track))
+        self.track = track
+    }
+
+    /// Runs every block that ends by `seconds`.
+    func advance(to seconds: Double, into events: inout [Score.Event]) {
+        guard !chains.isEmpty else { return }
+        let target = frame(seconds)
+        while clock + Self.blockFrames <= target { runBlock(into: &events) }
+    }
+
+    /// All Notes Off into every chain at `seconds`, and the blocks up to it and the one after.
+    func finish(at seconds: Double, into events: inout [Score.Event]) {
+        guard !chains.isEmpty else { return }
+        advance(to: seconds, into: &events)
+        for k in chains.indices { pending[k].append((max(clock, frame(seconds)), .controlChange(123, value: 0, channel: 0), track)) }
+        runBlock(into: &events)
+        runBlock(into: &events)
+    }
+
+    private func runBlock(into events: inout [Score.Event]) {
+        let end = clock + Self.blockFrames
+        var block: [Score.Event] = []
+        for k in chains.indices {
+            var taken = 0
+            var track = self.track
+            for item in pending[k] where item.frame < end {
+                chains[k].receive(item.message, at: item.frame - clock)
+                track = item.track
+                taken += 1
+            }
+            pending[k].removeFirst(taken)
+            let n = chains[k].process(frames: Self.blockFrames, into: output)
+            for i in 0..<n {
+                block.append(Score.Event(seconds: Double(clock + Int(output[i].frame)) / sampleRate, message: output[i].message, track: track))
+            }
+        }
+        // Each chain's in order; several: by time, the earlier chain first at one time.
+        events += block.enumerated().sorted { ($0.element.seconds, $0.offset) < ($1.element.seconds, $1.offset) }.map(\.element)
+        clock = end
     }
 }
 
@@ -78,6 +181,16 @@ private final class ScoreCapture: ChannelOutput, @unchecked Sendable {
     var now = 0.0
     var track: UInt16 = 0
     private(set) var events: [Score.Event] = []
+    /// What the MIDI effect chains sent, in time order.
+    var effectEvents: [Score.Event] = []
+    private let effects: EffectRunner
+
+    init(effects: EffectRunner) { self.effects = effects }
+
+    func pushEffect(_ effect: Int, _ message: ChannelMessage, at placement: EventQueueProducer.Placement) -> Bool {
+        effects.push(effect, message, at: now, track: track)
+        return true
+    }
 
     func append(_ message: ChannelMessage) {
         events.append(Score.Event(seconds: now, message: message, track: track))

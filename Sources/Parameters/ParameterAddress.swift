@@ -182,7 +182,7 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
             guard let n = Int(parts[1]), (1...Self.maxTracks).contains(n), String(n) == parts[1],
                   let p = Strip(rawValue: parts[2]) else { return nil }
             self = .strip(.track(n - 1), p)
-        case "plugin", "insert":
+        case "plugin", "insert", "fx":
             guard let address = PluginParameters.address(named: text) else { return nil }
             self = address
         default:

@@ -67,7 +67,7 @@ public struct ParameterRegistry: Sendable {
     /// Parses an address; if it is unknown, the closest known address (for "did you mean").
     public func resolve(_ text: String) -> Result<ParameterAddress, UnknownAddress> {
         if let address = ParameterAddress(text) { return .success(address) }
-        if text.hasPrefix("plugin.") || text.hasPrefix("insert.") {
+        if text.hasPrefix("plugin.") || text.hasPrefix("insert.") || text.hasPrefix("fx.") {
             return .failure(UnknownAddress(text: text, suggestion: PluginParameters.suggestion(for: text)))
         }
         return .failure(UnknownAddress(text: text, suggestion: Self.suggestion(for: text)))

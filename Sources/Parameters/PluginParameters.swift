@@ -1,8 +1,9 @@
 import Synchronization
 
 /// The parameter rows of the plugins a session loads: one per control input
-/// port, `plugin.N.SYMBOL` for MIDI channel N's LV2 instrument and
-/// `insert.STRIP.K.SYMBOL` for the K-th insert on a strip. The session adds
+/// port, `plugin.N.SYMBOL` for MIDI channel N's LV2 instrument,
+/// `insert.STRIP.K.SYMBOL` for the K-th insert on a strip and
+/// `fx.ZONE.K.SYMBOL` for the K-th of a zone's MIDI effects. The session adds
 /// them when it has read its plugins' data, before any mapping is read or
 /// hub made, so from then on they are addresses like any other
 /// (`ParameterAddress.plugin`): mapping files, `mapping check`, learn,

@@ -5,6 +5,9 @@ import MIDI
 public enum RoutedDestination: Hashable, Sendable {
     case `internal`
     case port(Int)
+    /// A zone's MIDI effect chain (`midi-fx`), by the number `ZoneSet(_:effects:)` gave it:
+    /// the message is on the zone's first destination's channel; the chain sends its output on.
+    case effect(Int)
 }
 
 /// What receives the router's messages. Called on the input thread, inside `route`:
@@ -44,8 +47,11 @@ public final class ZoneRouter {
     public static let maxSources = 64
     public static let maxHeldNotes = 512
     public static let maxOutputsPerNote = 32
+    /// MIDI effect chains a zone set may name (`ZoneSet(_:effects:)`: 0..<maxEffects).
+    public static let maxEffects = 32
     static let noSlot: UInt16 = .max
-    static let slotCount = 16 + maxPorts * 16
+    static let effectBase = 16 + maxPorts * 16
+    static let slotCount = effectBase + maxEffects * 16
 
     public struct Stats: Hashable, Sendable {
         /// Note-ons (and their note-offs) dropped because transposition left 0…127.
@@ -84,6 +90,8 @@ public final class ZoneRouter {
     /// Per slot: the message stamp that last reached it (no slot gets one message twice).
     private let stamps: FixedTable<UInt32>
     private var stamp: UInt32 = 0
+    /// Per effect chain: the keys sounding in it (its slots' `sounding` entries above 0).
+    private let effectKeys: FixedTable<Int>
 
     public init() {
         ports.reserveCapacity(Self.maxPorts)
@@ -100,12 +108,13 @@ public final class ZoneRouter {
         sounding = FixedTable(repeating: 0, count: Self.slotCount * 128)
         pedalDown = FixedTable(repeating: 0, count: Self.slotCount)
         stamps = FixedTable(repeating: 0, count: Self.slotCount)
+        effectKeys = FixedTable(repeating: 0, count: Self.maxEffects)
     }
 
     deinit {
         heldSource.release(); heldChannel.release(); heldKey.release(); heldTaken.release(); heldOutCount.release()
         outSlot.release(); outKey.release(); outPedals.release()
-        sounding.release(); pedalDown.release(); stamps.release()
+        sounding.release(); pedalDown.release(); stamps.release(); effectKeys.release()
     }
 
     /// The external port a `.port(i)` destination names.
@@ -113,6 +122,11 @@ public final class ZoneRouter {
     public var portNames: [String] { ports }
     /// Notes held in the ledger (taken or not).
     public var heldNotes: Int { heldCount }
+
+    /// Keys held in effect chain `effect` (note-ons the ledger sent it whose note-offs it has not).
+    public func heldNotes(inEffect effect: Int) -> Int {
+        effect >= 0 && effect < Self.maxEffects ? effectKeys[effect] : 0
+    }
 
     // MARK: - Zone sets
 
@@ -131,7 +145,15 @@ public final class ZoneRouter {
         for d in 0..<set.destPort.count {
             let p = set.destPort[d]
             let channel = UInt16(set.destChannel[d])
-            if p < 0 {
+            if p == -2 {
+                let effect = set.destEffect[d]
+                if effect >= 0 && effect < Self.maxEffects {
+                    set.destSlot[d] = UInt16(Self.effectBase + effect * 16) + channel
+                } else {
+                    set.destSlot[d] = Self.noSlot
+                    stats.droppedDestinations += 1
+                }
+            } else if p < 0 {
                 set.destSlot[d] = channel
             } else if let port = portIndex(set.portNames[p]) {
                 set.destSlot[d] = UInt16(16 + port * 16) + channel
@@ -248,7 +270,8 @@ public final class ZoneRouter {
 
     @inline(__always)
     private func emit<S: ZoneSink>(_ message: MIDIMessage, _ slot: UInt16, _ sink: inout S) {
-        sink.send(message, to: slot < 16 ? .internal : .port(Int(slot - 16) >> 4))
+        sink.send(message, to: slot < 16 ? .internal
+                  : Int(slot) >= Self.effectBase ? .effect((Int(slot) - Self.effectBase) >> 4) : .port(Int(slot - 16) >> 4))
     }
 
     @inline(__always)
@@ -306,6 +329,7 @@ public final class ZoneRouter {
                     let s = Int(slot) * 128 + k
                     sounding[s] &+= 1
                     if sounding[s] == 1 {
+                        if Int(slot) >= Self.effectBase { effectKeys[(Int(slot) - Self.effectBase) >> 4] += 1 }
                         emit(.noteOn(UInt7(unchecked: UInt8(k)), velocity: UInt7(unchecked: v), channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink)
                     } else {
                         stats.doubledNotes += 1
@@ -333,6 +357,7 @@ public final class ZoneRouter {
             let s = Int(slot) * 128 + Int(k)
             sounding[s] &-= 1
             if sounding[s] == 0 {
+                if Int(slot) >= Self.effectBase { effectKeys[(Int(slot) - Self.effectBase) >> 4] -= 1 }
                 emit(.noteOff(UInt7(unchecked: k), velocity: UInt7(unchecked: velocity), channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink)
             }
         }

@@ -39,9 +39,10 @@ struct PluginOptions: ParsableArguments {
     /// their controls as parameters (`plugin.N.SYMBOL`, `insert.STRIP.K.SYMBOL`),
     /// so a mapping or `--set` can name them; a plugin that is missing or
     /// unusable ends the command here, with one line.
-    func registerParameters(adding mapping: (instruments: [InstrumentSpec], inserts: [InsertSpec]) = ([], [])) {
+    func registerParameters(adding mapping: (instruments: [InstrumentSpec], inserts: [InsertSpec]) = ([], []),
+                            midiEffects: [MIDIEffectSpec] = []) {
         let instruments = instruments + mapping.instruments, inserts = mapping.inserts + inserts
-        guard !instruments.isEmpty || !inserts.isEmpty else { return }
-        do { _ = try PluginHost(instruments: instruments, inserts: inserts) } catch { Diagnostics.fail("\(error)") }
+        guard !instruments.isEmpty || !inserts.isEmpty || !midiEffects.isEmpty else { return }
+        do { _ = try PluginHost(instruments: instruments, inserts: inserts, midiEffects: midiEffects) } catch { Diagnostics.fail("\(error)") }
     }
 }

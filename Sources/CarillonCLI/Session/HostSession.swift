@@ -104,7 +104,8 @@ enum HostSession {
     /// The mapping at `path`, read after the plugins' controls (`--instrument`,
     /// `--insert`, its own `lv2:` channels and `inserts:`) are parameters it may name.
     static func loadMapping(_ path: String?, synth: SynthOptions) -> ControlMapping? {
-        synth.plugins.registerParameters(adding: path.map(ControlMapping.plugins(path:)) ?? ([], []))
+        synth.plugins.registerParameters(adding: path.map(ControlMapping.plugins(path:)) ?? ([], []),
+                                         midiEffects: path.map { MIDIEffectSpec.all(in: ControlMapping.midiEffects(path: $0)) } ?? [])
         guard let path else { return nil }
         do { return try ControlMapping.load(path: path) } catch { Diagnostics.fail("\(error)") }
     }

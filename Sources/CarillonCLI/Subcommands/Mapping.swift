@@ -30,18 +30,27 @@ extension Mapping {
         }
 
         func run() throws {
-            // A file's lv2: channels and inserts first: their controls (plugin.N.SYMBOL,
-            // insert.STRIP.K.SYMBOL) are names its targets may use.
+            // A file's lv2: channels, inserts and zones' midi-fx first: their controls (plugin.N.SYMBOL,
+            // insert.STRIP.K.SYMBOL, fx.ZONE.K.SYMBOL) are names its targets may use.
             var pluginFailed = false
             for file in files {
                 let own = ControlMapping.plugins(path: file)
-                guard !own.instruments.isEmpty || !own.inserts.isEmpty else { continue }
-                do { _ = try PluginHost(instruments: own.instruments, inserts: own.inserts) } catch {
+                let effects = MIDIEffectSpec.all(in: ControlMapping.midiEffects(path: file))
+                guard !own.instruments.isEmpty || !own.inserts.isEmpty || !effects.isEmpty else { continue }
+                do { _ = try PluginHost(instruments: own.instruments, inserts: own.inserts, midiEffects: effects) } catch {
                     FileHandle.standardError.write(Data("\(file): error: \(error)\n".utf8))
                     pluginFailed = true
                 }
             }
             let outcome = MappingCheck.run(files: files, explain: explain)
+            // A zone's midi-fx that the host cannot run where the zone sends (an external port).
+            for file in files where !ControlMapping.midiEffects(path: file).isEmpty {
+                guard let mapping = try? ControlMapping.load(path: file) else { continue }
+                do { _ = try MIDIEffectSpec.all(in: mapping) } catch {
+                    FileHandle.standardError.write(Data("\(file): error: \(error)\n".utf8))
+                    pluginFailed = true
+                }
+            }
             if !outcome.output.isEmpty { FileHandle.standardOutput.write(Data(outcome.output.utf8)) }
             if !outcome.errors.isEmpty { FileHandle.standardError.write(Data(outcome.errors.utf8)) }
             if outcome.failed || pluginFailed { throw ExitCode(1) }

@@ -52,6 +52,7 @@ struct Plugins: ParsableCommand {
     static func text(_ p: LV2PluginInfo) -> String {
         var ports = "audio \(p.audioInputs) in, \(p.audioOutputs) out"
         if p.midiInputs > 0 { ports += ", MIDI in" }
+        if p.midiOutputs > 0 { ports += ", MIDI out" }
         var out = "\(p.uri)\n  \(p.name): \(p.kind.rawValue) (\(p.classLabel)), \(ports)"
         if p.reportsLatency { out += ", reports latency" }
         out += "\n"

@@ -258,3 +258,58 @@ extension MappingReader {
         return range
     }
 }
+
+/// A zone's `midi-fx:` as a mapping file names it, read before the file is
+/// (`ControlMapping.midiEffects(path:)`): the plugins' controls must be
+/// parameters by the time the file's targets are resolved.
+public struct MappingMIDIEffects: Hashable, Sendable {
+    /// The scene (its place in `scenes:` and its name) whose own `zones:` list the zone; nil: the top level's.
+    public var scene: Int?
+    public var sceneName: String?
+    public var zone: String
+    public var uris: [String]
+    public init(scene: Int?, sceneName: String?, zone: String, uris: [String]) {
+        self.scene = scene; self.sceneName = sceneName; self.zone = zone; self.uris = uris
+    }
+
+    /// Every zone of `mapping` (the top level's, then each scene's own) with `midi-fx`.
+    public static func all(in mapping: ControlMapping) -> [MappingMIDIEffects] {
+        var found = mapping.zones.filter { !$0.midiFX.isEmpty }.map { MappingMIDIEffects(scene: nil, sceneName: nil, zone: $0.name, uris: $0.midiFX) }
+        for (s, scene) in mapping.scenes.enumerated() {
+            for zone in scene.zones ?? [] where !zone.midiFX.isEmpty {
+                found.append(MappingMIDIEffects(scene: s, sceneName: scene.name, zone: zone.name, uris: zone.midiFX))
+            }
+        }
+        return found
+    }
+}
+
+extension ControlMapping {
+    /// A mapping file's zones with `midi-fx:` (the top level's, then each
+    /// scene's own), read before the file is. Nothing is checked here; `load`
+    /// reports every mistake.
+    public static func midiEffects(path: String) -> [MappingMIDIEffects] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+              case .mapping(let top)? = try? Yams.compose(yaml: text) else { return [] }
+        func zones(_ node: Node?, scene: Int?, sceneName: String?) -> [MappingMIDIEffects] {
+            guard case .sequence(let list)? = node else { return [] }
+            return list.compactMap { item in
+                guard case .mapping(let zone) = item, case .scalar(let name)? = zone["name"],
+                      case .sequence(let uris)? = zone["midi-fx"] else { return nil }
+                let found = uris.compactMap { node -> String? in
+                    if case .scalar(let uri) = node, !uri.string.isEmpty { uri.string } else { nil }
+                }
+                return found.isEmpty ? nil : MappingMIDIEffects(scene: scene, sceneName: sceneName, zone: name.string, uris: found)
+            }
+        }
+        var result = zones(top["zones"], scene: nil, sceneName: nil)
+        if case .sequence(let scenes)? = top["scenes"] {
+            for (s, scene) in scenes.enumerated() {
+                guard case .mapping(let fields) = scene else { continue }
+                let name: String? = if case .scalar(let n)? = fields["name"] { n.string } else { nil }
+                result += zones(fields["zones"], scene: s, sceneName: name)
+            }
+        }
+        return result
+    }
+}

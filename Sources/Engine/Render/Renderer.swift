@@ -112,6 +112,14 @@ public final class Renderer: @unchecked Sendable {
     private let granularity: Int
     private var effectWatcher: EffectWatcher
     private var sysExTable = SysExTable()
+    /// The MIDI effects (`attach(_:)`), each with the queue its messages come through.
+    private var midiEffects: [(effect: any MIDIEffect, queue: EventQueue)] = []
+    /// What the MIDI effects sent in the block being dispatched, by frame (absolute), and the next to apply.
+    private let effectOutput: UnsafeMutablePointer<TimedMessage>
+    private var effectOutputCount = 0, effectOutputNext = 0
+    /// Messages the MIDI effects sent beyond `effectOutputCapacity` in a block (dropped). Any thread.
+    private let effectOverflows = Atomic<Int>(0)
+    public static let effectOutputCapacity = 1024
 
     public private(set) var sampleRate: Double = 0
     public private(set) var maxFrames = 0
@@ -170,6 +178,8 @@ public final class Renderer: @unchecked Sendable {
         dry = slotPointers; effects = slotPointers + 2 * strips
         dryPiece = .allocate(capacity: 2 * strips); dryPiece.initialize(repeating: nil, count: 2 * strips)
         effectsPiece = .allocate(capacity: effectsCount); effectsPiece.initialize(repeating: nil, count: effectsCount)
+        effectOutput = .allocate(capacity: Self.effectOutputCapacity)
+        effectOutput.initialize(repeating: TimedMessage(frame: 0, message: .noteOff(0, channel: 0)), count: Self.effectOutputCapacity)
     }
 
     deinit {
@@ -179,7 +189,7 @@ public final class Renderer: @unchecked Sendable {
         slotOscillatorSounds.deallocate(); slotToneSounds.deallocate()
         routes.deallocate()
         effectWatcher.release(); sysExTable.release()
-        dryPiece.deallocate(); effectsPiece.deallocate()
+        dryPiece.deallocate(); effectsPiece.deallocate(); effectOutput.deallocate()
     }
 
     /// Keep each strip's block for `stem(_:)` (offline stems). Set before `prepare`.
@@ -253,6 +263,24 @@ public final class Renderer: @unchecked Sendable {
         routes[channel] = UInt8(2 + channelPlugins.count)
         channelPlugins.append((channel, plugin))
     }
+
+    /// Adds a MIDI effect, run at each block's start before anything else
+    /// is applied; returns the queue of the messages it takes (one producer
+    /// thread pushes them, timed as `events`' are). What it sends plays on
+    /// the renderer's channels in the same block. Before `prepare`.
+    public func attach(_ effect: any MIDIEffect, queueCapacity: Int = 1024) -> EventQueue {
+        precondition(sampleRate == 0, "attach MIDI effects before prepare")
+        let queue = EventQueue(capacity: queueCapacity)
+        midiEffects.append((effect, queue))
+        return queue
+    }
+
+    /// Blocks in which the MIDI effects' output filled the room a block has (`effectOutputCapacity`:
+    /// what did not fit was dropped). Any thread.
+    public var fullEffectBlocks: Int { effectOverflows.load(ordering: .relaxed) }
+
+    /// The MIDI effects' queues (`attach(_:)`'s), in order.
+    public var midiEffectQueues: [EventQueue] { midiEffects.map(\.queue) }
 
     /// Schedules a piece to start at `startFrame` of the sample clock (now by
     /// default), replacing any piece scheduled before. Not while `render` runs.
@@ -335,19 +363,20 @@ public final class Renderer: @unchecked Sendable {
         if !tracks.isEmpty { renderTracks(frames: frames, at: blockStart) }
         let toneLeft = slotTone + slot * oscillatorSlotSize
         slotToneSounds[slot] = tone.render(frames: frames, left: toneLeft, right: toneLeft + maxFrames, parameters: parameters)
+        effectOutputCount = 0; effectOutputNext = 0
+        if !midiEffects.isEmpty { runMIDIEffects(frames: frames, from: blockStart) }
         var done = 0
         while true {
-            let fromScore = sequencer.next(before: bound)
-            var fromQueue: TimedMessage? = nil
-            if let queued = events.peek(), queued.frame < bound { fromQueue = queued }
-            let event: TimedMessage, isScore: Bool
-            if let s = fromScore, fromQueue == nil || fromQueue!.frame >= s.frame {
-                event = s; isScore = true
-            } else if let q = fromQueue {
-                event = q; isScore = false
-            } else {
-                break
+            // The earliest of the score's, the queue's and the MIDI effects' next events (in that order at one frame).
+            var source = 0
+            var event = TimedMessage(frame: 0, message: .noteOff(0, channel: 0))
+            if let s = sequencer.next(before: bound) { event = s; source = 1 }
+            if let q = events.peek(), q.frame < bound, source == 0 || q.frame < event.frame { event = q; source = 2 }
+            if effectOutputNext < effectOutputCount, source == 0 || effectOutput[effectOutputNext].frame < event.frame {
+                event = effectOutput[effectOutputNext]; source = 3
             }
+            if source == 0 { break }
+            let isScore = source == 1
             let snapped = grid == 1 ? event.frame : (event.frame &+ half) / grid &* grid
             let offset = snapped <= blockStart ? 0 : Int(snapped - blockStart)
             if offset > done {
@@ -368,7 +397,7 @@ public final class Renderer: @unchecked Sendable {
             } else {
                 instrument.receive(event.message)
             }
-            if isScore { sequencer.advance() } else { events.pop() }
+            if source == 1 { sequencer.advance() } else if source == 2 { events.pop() } else { effectOutputNext += 1 }
         }
         if done < frames { renderPiece(from: done, frames: frames - done) }
         for k in 0..<channelPlugins.count {
@@ -413,6 +442,39 @@ public final class Renderer: @unchecked Sendable {
         while pendingBlocks > 0 {
             instrument.collectBlock()
             collected += 1
+        }
+    }
+
+    /// Each MIDI effect takes its messages due before the block's end, runs
+    /// the block, and what they send is put in time order (`effectOutput`).
+    @inline(__always)
+    private func runMIDIEffects(frames: Int, from blockStart: UInt64) {
+        let blockEnd = blockStart &+ UInt64(frames)
+        for k in 0..<midiEffects.count {
+            let effect = midiEffects[k].effect, queue = midiEffects[k].queue
+            while let event = queue.peek(), event.frame < blockEnd {
+                effect.receive(event.message, at: event.frame <= blockStart ? 0 : Int(event.frame - blockStart))
+                queue.pop()
+            }
+            let room = Self.effectOutputCapacity - effectOutputCount
+            let first = effectOutputCount
+            let n = effect.process(frames: frames, into: UnsafeMutableBufferPointer(start: effectOutput + first, count: room))
+            for i in first..<(first + n) {
+                effectOutput[i].frame = blockStart &+ min(effectOutput[i].frame, UInt64(frames - 1))
+            }
+            effectOutputCount += n
+            if n == room { effectOverflows.wrappingAdd(1, ordering: .relaxed) }
+        }
+        // Insertion sort, stable: each effect's messages are (nearly) in order already, and few.
+        do {
+            var i = 1
+            while i < effectOutputCount {
+                let item = effectOutput[i]
+                var j = i - 1
+                while j >= 0 && effectOutput[j].frame > item.frame { effectOutput[j + 1] = effectOutput[j]; j -= 1 }
+                effectOutput[j + 1] = item
+                i += 1
+            }
         }
     }
 

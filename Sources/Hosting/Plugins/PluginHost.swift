@@ -9,7 +9,7 @@ import Glibc
 
 /// Where a session's LV2 plugins come from: the installed plugins (read once),
 /// the URID map they share, and each plugin's control inputs as parameters
-/// (`plugin.N.SYMBOL`, `insert.STRIP.K.SYMBOL`, registered in
+/// (`plugin.N.SYMBOL`, `insert.STRIP.K.SYMBOL`, a zone's `midi-fx` `fx.ZONE.K.SYMBOL`, registered in
 /// `PluginParameters` when the host is made). One per job or live session,
 /// used from its owner's thread (lilv's world is not thread-safe); the
 /// plugins it makes run on the render thread.
@@ -20,6 +20,9 @@ public final class PluginHost {
     /// asked at start, with the replacements `change` has swapped in since).
     public private(set) var instruments: [InstrumentSpec]
     public private(set) var inserts: [InsertSpec]
+    /// The zones' MIDI effect chains (`midi-fx`), fixed for the host's life: a
+    /// zone's chain is `midiEffects`' index (`ZoneSet(_:effects:)`).
+    public let midiEffects: [MIDIEffectSpec]
     /// Each instrument's name, by its MIDI channel (0-based).
     public private(set) var instrumentNames: [Int: String] = [:]
     /// What was said about the plugins at load (an instrument's outputs beyond the first two).
@@ -43,10 +46,14 @@ public final class PluginHost {
     /// `stateDirectory`: each plugin's saved state (`PREFIX.ttl`, e.g. `plugin.3.ttl`)
     /// is read from there if present: its control values become start values,
     /// the rest is handed to every instance before it runs.
-    public init(instruments: [InstrumentSpec], inserts: [InsertSpec], stateDirectory: String? = nil) throws(LV2Error) {
+    /// `midiEffects`: the zones' `midi-fx` chains; each plugin must be
+    /// installed and take MIDI in and give MIDI out (the error names the zone).
+    public init(instruments: [InstrumentSpec], inserts: [InsertSpec], midiEffects: [MIDIEffectSpec] = [],
+                stateDirectory: String? = nil) throws(LV2Error) {
         world = try LV2World()
         self.instruments = instruments
         self.inserts = inserts
+        self.midiEffects = midiEffects
         self.stateDirectory = stateDirectory
         for spec in instruments {
             let info = try world.plugin(uri: spec.uri)
@@ -65,6 +72,43 @@ public final class PluginHost {
             try register(info, prefix: parameterPrefix(insert: k), drives: "\(info.name), insert \(spec.strip.key)",
                          strip: strip)
         }
+        try registerMIDIEffects()
+    }
+
+    /// Checks and registers the zones' MIDI effects (from `init`).
+    private func registerMIDIEffects() throws(LV2Error) {
+        for spec in midiEffects {
+            for (k, uri) in spec.uris.enumerated() {
+                let info: LV2PluginInfo
+                do { info = try world.plugin(uri: uri) } catch {
+                    var problem = "no LV2 plugin with this URI is installed"
+                    if case .unknownPlugin(_, let suggestions) = error.kind, !suggestions.isEmpty {
+                        problem += " (did you mean \(suggestions.joined(separator: ", "))?)"
+                    }
+                    problem += "; `carillon plugins MIDI` lists the installed MIDI plugins (LV2_PATH says where to look)"
+                    throw LV2Error(kind: .midiEffect(zone: spec.zoneLabel, uri: uri, problem: problem), function: "lilv_plugins_get_by_uri")
+                }
+                try MIDIEffectChain.check(info, zone: spec.zoneLabel)
+                try register(info, prefix: spec.parameterPrefix(k),
+                             drives: "\(info.name), midi-fx \(k + 1) of zone \(spec.zoneLabel)", strip: nil)
+            }
+        }
+    }
+
+    /// A new, activated chain of zone effect `k` (`midiEffects[k]`), for
+    /// blocks of up to `maxFrames`, its controls read from `parameters` each
+    /// block; `offline`: it free-wheels (a render).
+    public func makeMIDIEffect(_ k: Int, sampleRate: Int, maxFrames: Int, offline: Bool,
+                               parameters: ParameterStore) throws(LV2Error) -> any MIDIEffect {
+        let spec = midiEffects[k]
+        return try MIDIEffectChain(host: self, spec: spec, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline,
+                                   controls: spec.uris.indices.map { bindings[spec.parameterPrefix($0)] ?? [] },
+                                   parameters: parameters)
+    }
+
+    /// The parameters of zone effect `k`'s plugins, in order.
+    public func parameters(midiEffect k: Int) -> [ParameterAddress] {
+        midiEffects[k].uris.indices.flatMap { (bindings[midiEffects[k].parameterPrefix($0)] ?? []).map(\.address) }
     }
 
     /// `insert.STRIP.K`: K counts the inserts on that strip from 1.

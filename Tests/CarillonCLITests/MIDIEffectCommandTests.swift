@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+/// A zone's `midi-fx` that cannot run is a clear error at load, naming the
+/// zone, the URI and what to do: in `mapping check` and in `render`.
+@Suite struct MIDIEffectCommandTests {
+    static let x42 = "http://gareus.org/oss/lv2/midifilter#"
+
+    static func mapping(_ uri: String, to: String = "2", name: String) throws -> String {
+        try MappingCommandTests.write("""
+        zones:
+          - { name: Piano, keys: C4..G9, to: 1 }
+          - { name: Left hand, keys: C-1..B3, to: \(to), midi-fx: ["\(uri)"] }
+        """, name: name)
+    }
+
+    /// Its controls are parameters the file's own controls may target (`fx.ZONE.K.SYMBOL`).
+    @Test func check_installedMIDIEffect_passes_andItsControlsAreTargets() throws {
+        let path = try MappingCommandTests.write("""
+        zones:
+          - { name: Left hand, keys: C-1..B3, to: 2, midi-fx: ["\(Self.x42)midichord"] }
+        controls:
+          - { name: Scale, kind: knob, source: { cc: 21 }, range: [0, 11], targets: [fx.left-hand.1.scale] }
+        """, name: "fx-ok.yaml")
+        let r = try InspectTests.run(["mapping", "check", path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.isEmpty)
+        let unknown = try MappingCommandTests.write("""
+        zones:
+          - { name: Left hand, keys: C-1..B3, to: 2, midi-fx: ["\(Self.x42)midichord"] }
+        controls:
+          - { name: Scale, kind: knob, source: { cc: 21 }, range: [0, 11], targets: [fx.left-hand.1.scales] }
+        """, name: "fx-typo.yaml")
+        let typo = try InspectTests.run(["mapping", "check", unknown])
+        #expect(typo.status == 1 && typo.stderr.contains("did you mean 'fx.left-hand.1.scale'"), "\(typo.stderr)")
+    }
+
+    @Test func check_uriNotInstalled_namesTheZoneTheURIAndWhatToDo() throws {
+        let path = try Self.mapping("urn:example:no-such-arpeggiator", name: "fx-missing.yaml")
+        let r = try InspectTests.run(["mapping", "check", path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("\(path): error: zone 'Left hand', midi-fx urn:example:no-such-arpeggiator: no LV2 plugin with this URI is installed"), "\(r.stderr)")
+        #expect(r.stderr.contains("`carillon plugins MIDI` lists"), "\(r.stderr)")
+    }
+
+    @Test(arguments: [("http://drobilla.net/plugins/mda/Delay", "an audio effect goes in inserts:"),
+                      ("http://drobilla.net/plugins/mda/Piano", "an instrument plays a channel")])
+    func check_pluginWithoutMIDIInAndOut_isRefused(uri: String, hint: String) throws {
+        let path = try Self.mapping(uri, name: "fx-audio-\(uri.split(separator: "/").last!).yaml")
+        let r = try InspectTests.run(["mapping", "check", path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("zone 'Left hand', midi-fx \(uri):") && r.stderr.contains("is not a MIDI effect: it has")
+                && r.stderr.contains("0 MIDI outputs") && r.stderr.contains(hint) && r.stderr.contains("`carillon plugins MIDI`"), "\(r.stderr)")
+    }
+
+    @Test func check_midiFXToAnExternalPort_isRefused() throws {
+        let path = try Self.mapping(Self.x42 + "midichord", to: "{ port: Synth, channel: 1 }", name: "fx-port.yaml")
+        let r = try InspectTests.run(["mapping", "check", path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("zone 'Left hand'") && r.stderr.contains("not yet to an external port ('Synth')"), "\(r.stderr)")
+    }
+
+    @Test func render_withAMissingMIDIEffect_failsBeforeRendering() throws {
+        let path = try Self.mapping("urn:example:no-such-arpeggiator", name: "fx-render.yaml")
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try RenderCommandTests.carillon(["render", "\(RenderCommandTests.openmsx)/train_filled_with_cash.mid", "-o", "\(dir)/out.wav",
+                                                 "--soundfont", RenderCommandTests.timGM, "--mapping", path, "--take"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("zone 'Left hand', midi-fx urn:example:no-such-arpeggiator"), "\(r.stderr)")
+        #expect(RenderCommandTests.contents(dir).isEmpty)
+    }
+}
