@@ -5,21 +5,13 @@ import Testing
 @Suite struct InspectTests {
     static let realFile = "/usr/share/games/openttd/baseset/openmsx/busy_schedule.mid"
 
-    /// The `carillon` binary next to the test bundle (swift build puts products in one folder).
+    /// The `carillon` the CLI tests run (`RenderCommandTests.carillon`).
     static func binary() throws -> URL {
-        var candidates: [URL] = []
-        if let exe = Bundle.main.executableURL { candidates.append(exe.deletingLastPathComponent()) }
-        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
-        for folder in candidates {
-            var dir = folder
-            for _ in 0..<4 {
-                let url = dir.appendingPathComponent("carillon")
-                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-                dir = dir.deletingLastPathComponent()
-            }
+        let path = RenderCommandTests.carillon
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw CLIError(message: "no carillon at \(path); build it with `swift build`")
         }
-        throw CLIError(message: "carillon binary not found near \(candidates.map(\.path)); build it with `swift build`")
+        return URL(fileURLWithPath: path)
     }
 
     struct CLIError: Error, CustomStringConvertible { var message: String; var description: String { message } }

@@ -273,16 +273,13 @@ import Testing
         #expect(kept.stdout.contains("(piece 10:01.5)"), "\(kept.stdout)")
     }
 
-    @Test func twoHourGap_isCutToMaxGap_rendersInSeconds_andSaysSo() throws {
+    @Test func twoHourGap_isCutToMaxGap_rendersFiveMinutes_andSaysSo() throws {
         let dir = CLI.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         Self.write(Self.smf(gap: 7200), "\(dir)/gap.mid")
-        let start = Date()
         let r = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/gap.flac", "-r", "8000",
                                   "--soundfont", Self.timGM, "--manifest", "\(dir)/m.jsonl"])
-        let elapsed = Date().timeIntervalSince(start)
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(elapsed < 30, "took \(elapsed) s")
         let line = try #require(try Self.manifest("\(dir)/m.jsonl").first)
         // The gap after the first note (at 0.5 s) is cut to the default 300 s: the second note at 300.5 s.
         let piece = try #require(line["piece_seconds"] as? Double)
@@ -308,10 +305,8 @@ import Testing
         let dir = CLI.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         Self.write(Self.smf(gap: 72_000), "\(dir)/gap.mid")
-        let start = Date()
         let r = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/gap.wav", "--max-duration", "120", "--max-gap", "0",
                                   "--no-limit", "--soundfont", Self.timGM, "--manifest", "\(dir)/m.jsonl"])
-        #expect(Date().timeIntervalSince(start) < 30)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("carillon: warning: \(dir)/gap.mid: stopped at --max-duration 120.0 s, "), "\(r.stderr)")
         let line = try #require(try Self.manifest("\(dir)/m.jsonl").first)
@@ -377,16 +372,18 @@ import Testing
         }
     }
 
-    @Test func normalize_withAHalfHourGap_staysFast_andOnTarget() throws {
+    /// The gap is cut to --max-gap before the render (the work is bounded by what is rendered,
+    /// not by the file's half hour; speed itself is for the benchmarks), and the loudness is on target.
+    @Test func normalize_withAHalfHourGap_rendersTheCutPiece_andOnTarget() throws {
         let dir = CLI.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         Self.write(Self.smf(gap: 1800), "\(dir)/gap.mid")
-        let start = Date()
         let r = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/gap.flac", "-r", "8000", "--normalize", "-23",
-                                  "--soundfont", Self.timGM, "-q"])
-        #expect(Date().timeIntervalSince(start) < 30)
+                                  "--manifest", "\(dir)/m.jsonl", "--soundfont", Self.timGM, "-q"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(CLI.contents(dir) == ["gap.flac", "gap.mid"])   // the sparse scratch file is gone
+        #expect(CLI.contents(dir) == ["gap.flac", "gap.mid", "m.jsonl"])   // the sparse scratch file is gone
+        let rendered = try #require(try Self.manifest("\(dir)/m.jsonl").first?["rendered_seconds"] as? Double)
+        #expect(rendered > 301 && rendered < 315, "\(rendered) s rendered")
         #expect(abs(try Self.ffmpegLoudness("\(dir)/gap.flac").integrated - -23) < 0.5)
     }
 

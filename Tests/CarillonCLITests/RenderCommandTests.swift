@@ -6,8 +6,11 @@ import Foundation
     static let openmsx = "/usr/share/games/openttd/baseset/openmsx"
     static let timGM = "/usr/share/sounds/sf2/TimGM6mb.sf2"
 
-    /// The `carillon` built beside this test bundle.
+    /// The `carillon` the CLI tests run: `CARILLON_BINARY` when set (scripts/test gives the
+    /// release build: what users run, and renders take a third of the debug build's CPU),
+    /// else the one built beside this test bundle.
     static var carillon: String {
+        if let given = ProcessInfo.processInfo.environment["CARILLON_BINARY"], !given.isEmpty { return given }
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("carillon").path
     }
