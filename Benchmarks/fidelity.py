@@ -29,8 +29,8 @@ the programs' defaults, which match (gain 0.2, reverb and chorus on, polyphony
   env_r     Pearson correlation of the 10 ms RMS envelopes over the common length,
             at the lag (whole blocks, ±4) that gives the highest value (lag_blk;
             0 when the alignment holds);
-  worst_r   the lowest envelope correlation of a 1 s window (windows where one
-            render is above -50 dBFS and the envelope moves, CV > 0.1), at worst_s;
+  worst_r   the lowest envelope correlation of a 1 s window (windows where both
+            renders are above -50 dBFS and the envelope moves, CV > 0.1), at worst_s;
   resid_db  waveform residual at that lag, 20·log10(RMS(c - f) / RMS(f));
             -inf: the same samples; 0 dB: as different as silence;
   spec_r    Pearson correlation of the two log spectrograms in 1/3-octave
@@ -150,6 +150,10 @@ def flatten(src, dst, drop=()):
         tick = fluid_tick(block_of(seconds))
         track.append(msg.copy(time=tick - last))
         last = tick
+    # The song ends where its last End of Track is, not at its last event: FluidSynth's
+    # player ends there, and its end stops the notes still sounding (pedal held).
+    end = fluid_tick(block_of(seconds))
+    track.append(mido.MetaMessage("end_of_track", time=max(0, end - last)))
     out.save(dst)
 
 
@@ -229,9 +233,75 @@ def events_near(src, start, seconds=WINDOW_S):
     return dict(sorted(counts.items(), key=lambda kv: -kv[1])[:6])
 
 
-# --- timing: labels against pretty_midi --------------------------------------
+# --- timing: labels against pretty_midi (and mido) ----------------------------
+
+def mido_onsets(src):
+    """(track, channel 1-16, key) -> [onset seconds], with the tempo map of every track
+    (as mido, FluidSynth and Carillon read it; pretty_midi reads track 0's only)."""
+    import mido
+    midi = mido.MidiFile(str(src), clip=True)
+    tempos, notes = [], {}
+    for i, track in enumerate(midi.tracks):
+        tick = 0
+        for msg in track:
+            tick += msg.time
+            if msg.type == "set_tempo":
+                tempos.append((tick, msg.tempo))
+            elif msg.type == "note_on" and msg.velocity > 0:
+                notes.setdefault((i, msg.channel + 1, msg.note), []).append(tick)
+    tempos.sort(key=lambda t: t[0])
+    marks, tick0, sec0, tempo = [], 0, 0.0, 500000   # (tick, seconds, tempo from there)
+    for tick, t in tempos:
+        sec0 += (tick - tick0) * tempo / 1e6 / midi.ticks_per_beat
+        tick0, tempo = tick, t
+        marks.append((tick0, sec0, tempo))
+    import bisect
+    starts = [m[0] for m in marks]
+
+    def seconds(tick):
+        k = bisect.bisect_right(starts, tick) - 1
+        t0, s0, tp = marks[k] if k >= 0 else (0, 0.0, 500000)
+        return s0 + (tick - t0) * tp / 1e6 / midi.ticks_per_beat
+    return {k: [(seconds(t), None) for t in v] for k, v in notes.items()}, sum(
+        1 for i, tr in enumerate(midi.tracks) if i > 0 for m in tr if m.type == "set_tempo")
+
+
+def match(ref, got):
+    """Each reference note to the label row of its key with the nearest onset (within 50 ms,
+    each row once): onset errors, offset errors (where the reference has an end), unmatched."""
+    on_err, off_err, unmatched = [], [], 0
+    for key, ns in ref.items():
+        rows = sorted(got.get(key, []))
+        used = [False] * len(rows)
+        for start, end in sorted(ns, key=lambda n: n[0]):
+            best = None
+            for j, (on, off) in enumerate(rows):
+                if not used[j] and abs(on - start) <= 0.050 and (best is None or abs(on - start) < abs(rows[best][0] - start)):
+                    best = j
+            if best is None:
+                unmatched += 1
+                continue
+            used[best] = True
+            on_err.append(abs(rows[best][0] - start))
+            if end is not None:
+                off_err.append(abs(rows[best][1] - end))
+    return sorted(on_err), sorted(off_err), unmatched
+
 
 def timing(src, notes_csv):
+    got = {}
+    with open(notes_csv, newline="") as f:
+        for row in csv.DictReader(f):
+            got.setdefault((int(row["track"]), int(row["channel"]), int(row["pitch"])), []).append(
+                (float(row["onset"]), float(row["offset"])))
+    bound = BOUND_MS / 1000 + 1e-9
+    out = {}
+    # mido's times: every track's tempo events, as the file's players read them.
+    ref_m, off_track0 = mido_onsets(src)
+    on_m, _, un_m = match(ref_m, got)
+    out.update(tempos_off_track0=off_track0, mido_unmatched=un_m,
+               mido_on_max_ms=1000 * float(on_m[-1]) if on_m else float("nan"),
+               mido_on_over=int(sum(e > bound for e in on_m)))
     import pretty_midi
     Instrument = pretty_midi.pretty_midi.Instrument
 
@@ -246,41 +316,38 @@ def timing(src, notes_csv):
     try:
         pm = pretty_midi.PrettyMIDI(str(src))
     except Exception as e:
-        return dict(error=f"pretty_midi cannot read it ({type(e).__name__})")
+        out["error"] = f"pretty_midi cannot read it ({type(e).__name__}: {e})"
+        return out
     finally:
         pretty_midi.pretty_midi.Instrument = Instrument
     ref = {}
     for inst in pm.instruments:
         for n in inst.notes:
             ref.setdefault((inst.track, inst.channel + 1, n.pitch), []).append((n.start, n.end))
-    got = {}
-    with open(notes_csv, newline="") as f:
-        for row in csv.DictReader(f):
-            got.setdefault((int(row["track"]), int(row["channel"]), int(row["pitch"])), []).append(
-                (float(row["onset"]), float(row["offset"])))
-    on_err, off_err, unmatched = [], [], 0
-    for key, ns in ref.items():
-        rows = sorted(got.get(key, []))
-        used = [False] * len(rows)
-        for start, end in sorted(ns):
-            best = None
-            for j, (on, off) in enumerate(rows):
-                if not used[j] and abs(on - start) <= 0.050 and (best is None or abs(on - start) < abs(rows[best][0] - start)):
-                    best = j
-            if best is None:
-                unmatched += 1
-                continue
-            used[best] = True
-            on_err.append(abs(rows[best][0] - start))
-            off_err.append(abs(rows[best][1] - end))
+    on_err, off_err, unmatched = match(ref, got)
+    out.update(notes=sum(map(len, ref.values())), matched=len(on_err), unmatched=unmatched)
     if not on_err:
-        return dict(notes=sum(map(len, ref.values())), unmatched=unmatched, error="no note matched")
-    on_err.sort(), off_err.sort()
-    bound = BOUND_MS / 1000 + 1e-9
-    return dict(notes=sum(map(len, ref.values())), matched=len(on_err), unmatched=unmatched,
-                on_max_ms=1000 * float(on_err[-1]), on_med_ms=1000 * float(on_err[len(on_err) // 2]),
-                off_med_ms=1000 * float(off_err[len(off_err) // 2]), off_moved=int(sum(e > bound for e in off_err)),
-                on_over=int(sum(e > bound for e in on_err)))
+        out["error"] = "no note matched"
+        return out
+    out.update(on_max_ms=1000 * float(on_err[-1]), on_med_ms=1000 * float(on_err[len(on_err) // 2]),
+               off_med_ms=1000 * float(off_err[len(off_err) // 2]), off_moved=int(sum(e > bound for e in off_err)),
+               on_over=int(sum(e > bound for e in on_err)))
+    return out
+
+
+def timing_cause(t):
+    """Why Carillon's onsets and pretty_midi's differ, when they do (None: they agree)."""
+    if "error" in t and "mido_on_max_ms" in t:
+        return (f"{t['error']}; against mido's times: {t['mido_on_over']} onsets beyond half a block, "
+                f"{t['mido_unmatched']} unmatched, max {t['mido_on_max_ms']:.3f} ms")
+    if not (t.get("on_over") or t.get("unmatched")):
+        return None
+    if t.get("tempos_off_track0") and not t.get("mido_on_over") and not t.get("mido_unmatched"):
+        return (f"pretty_midi reads tempo from track 0 only ({t['tempos_off_track0']} set-tempo events on other "
+                f"tracks; it warns of them); against mido's times, which use them, every onset is within half a "
+                f"block (max {t['mido_on_max_ms']:.3f} ms)")
+    return (f"Carillon's onsets off pretty_midi's: {t.get('on_over', 0)} beyond half a block, "
+            f"{t.get('unmatched', 0)} unmatched (mido: {t.get('mido_on_over')} beyond, {t.get('mido_unmatched')} unmatched)")
 
 
 # --- sound: the two renders ----------------------------------------------------
@@ -346,8 +413,8 @@ def sound(c_path, f_path):
     worst = (2.0, float("nan"))
     for w in range(0, m - per + 1, per):
         x, y = ea_env[w:w + per], eb_env[w:w + per]
-        if max(x.max(), y.max()) < loud:
-            continue
+        if min(math.sqrt(float((x * x).mean())), math.sqrt(float((y * y).mean()))) < loud:
+            continue   # a second either render is quiet in: the reverb's tail, a fade
         if x.std() < 0.1 * x.mean() and y.std() < 0.1 * y.mean():   # a steady second: r would correlate noise
             continue
         rw = pearson(x, y)
@@ -411,7 +478,7 @@ STOLEN_R = 0.99
 def one(args, row):
     name = row["name"]
     src = pathlib.Path(args.corpus) / name
-    stem = name.replace("/", "__").rsplit(".", 1)[0]
+    stem = name.replace("/", "__")
     work = pathlib.Path(args.out) / "work" / stem
     work.mkdir(parents=True, exist_ok=True)
     result = dict(name=name)
@@ -430,6 +497,7 @@ def one(args, row):
         result["cause"] = f"mido cannot read it ({result['mido_error']}): no flattened copy for fluidsynth"
         return finish(args, result, work, started)
     result["timing"] = timing(src, work / "c.notes.csv")
+    result["timing_cause"] = timing_cause(result["timing"])
     flatten(src, flat)
     ok, err = render_fluid(args, flat, f_wav)
     if not ok:
@@ -438,6 +506,13 @@ def one(args, row):
     s = sound(c_wav, f_wav)
     result["sound"] = s
     r = s.get("env_r", float("nan"))
+    if s.get("worst_r", 1.0) < THRESHOLD:   # the whole agrees but one second does not: say where it is
+        end = result["features"]["length_s"]
+        where = (f"the song's last second (End of Track at {end:.1f} s; fluidsynth's render stops "
+                 f"{s['f_s'] - end:.1f} s after it, Carillon's {s['c_s'] - end:.1f} s)"
+                 if s["worst_s"] >= end - 2 * WINDOW_S else "")
+        result["worst_note"] = (f"worst second at {s['worst_s']:.0f} s, r {s['worst_r']:.3f}: "
+                                + (where or f"it holds {json.dumps(events_near(src, s['worst_s']))}"))
     if math.isnan(r):
         result["cause"] = "both renders silent (nothing to correlate)"
     elif r < THRESHOLD:
@@ -446,9 +521,6 @@ def one(args, row):
 
 
 def explain(args, src, work, result):
-    t = result.get("timing", {})
-    if t.get("on_over"):
-        return f"Carillon's onsets off pretty_midi's: {t['on_over']} beyond half a block, worst {t['on_max_ms']:.1f} ms"
     f = result["features"]
     tried = []
     for label, c_flags, f_flags, drop, applies, as_is in ABLATIONS:
@@ -586,6 +658,20 @@ def summary(args):
     v = sorted(r[13] for r in compared if not math.isnan(r[13]))
     lines.append(f"{'resid_db':<14} median {quantile(v, .5):.1f}  p75 {quantile(v, .75):.1f}  max {quantile(v, 1):.1f}; "
                  f"lag not 0 blocks on {sum(r[9] != 0 for r in compared)}")
+    mido_max = [(res.get("timing") or {}).get("mido_on_max_ms", nan) for res in results]
+    mido_max = sorted(x for x in mido_max if not math.isnan(x))
+    lines.append(f"against mido's times (every track's tempo events) on {len(mido_max)} songs: onset error max "
+                 f"{quantile(mido_max, 1):.3f} ms; songs with an onset beyond the bound: "
+                 f"{sum((res.get('timing') or {}).get('mido_on_over', 0) > 0 for res in results)}, with a note unmatched: "
+                 f"{sum((res.get('timing') or {}).get('mido_unmatched', 0) > 0 for res in results)}")
+    timing_causes = [(res["name"], res["timing_cause"]) for res in results if res.get("timing_cause")]
+    lines.append(f"songs whose onsets differ from pretty_midi's or that pretty_midi cannot read: {len(timing_causes)}")
+    for name, cause in sorted(timing_causes):
+        lines.append(f"  {name}: {cause}")
+    worst_notes = [(res["name"], res["worst_note"]) for res in results if res.get("worst_note")]
+    lines.append(f"songs with a second below {THRESHOLD} (worst_r): {len(worst_notes)}")
+    for name, note in sorted(worst_notes):
+        lines.append(f"  {name}: {note}")
     lines.append("")
     explained = [r for r in table if r[16]]
     lines.append(f"below {THRESHOLD} or not compared: {len(explained)}")
