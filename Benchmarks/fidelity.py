@@ -18,17 +18,22 @@ error median, and how many offsets differ by more than half a block (where
 FluidSynth's note-ending rules and pretty_midi's pairing differ, which
 Tests/Labels/pretty_midi_labels.py explains one by one). Carillon moves every
 event to the nearest 64-frame block, so the bound is 0.74 ms at 44.1 kHz.
+The onsets are also matched against mido's times, which take every track's
+set-tempo events (pretty_midi takes track 0's only): a song whose onsets
+differ from pretty_midi's gets that as its cause when mido's agree.
 
 Sound, with the timing taken out. fluidsynth renders a flattened copy of the
 song (`flatten`): one track, 500 ticks a quarter at 120 bpm, so a tick is a
 millisecond and FluidSynth's player cannot drift, and each event at the
-millisecond that makes the player send it in the very block where Carillon
-applies it (the block nearest the event's time by mido). Both renders are at
+millisecond that makes the player send it in the block where Carillon
+applies it (the block nearest the event's time by mido), and the song's End of
+Track kept. The player sends them one block later than Carillon, every one
+alike: lag_blk 1. Both renders are at
 the programs' defaults, which match (gain 0.2, reverb and chorus on, polyphony
 256, 44.1 kHz), Carillon with one synth (`--threads 1`). On the mono sums:
   env_r     Pearson correlation of the 10 ms RMS envelopes over the common length,
             at the lag (whole blocks, ±4) that gives the highest value (lag_blk;
-            0 when the alignment holds);
+            1 when the alignment holds);
   worst_r   the lowest envelope correlation of a 1 s window (windows where both
             renders are above -50 dBFS and the envelope moves, CV > 0.1), at worst_s;
   resid_db  waveform residual at that lag, 20·log10(RMS(c - f) / RMS(f));
