@@ -65,7 +65,7 @@ if [ -n "${LIST:-}" ]; then
     grep -v '^$' "$LIST" > "$WORK/list"
 else
     find "$CORPUS" -type f \( -iname '*.mid' -o -iname '*.midi' -o -iname '*.kar' -o -iname '*.rmi' \) \
-        | "$PYTHON" Benchmarks/compare_fluidsynth.py select "$SAMPLE" "$MAX_SECONDS" > "$WORK/list"
+        | "$PYTHON" Benchmarks/fidelity.py select "$SAMPLE" "$MAX_SECONDS" > "$WORK/list"
 fi
 mapfile -t files < "$WORK/list"
 n=${#files[@]}
