@@ -204,7 +204,7 @@ extension LiveHost {
                 }
                 jack.midiOutputs.clockPort = port
             } catch { throw .jack(error) }
-            if !hasPiece { load(Score(events: [], duration: 24 * 3600)) }
+            loadTransportPiece()
             audio.clockOut = ClockOutTap(beats: beats)
         } else if !options.clockOut.isEmpty, clockSender == nil {
             guard let client else {
@@ -219,8 +219,7 @@ extension LiveHost {
                         log.append("MIDI clock out from \(port.address) to \(d.address) '\(d.clientName)'")
                     }
                 }
-                // Without a piece (live): an empty one, for the transport (transport.tempo) to run.
-                if !hasPiece { load(Score(events: [], duration: 24 * 3600)) }
+                loadTransportPiece()
                 let tap = ClockOutTap(beats: beats)
                 audio.clockOut = tap
                 let latency = max(audio.output.prefillFrames - audio.output.maxFrames, audio.output.maxFrames)
@@ -276,7 +275,7 @@ extension LiveHost {
     /// empty one for live, for the transport to run) waits stopped for the session's bar.
     func startLink(_ audio: LiveAudio) throws(Failure) {
         guard options.link, linkFollowing == nil, let clock = audio.clock else { return }
-        if !hasPiece { load(Score(events: [], duration: 24 * 3600)) }
+        loadTransportPiece()
         let transport = audio.renderer.transport
         transport.stop()
         let latency = max(audio.output.prefillFrames - audio.output.maxFrames, audio.output.maxFrames)
@@ -287,6 +286,12 @@ extension LiveHost {
             linkFollowing = f
         } catch { throw .link(error) }
         log.append("joined the Ableton Link session (quantum 4)")
+    }
+
+    /// Without a piece (live): an empty one a day long, for the transport (`transport.tempo`)
+    /// to run the clock out and the Link session on.
+    func loadTransportPiece() {
+        if !hasPiece { load(Score(events: [], duration: 24 * 3600)) }
     }
 
     /// What the transport is in time with, for the view's and the web page's status line:

@@ -195,19 +195,10 @@ extension MIDIMessage {
 
     /// Appends the message's complete wire form (status byte first, SysEx framed by F0 … F7).
     public func encode(into bytes: inout [UInt8]) {
-        bytes.append(statusByte)
-        switch self {
-        case .noteOff(let m): bytes.append(m.note.value); bytes.append(m.velocity.value)
-        case .noteOn(let m): bytes.append(m.note.value); bytes.append(m.velocity.value)
-        case .polyPressure(let m): bytes.append(m.note.value); bytes.append(m.pressure.value)
-        case .controlChange(let m): bytes.append(m.controller.value); bytes.append(m.value.value)
-        case .programChange(let m): bytes.append(m.program.value)
-        case .channelPressure(let m): bytes.append(m.pressure.value)
-        case .pitchBend(let m): bytes.append(m.value.lsb.value); bytes.append(m.value.msb.value)
-        case .sysEx(let m): bytes.append(contentsOf: m.data); bytes.append(0xF7)
-        case .timecodeQuarterFrame(let v), .songSelect(let v): bytes.append(v.value)
-        case .songPosition(let v): bytes.append(v.lsb.value); bytes.append(v.msb.value)
-        case .tuneRequest, .timingClock, .start, .continue, .stop, .activeSensing, .systemReset: break
+        if case .sysEx(let m) = self {
+            bytes.append(0xF0); bytes.append(contentsOf: m.data); bytes.append(0xF7)
+        } else if let short = shortWireForm {
+            for k in 0..<short.count { bytes.append(UInt8(truncatingIfNeeded: short.packed >> (8 * k))) }
         }
     }
 
@@ -260,9 +251,6 @@ public struct ShortMIDIBytes: Equatable, Sendable, BitwiseCopyable {
     public init(_ b0: UInt8) { packed = UInt32(b0); count = 1 }
     public init(_ b0: UInt8, _ b1: UInt8) { packed = UInt32(b0) | UInt32(b1) << 8; count = 2 }
     public init(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8) { packed = UInt32(b0) | UInt32(b1) << 8 | UInt32(b2) << 16; count = 3 }
-
-    /// The bytes in order.
-    public var bytes: [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: packed >> (8 * $0)) } }
 
     /// The bytes, for the length of `body` (a pointer into a copy on the stack).
     @inline(__always)
