@@ -23,7 +23,15 @@ public enum EventTiming: String, Sendable, CaseIterable {
 /// that renders in blocks), and follows a restart after an xrun within the
 /// window. The loopback card and most drivers update their position only at
 /// timer or period granularity (4 ms jiffies in the VM), which the status
-/// timestamp would carry into every event.
+/// timestamp would carry into every event: its delay, given to each block
+/// start, has errors both ways, and the minimum picks the worst (tried: the
+/// first MIDI clock out came 5.7 ms early).
+///
+/// The window is about `windowSeconds` of blocks, not a count: the wakes can
+/// be late for a stretch (the loopback's timer beating against the period),
+/// and 64 blocks of 256 frames (0.74 s) once let the minimum move 4.0 ms in
+/// 8 s in the VM, and the stamped metronome's onsets spread to 1.5 ms (CI,
+/// stop 33), where 64 blocks of 1024 frames (3 s) moved at most 0.41 ms.
 ///
 /// Arrival times are on CLOCK_MONOTONIC too: the ALSA sequencer stamps each
 /// event as it reaches Carillon's input port (`SequencerClient`, a queue of
@@ -38,8 +46,11 @@ public final class OutputClock: @unchecked Sendable {
     public let periodFrames: Int
     /// Frames between an event's arrival (on the render clock) and where it is played.
     public let latencyFrames: UInt64
-    /// Blocks whose offsets the minimum is taken over.
-    public static let window = 64
+    /// About how long a stretch of blocks the minimum is taken over.
+    public static let windowSeconds = 3.0
+    /// Blocks whose offsets the minimum is taken over: `windowSeconds` of
+    /// periods, at least 64 and at most 4096.
+    public let window: Int
     /// Blocks starting before this frame are not published: the output's
     /// prefill (ALSA starts the device once its buffer is full), rendered as
     /// fast as the CPU goes — or slower than real time, on a slow first render
@@ -51,9 +62,10 @@ public final class OutputClock: @unchecked Sendable {
     private let origin = Atomic<Int64>(.min)
     /// The start frame of the last block published.
     private let lastBlock = Atomic<UInt64>(0)
-    /// Output thread only: the last `window` blocks' offsets (a ring).
+    /// Output thread only: the last `window` blocks' offsets (a ring), and their minimum.
     private let offsets: UnsafeMutablePointer<Int64>
     private var published = 0
+    private var earliest = Int64.max
 
     /// `latencyFrames` is one period unless given; `settleFrames`: the output's prefill.
     public init(sampleRate: Double, periodFrames: Int, latencyFrames: Int? = nil, settleFrames: Int = 0) {
@@ -62,8 +74,9 @@ public final class OutputClock: @unchecked Sendable {
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
         self.latencyFrames = UInt64(max(0, latencyFrames ?? periodFrames))
-        offsets = .allocate(capacity: Self.window)
-        offsets.initialize(repeating: .max, count: Self.window)
+        window = min(4096, max(64, Int((Self.windowSeconds * sampleRate / Double(periodFrames)).rounded(.up))))
+        offsets = .allocate(capacity: window)
+        offsets.initialize(repeating: .max, count: window)
     }
 
     deinit { offsets.deallocate() }
@@ -76,10 +89,17 @@ public final class OutputClock: @unchecked Sendable {
     public func publish(blockStart frame: UInt64, at nanos: UInt64) {
         guard frame >= settleFrames else { return }
         let offset = Int64(bitPattern: nanos) &- Int64(Double(frame) * 1e9 / sampleRate)
-        offsets[published % Self.window] = offset
+        let slot = published % window
+        let leaving = offsets[slot]
+        offsets[slot] = offset
         published &+= 1
-        var earliest = Int64.max
-        for i in 0..<Self.window where offsets[i] < earliest { earliest = offsets[i] }
+        if offset <= earliest {
+            earliest = offset
+        } else if leaving == earliest {
+            // The minimum left the window: look again (rare; up to `window` compares).
+            earliest = .max
+            for i in 0..<window where offsets[i] < earliest { earliest = offsets[i] }
+        }
         lastBlock.store(frame, ordering: .relaxed)
         origin.store(earliest, ordering: .releasing)
     }

@@ -55,6 +55,29 @@ import Testing
         #expect(abs(Int(frame) - Int(arrivalFrame) - Self.period) <= 1, "\(frame)")
     }
 
+    @Test func aStretchOfLateWakes_shorterThanTheWindowsSeconds_doesNotMoveTheTimeline() {
+        // 256-frame periods: 0.7 s of wakes 4 ms late (a timer beating against the period)
+        // after 1 s on time. 64 blocks (the old window) would have let the minimum follow them.
+        let period = 256
+        let clock = OutputClock(sampleRate: Self.rate, periodFrames: period)
+        #expect(clock.window >= Int(OutputClock.windowSeconds * Self.rate) / period)
+        let onTime = 190, late = 130
+        for k in 0..<(onTime + late) {
+            let frame = UInt64(k * period)
+            clock.publish(blockStart: frame, at: Self.due(frame) + (k < onTime ? 0 : 4_000_000))
+        }
+        let arrivalFrame = UInt64((onTime + late - 1) * period + 100)
+        let frame = clock.frame(arrival: Self.due(arrivalFrame))
+        #expect(abs(Int(frame) - Int(arrivalFrame) - period) <= 1, "\(frame)")
+    }
+
+    @Test func theWindow_isAboutThreeSecondsOfPeriods_withinBounds() {
+        #expect(OutputClock(sampleRate: 48_000, periodFrames: 1024).window == 141)
+        #expect(OutputClock(sampleRate: 48_000, periodFrames: 64).window == 2250)
+        #expect(OutputClock(sampleRate: 8_000, periodFrames: 8192).window == 64)
+        #expect(OutputClock(sampleRate: 192_000, periodFrames: 16).window == 4096)
+    }
+
     @Test func eventsAreNeverPlacedInABlockAlreadyRendering() {
         // Whenever an event arrives while block k renders (woken late or not), its
         // frame lies at or after block k + 1: it is not late, only one period away.
@@ -115,7 +138,7 @@ import Testing
         let clock = Self.running(blocks: 20)
         let shift: UInt64 = 50_000_000
         var lastFrame: UInt64 = 0
-        for k in 20..<(20 + OutputClock.window) {
+        for k in 20..<(20 + clock.window) {
             lastFrame = UInt64(k * Self.period)
             clock.publish(blockStart: lastFrame, at: Self.due(lastFrame) + shift)
         }
