@@ -5,7 +5,9 @@ extension StandardMIDIFile {
     /// use running status; meta and SysEx events cancel it, as the
     /// specification asks. Each track ends with exactly one end-of-track (added
     /// if missing; end-of-track events before the last event are left out).
-    /// Events must be in tick order; a delta above the 28-bit maximum is clamped.
+    /// Events must be in tick order; a gap longer than a delta can say (28 bits,
+    /// 268,435,455 ticks: 46 minutes at 96 kHz with a tick a frame) is carried by
+    /// empty text events, each the longest delta, so every event keeps its tick.
     public func serialized() -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(14 + tracks.reduce(0) { $0 + 8 + $1.events.count * 3 + 4 })
@@ -30,8 +32,14 @@ extension StandardMIDIFile {
         let events = track.events
         for (n, e) in events.enumerated() {
             if case .meta(.endOfTrack) = e.event, n != events.count - 1 { continue }
-            let delta = e.tick >= previous ? e.tick - previous : 0
-            appendVLQ(&out, UInt32(min(delta, 0x0FFF_FFFF)))
+            var delta = e.tick >= previous ? e.tick - previous : 0
+            while delta > 0x0FFF_FFFF {
+                appendVLQ(&out, 0x0FFF_FFFF)
+                out.append(contentsOf: [0xFF, 0x01, 0x00])   // an empty text event: meta, so it cancels running status
+                status = 0
+                delta -= 0x0FFF_FFFF
+            }
+            appendVLQ(&out, UInt32(delta))
             previous = max(previous, e.tick)
             switch e.event {
             case .midi(let m):

@@ -39,6 +39,20 @@ import Testing
         }
     }
 
+    /// A gap longer than a 28-bit delta (an hour of a take at 96 kHz, a tick a frame): empty
+    /// text events carry it, each event keeps its tick, and running status restarts after them.
+    @Test func gapLongerThanADelta_keepsEveryTick() throws {
+        let longest: UInt64 = 0x0FFF_FFFF
+        let ticks: [UInt64] = [0, 10, 10 + longest + 1, 10 + longest + 2, 345_600_017, 345_600_017 + 3 * longest + 5]
+        let track = Track(events: ticks.enumerated().map { TrackEvent(tick: $0.element, event: .midi(.noteOn(UInt7(exactly: 60 + $0.offset)!, velocity: 100, channel: 0))) })
+        let again = try StandardMIDIFile(bytes: StandardMIDIFile(format: .singleTrack, division: .ticksPerQuarterNote(24_000), tracks: [track]).serialized())
+        #expect(again.warnings.isEmpty)
+        let notes = again.tracks[0].events.filter { if case .midi = $0.event { true } else { false } }
+        #expect(notes == track.events)
+        let fillers = again.tracks[0].events.filter { $0.event == .meta(.text(.text, [])) }
+        #expect(fillers.count == 1 + 3)   // a delta of longest + 1, then one of 3 × longest + 5
+    }
+
     @Test func vlq_encodesBoundaries() {
         for (value, bytes) in [(0, [0x00]), (0x7F, [0x7F]), (0x80, [0x81, 0x00]), (0x3FFF, [0xFF, 0x7F]),
                                (0x4000, [0x81, 0x80, 0x00]), (0x0FFF_FFFF, [0xFF, 0xFF, 0xFF, 0x7F])] as [(UInt32, [UInt8])] {
