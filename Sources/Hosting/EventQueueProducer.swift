@@ -62,6 +62,14 @@ public final class EventQueueProducer: ChannelOutput {
         case afterLast
     }
 
+    /// With a clock: the frame an event placed so plays at, fixed now (the last
+    /// frame moves on as a push would), so a message recorded at it and the
+    /// messages routed from it (`.frame` of it) agree. Nil without a clock.
+    public func frame(pinning placement: Placement) -> UInt64? {
+        guard clock != nil else { return nil }
+        return lastFrame.withLock { Self.place(placement, clock, &$0) }
+    }
+
     /// False when the queue was full (counted by the queue).
     @discardableResult
     public func push(_ message: ChannelMessage, at placement: Placement) -> Bool {

@@ -22,6 +22,8 @@ final class InputRouter: Sendable {
     private let sourceName: @Sendable (SeqAddress) -> String?
     private let log: HostLog
     private let midiRecorder: MIDIRecorder?
+    /// The render thread's queue (with audio): a message's frame is fixed here, once, for the recording and the routing.
+    private let events: EventQueueProducer?
     private let counts = Mutex<[SeqAddress: Int]>([:])
     private let connected = Mutex<Set<SeqAddress>>([])
     /// SCHED_FIFO priority the input thread asks for on its first event; nil: none.
@@ -35,8 +37,9 @@ final class InputRouter: Sendable {
     /// buffer, an input thread below it waited longer than that and its notes
     /// came a period late. The router's work per event is short.
     init(keyboard: KeyboardRouting, zoneOutput: ALSAZoneOutput? = nil, sourceName: @escaping @Sendable (SeqAddress) -> String? = { _ in nil },
-         log: HostLog, midiRecorder: MIDIRecorder? = nil, priority: Int32? = nil) {
+         log: HostLog, midiRecorder: MIDIRecorder? = nil, events: EventQueueProducer? = nil, priority: Int32? = nil) {
         self.keyboard = keyboard
+        self.events = events
         self.zoneOutput = zoneOutput
         self.sourceName = sourceName
         self.log = log
@@ -48,7 +51,7 @@ final class InputRouter: Sendable {
     convenience init(hub: ControlHub, events: EventQueueProducer?, log: HostLog, midiRecorder: MIDIRecorder? = nil) {
         let keyboard = KeyboardRouting(hub: hub, events: events)
         keyboard.start()
-        self.init(keyboard: keyboard, log: log, midiRecorder: midiRecorder)
+        self.init(keyboard: keyboard, log: log, midiRecorder: midiRecorder, events: events)
     }
 
     var messagesBySource: [SeqAddress: Int] { counts.withLock { $0 } }
@@ -70,9 +73,11 @@ final class InputRouter: Sendable {
             // made up here) the clock now, before any routing work: the recording
             // and the render thread (`--timing stamped`) keep the real timing.
             let arrival = event.arrival ?? OutputClock.now()
-            midiRecorder?.record(message, at: arrival)
+            // `--timing stamped`: the frame it plays at, fixed once, so the take records it.
+            let frame = events?.frame(pinning: .arrival(arrival))
+            midiRecorder?.record(message, at: arrival, frame: frame)
             counts.withLock { $0[source, default: 0] += 1 }
-            keyboard.route(message, from: Self.sourceID(source), at: .arrival(arrival))
+            keyboard.route(message, from: Self.sourceID(source), at: frame.map { .frame($0) } ?? .arrival(arrival))
         case .subscribed(let a):
             connected.withLock { _ = $0.insert(a) }
             keyboard.registerSource(Self.sourceID(a), name: sourceName(a) ?? "\(a)")
@@ -99,9 +104,10 @@ final class InputRouter: Sendable {
     /// A message from JACK MIDI (`JACKMIDIInput`), to play at `frame` of the
     /// sample clock: recorded, counted, and routed like a sequencer event.
     func receive(_ message: MIDIMessage, frame: UInt64) {
-        midiRecorder?.record(message)
+        let played = events?.frame(pinning: .frame(frame))
+        midiRecorder?.record(message, frame: played)
         jackMessages.add(1, ordering: .relaxed)
-        keyboard.route(message, from: Self.jackSource, at: .frame(frame))
+        keyboard.route(message, from: Self.jackSource, at: .frame(played ?? frame))
     }
 
     /// Messages JACK MIDI brought (`receive`).

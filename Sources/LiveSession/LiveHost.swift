@@ -251,12 +251,13 @@ public final class LiveHost: @unchecked Sendable {
         if let problem = client?.arrivalStampingError {
             log.append("MIDI input not stamped on arrival (\(problem)): events are timed when the input thread reads them")
         }
-        midiRecorder = options.recordMIDI.map(MIDIRecorder.init(path:))
         if options.audio, let path {
             audio = try LiveAudio(soundFont: path, assembly: assembly, plugins: plugins, options: options, log: log)
         } else {
             audio = nil
         }
+        let outputRate = audio?.output.sampleRate
+        midiRecorder = options.recordMIDI.map { MIDIRecorder(path: $0, sampleRate: outputRate) }
         let log = self.log
         let jackZoneOutput = (audio?.output as? JACKOutput).map { JACKZoneOutput(outputs: $0.midiOutputs, log: log) }
         let zoneOutput = jackZoneOutput == nil ? client.map { ALSAZoneOutput(client: $0, log: log) } : nil
@@ -268,7 +269,8 @@ public final class LiveHost: @unchecked Sendable {
         // The input thread above the output thread (requestFIFO's default, 70): pushes within the latency.
         router = InputRouter(keyboard: keyboard, zoneOutput: zoneOutput,
                              sourceName: { [weak client] a in (try? client?.ports())?.first { $0.address == a }?.searchableName },
-                             log: log, midiRecorder: midiRecorder, priority: options.realtime && audio?.clock != nil ? 75 : nil)
+                             log: log, midiRecorder: midiRecorder, events: audio?.events,
+                             priority: options.realtime && audio?.clock != nil ? 75 : nil)
     }
 
     deinit { stop() }

@@ -6,10 +6,18 @@ import Glibc
 #endif
 
 /// Records the MIDI that comes in as a Standard MIDI File (format 0) with its
-/// real timing: each message is stamped with the monotonic clock on arrival
-/// (not numbered in arrival order), and `finish` turns the stamps into ticks
-/// at a fixed tempo, 120 bpm and 480 ticks per quarter note (960 ticks a
-/// second, about 1 ms), then writes the file (temporary file, renamed).
+/// real timing, written by `finish` (temporary file, renamed).
+///
+/// With audio and each message placed on the output's sample clock (`--timing
+/// stamped`, JACK MIDI), the file is sample-exact: a tick is a frame of the
+/// output from its first block, the frame the message was played at, so
+/// `render take.mid --take` feeds the rig the same messages at the same frames
+/// and a `--record` of the session lines up with it frame for frame
+/// (`frameDivision`: 22050 Hz is 22050 ticks a quarter at 60 bpm, 48 kHz 24000
+/// at 120 bpm). Otherwise (no audio, `--timing asap`) each message is stamped
+/// with the monotonic clock on arrival, and the stamps become ticks at 120 bpm
+/// and 480 ticks per quarter note (960 ticks a second, about 1 ms) from the
+/// session's start.
 ///
 /// `record` from the input thread (it appends under a lock: not for the
 /// render thread); `finish` from the owner's, once.
@@ -18,36 +26,68 @@ public final class MIDIRecorder: Sendable {
     public static let microsecondsPerQuarterNote: UInt32 = 500_000   // 120 bpm
 
     public let path: String
+    /// The output's sample rate, when the messages may come with frames.
+    public let sampleRate: Int?
     private let startNanos: Atomic<UInt64>
-    private let events = Mutex<[(nanos: UInt64, message: MIDIMessage)]>([])
+    private let events = Mutex<[(nanos: UInt64, frame: UInt64?, message: MIDIMessage)]>([])
 
     /// Time zero is now: the session's start, so the file lines up with an audio recording.
-    public init(path: String) {
+    /// `sampleRate`: the output's, when there is audio.
+    public init(path: String, sampleRate: Int? = nil) {
         self.path = path
+        self.sampleRate = sampleRate
         startNanos = Atomic(OutputClock.now())
     }
 
     /// Moves time zero to now (the host's start, after the slow loading).
     public func begin() { startNanos.store(OutputClock.now(), ordering: .relaxed) }
 
-    /// Stores `message`, stamped `nanos` (the monotonic clock on its arrival).
-    public func record(_ message: MIDIMessage, at nanos: UInt64 = OutputClock.now()) {
-        events.withLock { $0.append((nanos, message)) }
+    /// Stores `message`, stamped `nanos` (the monotonic clock on its arrival) and,
+    /// when known, the `frame` of the output's sample clock it was played at.
+    public func record(_ message: MIDIMessage, at nanos: UInt64 = OutputClock.now(), frame: UInt64? = nil) {
+        events.withLock { $0.append((nanos, frame, message)) }
+    }
+
+    /// A division and tempo at which one tick is one frame at `rate`: the rate
+    /// (at 60 bpm), halved with the tempo's period until it fits SMF's 15-bit
+    /// division. Nil when none does (an odd rate above 32767).
+    public static func frameDivision(sampleRate rate: Int) -> (ticksPerQuarterNote: UInt16, microsecondsPerQuarterNote: UInt32)? {
+        guard rate > 0 else { return nil }
+        var ticks = rate, microseconds = 1_000_000
+        while ticks > 32767 {
+            guard ticks % 2 == 0, microseconds % 2 == 0 else { return nil }
+            ticks /= 2; microseconds /= 2
+        }
+        return (UInt16(ticks), UInt32(microseconds))
     }
 
     public var count: Int { events.withLock { $0.count } }
 
-    /// The recording as a file: a tempo event, then each message at its tick.
+    /// The recording as a file: a tempo event, then each message at its tick;
+    /// in frames when every message has one (and the rate a division), else in
+    /// milliseconds from `begin`.
     public func file() -> StandardMIDIFile {
-        let recorded = events.withLock { $0 }.sorted { $0.nanos < $1.nanos }   // stable: equal stamps keep arrival order
+        let recorded = events.withLock { $0 }
+        if let rate = sampleRate, let division = Self.frameDivision(sampleRate: rate), !recorded.isEmpty,
+           recorded.allSatisfy({ $0.frame != nil }) {
+            // Messages at one frame keep the order they were played in.
+            let timed = recorded.enumerated().sorted { ($0.element.frame!, $0.offset) < ($1.element.frame!, $1.offset) }
+            return Self.file(timed.map { ($0.element.frame!, $0.element.message) }, division.ticksPerQuarterNote,
+                             division.microsecondsPerQuarterNote)
+        }
         let ticksPerSecond = Double(Self.ticksPerQuarterNote) * 1e6 / Double(Self.microsecondsPerQuarterNote)
         let start = startNanos.load(ordering: .relaxed)
-        var track = Track(events: [TrackEvent(tick: 0, event: .meta(.tempo(microsecondsPerQuarterNote: Self.microsecondsPerQuarterNote)))])
-        for (nanos, message) in recorded {
-            let seconds = Double(nanos - min(nanos, start)) / 1e9
-            track.events.append(TrackEvent(tick: UInt64((seconds * ticksPerSecond).rounded()), event: .midi(message)))
+        let timed = recorded.enumerated().sorted { ($0.element.nanos, $0.offset) < ($1.element.nanos, $1.offset) }.map { item in
+            let nanos = item.element.nanos
+            return (UInt64((Double(nanos - min(nanos, start)) / 1e9 * ticksPerSecond).rounded()), item.element.message)
         }
-        return StandardMIDIFile(format: .singleTrack, division: .ticksPerQuarterNote(Self.ticksPerQuarterNote), tracks: [track])
+        return Self.file(timed, Self.ticksPerQuarterNote, Self.microsecondsPerQuarterNote)
+    }
+
+    private static func file(_ timed: [(UInt64, MIDIMessage)], _ ticksPerQuarterNote: UInt16, _ microsecondsPerQuarterNote: UInt32) -> StandardMIDIFile {
+        var track = Track(events: [TrackEvent(tick: 0, event: .meta(.tempo(microsecondsPerQuarterNote: microsecondsPerQuarterNote)))])
+        for (tick, message) in timed { track.events.append(TrackEvent(tick: tick, event: .midi(message))) }
+        return StandardMIDIFile(format: .singleTrack, division: .ticksPerQuarterNote(ticksPerQuarterNote), tracks: [track])
     }
 
     public enum Failure: Error, CustomStringConvertible {

@@ -14,7 +14,7 @@ struct RecordOptions: ParsableArguments {
     var recordBits: Int?
 
     @Option(name: .customLong("record-midi"), help: ArgumentHelp(
-        "Record the MIDI that comes in as a Standard MIDI File with its real timing (120 bpm, 480 ticks per quarter note), written on Ctrl-C or at the end.",
+        "Record the MIDI that comes in as a Standard MIDI File, written on Ctrl-C or at the end. With audio and --timing stamped (or JACK MIDI) a tick is a frame of the output, so render --take plays it at the frames it was played at; otherwise its real timing at 120 bpm, 480 ticks per quarter note.",
         valueName: "file"))
     var recordMIDI: String?
 

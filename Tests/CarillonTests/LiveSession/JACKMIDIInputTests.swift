@@ -34,7 +34,7 @@ import Testing
         let clock = OutputClock(sampleRate: 48_000, periodFrames: 256)
         clock.publish(blockStart: 0, at: OutputClock.now())
         let queue = EventQueue(capacity: 64)
-        let recorder = MIDIRecorder(path: "/dev/null")
+        let recorder = MIDIRecorder(path: "/dev/null", sampleRate: 48_000)
         recorder.begin()
         let router = InputRouter(hub: hub, events: EventQueueProducer(queue, clock: clock), log: HostLog(), midiRecorder: recorder)
         let input = JACKMIDIInput()
@@ -51,6 +51,10 @@ import Testing
         #expect(queued.map(\.sysEx) == [false, true, false])
         #expect(queued.first?.status == 0x90)
         #expect(recorder.count == 4)
+        // The take is sample-exact: each message at the frame it was played at (a tick is a frame).
+        let recorded = recorder.file()
+        #expect(recorded.division == .ticksPerQuarterNote(24_000))
+        #expect(recorded.tracks[0].events.compactMap { if case .midi = $0.event { $0.tick } else { nil } } == [UInt64(300), 310, 320, 500])
         #expect(router.jackMessageCount == 4)
         #expect(input.inbox.count == 0)
     }

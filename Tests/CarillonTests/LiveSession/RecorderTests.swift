@@ -148,6 +148,50 @@ private func flood(_ recorder: Recorder, blocks: Int, pauseMicros: UInt32) throw
         #expect(file.tracks[0].events.first?.event == .meta(.tempo(microsecondsPerQuarterNote: 500_000)))
     }
 
+    /// A tick is a frame at the output's rate: the SMF's division and tempo for each rate.
+    @Test func frameDivision_oneTickPerFrame_within15Bits() {
+        let cases: [(Int, UInt16, UInt32)] = [(8_000, 8_000, 1_000_000), (22_050, 22_050, 1_000_000), (44_100, 22_050, 500_000),
+                                              (48_000, 24_000, 500_000), (96_000, 24_000, 250_000), (192_000, 24_000, 125_000)]
+        for (rate, ticks, microseconds) in cases {
+            let d = MIDIRecorder.frameDivision(sampleRate: rate)
+            #expect(d?.ticksPerQuarterNote == ticks && d?.microsecondsPerQuarterNote == microseconds, "\(rate): \(String(describing: d))")
+            if let d { #expect(Int(d.ticksPerQuarterNote) * 1_000_000 == rate * Int(d.microsecondsPerQuarterNote)) }
+        }
+        #expect(MIDIRecorder.frameDivision(sampleRate: 40_001) == nil)   // odd and over 15 bits: no tick is one frame
+        #expect(MIDIRecorder.frameDivision(sampleRate: 0) == nil)
+    }
+
+    /// Messages recorded at frames come back from the file, read as any MIDI file is
+    /// (its tempo map, seconds × rate, rounded as the sequencer does), at those frames,
+    /// up to an hour in and in the order they were played at one frame.
+    @Test(arguments: [22_050, 44_100, 48_000, 96_000])
+    func framesRecorded_readBackAtTheSameFrames(rate: Int) throws {
+        let recorder = MIDIRecorder(path: "/dev/null", sampleRate: rate)
+        let frames: [UInt64] = [0, 1, 63, 64, 12_345, 12_345, 1_000_003, UInt64(rate) * 3_600 + 17]
+        let messages: [MIDIMessage] = frames.indices.map { .noteOn(UInt7(exactly: 40 + $0)!, velocity: 100, channel: 0) }
+        // Recorded out of order (two input threads), except the two at one frame.
+        for i in [1, 0, 2, 4, 5, 3, 7, 6] { recorder.record(messages[i], at: 0, frame: frames[i]) }
+        let file = try StandardMIDIFile(bytes: recorder.file().serialized())
+        var read: [(UInt64, MIDIMessage)] = []
+        file.forEachTimedEvent { timed in
+            if case .midi(let m) = timed.event { read.append((UInt64((timed.seconds * Double(rate)).rounded()), m)) }
+        }
+        #expect(read.map(\.0) == frames)
+        #expect(read.map(\.1) == messages)
+    }
+
+    /// One message without a frame (no clock placed it): the whole file keeps real time at 480 ticks a quarter.
+    @Test func aMessageWithoutAFrame_theFileIsInMilliseconds() throws {
+        let recorder = MIDIRecorder(path: "/dev/null", sampleRate: 48_000)
+        let t0 = OutputClock.now()
+        recorder.begin()
+        recorder.record(.noteOn(60, velocity: 100, channel: 0), at: t0 + 500_000_000, frame: 24_000)
+        recorder.record(.noteOff(60, channel: 0), at: t0 + 1_000_000_000)
+        let file = recorder.file()
+        #expect(file.division == .ticksPerQuarterNote(480))
+        #expect(file.tracks[0].events.compactMap { if case .midi = $0.event { $0.tick } else { nil } }.count == 2)
+    }
+
     @Test func unwritablePath_isLogged_notSilent() throws {
         var options = LiveHost.Options()
         options.audio = false
