@@ -267,7 +267,7 @@ func sine(_ args: Arguments) -> Int32 {
 
 /// How much an estimate of the output's time origin moves (ms): the raw
 /// offsets' standard deviation and range, and the range of their minimum over
-/// the last 64 blocks (OutputClock's estimate) after the first 64.
+/// the last 64 blocks (OutputClock's estimate until its window became 3 s of blocks) after the first 64.
 func offsetSpread(_ offsets: [Double], skip: Int) -> String {
     let x = Array(offsets.dropFirst(skip))
     guard x.count > 65 else { return "too few blocks (\(x.count))" }

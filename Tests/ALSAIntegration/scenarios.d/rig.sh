@@ -1,0 +1,77 @@
+# The keyboard rig (issue 29), with the shipped mappings/stage-piano.yaml: bass below C3 on
+# channel 2 an octave up, piano (1) and strings (3) from C3, the top two octaves also to the
+# external port named "Hardware Synth" — here a probe listener whose client has that name, so
+# Carillon finds it by name as it would a hardware synth.
+#  1. aplaymidi plays a keyboard part (keys on both sides of the split and of C5) into live:
+#     the listener gets exactly the Synth zone's notes (channel 1, the keys ≥ C5, velocity
+#     unchanged, each note-on with its note-off). Measured beside it, not asserted: the capture
+#     against `render --take` of the same part (0.812 on 11-27 with 14 notes in a 26 s capture,
+#     the start under TCG taking 8 s; scripts/test-jack checks a take's render to the frame).
+#  2. A sender killed while it holds a chord across the split and the layer, pedal down:
+#     silence on every channel within 2 s, and the external port gets its note-off.
+# Sourced by ../scenarios.sh (see README.md here).
+if [[ -n ${LIVE_CARILLON:-} ]]; then
+  rate=${LIVE_RATE:-22050}
+  rig=$(dirname "$LIVE_MAPPING")/stage-piano.yaml
+  # rig_synth NAME SECONDS: the "Hardware Synth" listener (RIGPID, RIGLOG).
+  rig_synth() {
+    RIGLOG=$out/rig-$1-synth.log
+    "$probe" listen --name "Hardware Synth" --seconds "$2" >"$RIGLOG" 2>&1 & RIGPID=$!
+    wait_for "$RIGLOG" '^ready ' 15
+  }
+  # rig_live NAME SECONDS ARGS...: carillon live with the rig, captured (RIGLIVE, RIGLIVELOG, RIGREC, RIGWAV).
+  rig_live() {
+    local name=$1 secs=$2; shift 2
+    RIGWAV=$out/rig-$name.wav RIGLIVELOG=$out/rig-$name-live.log
+    # Captured until rig_end (as live_run's): the start under TCG can take seconds.
+    "${ARECORD[@]}" -q -D hw:Loopback,1 -f FLOAT_LE -r "$rate" -c 2 -d $((secs + 60)) "$RIGWAV" & RIGREC=$!
+    "$LIVE_CARILLON" live -v -d hw:Loopback,0 -r "$rate" --period 512 --periods 8 --soundfont "$LIVE_SF2" \
+      --mapping "$rig" --duration "$secs" "$@" >"$RIGLIVELOG" 2>&1 & RIGLIVE=$!
+    wait_for "$RIGLIVELOG" 'MIDI in at' 20
+  }
+  rig_end() { wait "$RIGLIVE"; lrc=$?; sleep 0.5; kill -INT "$RIGREC" 2>/dev/null; wait "$RIGREC"; kill "$RIGPID" 2>/dev/null; wait "$RIGPID"; }
+  # The Synth zone's notes the listener saw: "on|off KEY VEL" per line, channels checked apart.
+  rig_notes() { awk '/^msg .* (noteOn|noteOff) /{ split($0, f, /[ =]+/); for (i in f) { if (f[i]=="ch") c=f[i+1]; if (f[i]=="note") n=f[i+1]; if (f[i]=="vel") v=f[i+1] }
+                  print ($3=="noteOn" ? "on" : "off"), c, n, ($3=="noteOn" ? v : "") }' "$1"; }
+
+  # 1. A played part through the rig.
+  t=$(ms)
+  part=$out/rig-part.mid
+  # C2 B2 | C3 B4 | C5 C6 C7 (keys 36 47 | 48 71 | 72 84 96), 0.6 s apart, 0.4 s each, twice.
+  "$probe" metronome "$part" --notes 36,47,48,71,72,84,96 --channel 1 --interval 0.6 --length 0.4 --seconds 8.4 --velocity 100 \
+    >"$out/rig-part.log" 2>&1 || bad "rig: part file" "$(cat "$out/rig-part.log")"
+  "$LIVE_CARILLON" render "$part" --mapping "$rig" --take -o "$out/rig-take.wav" -r "$rate" --soundfont "$LIVE_SF2" \
+    >"$out/rig-take.log" 2>&1 || bad "rig: render --take" "$(tail -3 "$out/rig-take.log")"
+  rig_synth part 40
+  rig_live part 16
+  aplaymidi -p carillon:0 "$part"; arc=$?
+  rig_end
+  seen=$(rig_notes "$RIGLOG" | sort -k3n -k1 | uniq -c | awk '{ printf "%s×%s ch%s %s %s; ", $1, $2, $3, $4, $5 }')
+  want="2×off ch0 72 ; 2×on ch0 72 100; 2×off ch0 84 ; 2×on ch0 84 100; 2×off ch0 96 ; 2×on ch0 96 100; "
+  env=$("$probe" envelope "$RIGWAV" "$out/rig-take.wav" --max-lag 10)
+  echo "MEASURE rig: external port saw: $seen| capture against render --take: $env"
+  grep '^zones:' "$RIGLIVELOG" | sed 's/^/    /'
+  if [[ $arc == 0 && $lrc == 0 && $seen == "$want" ]]; then
+    ok "rig: aplaymidi -> live --mapping stage-piano: the \"Hardware Synth\" port got exactly the Synth zone's notes ($seen)"
+  else bad "rig: external port" "aplaymidi rc=$arc live rc=$lrc saw [$seen] want [$want] $(grep -v '^parameter' "$RIGLIVELOG" | tail -5)"; fi
+  echo "    ($(($(ms) - t)) ms)"
+
+  # 2. A sender killed holding E2 (bass), C4 (piano + strings) and E5 (piano + strings + synth), pedal down.
+  t=$(ms)
+  rig_synth kill 40
+  rig_live kill 12 --autoconnect
+  "$probe" send --name rig-player --notes 40,60,76 --sustain --hold >"$out/rig-player.log" 2>&1 & spid=$!
+  wait_for "$RIGLIVELOG" "autoconnected .*'rig-player'" 10
+  sleep 4
+  kill -KILL $spid; wait $spid 2>/dev/null
+  t_kill=$(ms)
+  wait_for "$RIGLOG" '^msg .* noteOff .*note=76' 5; offms=$(($(ms) - t_kill))
+  rig_end
+  hr=$("$probe" hold-release "$RIGWAV" --held 4 --after 2); hrc=$?
+  ext=$(rig_notes "$RIGLOG" | tr '\n' ';')
+  echo "MEASURE rig kill: $hr | external port: $ext (note-off ${offms} ms after the kill)"
+  if [[ $lrc == 0 && $hrc == 0 && $ext == "on 0 76 100;off 0 76 ;" ]] && grep -q 'disconnected .*notes released' "$RIGLIVELOG"
+  then ok "rig: kill -9 of a player holding a split + layer chord, pedal down -> silence within 2 s ($hr), the external port's note-off in $offms ms"
+  else bad "rig kill" "rc=$lrc $hr ext=[$ext] $(grep -v '^parameter' "$RIGLIVELOG" | tail -5)"; fi
+  echo "    ($(($(ms) - t)) ms)"
+fi
