@@ -206,12 +206,8 @@ public struct MIDIEffectSpec: Hashable, Sendable {
                         + " give the port a zone of its own without midi-fx"), function: "MIDIEffectSpec")
                 }
             }
-            var spec = MIDIEffectSpec(scene: scene, sceneName: sceneName, zone: zone.name, uris: zone.midiFX, channels: channels)
-            // Two zones whose names make one key: the later one numbered.
-            var n = 2
-            let base = spec.key
-            while specs.contains(where: { $0.key == spec.key }) { spec.key = "\(base)-\(n)"; n += 1 }
-            specs.append(spec)
+            appendNumbered(MIDIEffectSpec(scene: scene, sceneName: sceneName, zone: zone.name, uris: zone.midiFX, channels: channels),
+                           to: &specs)
         }
         for zone in mapping.zones { try add(zone, scene: nil, sceneName: nil) }
         for (s, scene) in mapping.scenes.enumerated() {
@@ -229,12 +225,16 @@ public struct MIDIEffectSpec: Hashable, Sendable {
     public static func all(in found: [MappingMIDIEffects]) -> [MIDIEffectSpec] {
         var specs: [MIDIEffectSpec] = []
         for f in found {
-            var spec = MIDIEffectSpec(scene: f.scene, sceneName: f.sceneName, zone: f.zone, uris: f.uris, channels: [])
-            var n = 2
-            let base = spec.key
-            while specs.contains(where: { $0.key == spec.key }) { spec.key = "\(base)-\(n)"; n += 1 }
-            specs.append(spec)
+            appendNumbered(MIDIEffectSpec(scene: f.scene, sceneName: f.sceneName, zone: f.zone, uris: f.uris, channels: []), to: &specs)
         }
         return specs
+    }
+
+    /// Two zones whose names make one key: the later one numbered (`fx.chords-2`).
+    private static func appendNumbered(_ spec: MIDIEffectSpec, to specs: inout [MIDIEffectSpec]) {
+        var spec = spec, n = 2
+        let base = spec.key
+        while specs.contains(where: { $0.key == spec.key }) { spec.key = "\(base)-\(n)"; n += 1 }
+        specs.append(spec)
     }
 }
