@@ -372,11 +372,15 @@ func envelope(_ x: [Float], rate: Int) -> [Double] {
 /// Compares the 10 ms RMS envelopes of a capture and a reference (same rate):
 /// the best Pearson correlation over lags of ±`--max-lag` seconds.
 func compareEnvelopes(_ args: Arguments) -> Int32 {
-    guard args.positional.count == 2 else { fail("envelope CAPTURE.wav REFERENCE.wav [--min-correlation C] [--max-lag S] [--skip-reference S]") }
+    guard args.positional.count == 2 else { fail("envelope CAPTURE.wav REFERENCE.wav [--min-correlation C] [--max-lag S] [--skip-reference S] [--reference-until S]") }
     let (r1, a) = readWAV(args.positional[0]), (r2, b) = readWAV(args.positional[1])
     guard r1 == r2 else { fail("rates differ: \(r1) and \(r2)") }
-    // --skip-reference S: compare with the reference from S seconds on (a play that started there).
-    let ea = envelope(a, rate: r1), eb = Array(envelope(b, rate: r2).dropFirst(Int(args.double("--skip-reference", 0) * 100)))
+    // --skip-reference S: compare with the reference from S seconds on (a play that started there);
+    // --reference-until S: only up to S seconds (a play stopped there).
+    let untilSeconds = args.double("--reference-until", -1)
+    let until = untilSeconds < 0 ? Int.max : Int(untilSeconds * 100)
+    let ea = envelope(a, rate: r1)
+    let eb = Array(envelope(b, rate: r2).prefix(until).dropFirst(Int(args.double("--skip-reference", 0) * 100)))
     let maxLag = Int(args.double("--max-lag", 3) * 100)
     var best = (corr: -2.0, lag: 0)
     for lag in -maxLag...maxLag {
@@ -535,10 +539,12 @@ func onsets(_ args: Arguments) -> Int32 {
 
 /// Writes a Standard MIDI File (format 0, 480 ticks per quarter at 120 bpm:
 /// 960 ticks a second) of one identical short note every `--interval` seconds
-/// for `--seconds`: the timing test's click track.
+/// for `--seconds`: the timing test's click track. `--then-bpm B --from-beat K` changes the
+/// tempo to B at beat K (what a clock master leading at that tempo plays it as).
 func metronome(_ args: Arguments) -> Int32 {
     guard let path = args.positional.first else {
-        fail("metronome OUT.mid [--interval S] [--seconds S] [--note N | --notes N,N,…] [--channel C] [--length S] [--velocity V]")
+        fail("metronome OUT.mid [--interval S] [--seconds S] [--note N | --notes N,N,…] [--channel C] [--length S] [--velocity V]"
+            + " [--then-bpm B --from-beat K]")
     }
     let interval = args.double("--interval", 0.125), seconds = args.double("--seconds", 20)
     // --notes: a keyboard part, the listed keys in turn (one per step).
@@ -553,11 +559,21 @@ func metronome(_ args: Arguments) -> Int32 {
         while v > 0 { bytes.insert(UInt8(v & 0x7F | 0x80), at: 0); v >>= 7 }
         return bytes
     }
-    var track: [UInt8] = vlq(0) + [0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20]   // 500000 µs a quarter
+    func tempo(_ bpm: Double) -> [UInt8] {
+        let us = Int((60_000_000 / bpm).rounded())
+        return [0xFF, 0x51, 0x03, UInt8(us >> 16 & 0xFF), UInt8(us >> 8 & 0xFF), UInt8(us & 0xFF)]
+    }
+    var track: [UInt8] = vlq(0) + tempo(120)
     let count = Int(seconds / interval)
+    let thenBPM = args.double("--then-bpm", 0), changeTick = args.int("--from-beat", -1) * 480
+    guard thenBPM == 0 || (thenBPM >= 1 && changeTick >= 0 && changeTick % step == 0) else {
+        fail("metronome: --then-bpm needs --from-beat K on a step (K × 480 ticks a multiple of \(step))")
+    }
     for i in 0..<count {
         let note = notes[i % notes.count]
-        track += vlq(i == 0 ? 0 : step - length) + [0x90 | channel, note, velocity]
+        var delta = i == 0 ? 0 : step - length
+        if thenBPM > 0, i * step == changeTick { track += vlq(delta) + tempo(thenBPM); delta = 0 }
+        track += vlq(delta) + [0x90 | channel, note, velocity]
         track += vlq(length) + [0x80 | channel, note, 0]
     }
     track += vlq(step - length) + [0xFF, 0x2F, 0x00]

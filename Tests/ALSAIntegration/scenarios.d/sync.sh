@@ -6,7 +6,11 @@
 #  2. `carillon play --sync clock=clock-master --clock-out LISTENER`: the master sends Start,
 #     8 beats at 120 bpm (±1 ms jitter a clock), Stop, Song Position 32, Continue, 8 beats at
 #     140 bpm, Stop; Carillon's own clock out (what it follows, re-sent on its audio clock)
-#     shows Start, Stop, SPP 32, Continue, Stop, and runs at 120 and 140 bpm (±1 %).
+#     shows Start, Stop, SPP 32, Continue, Stop, and runs at 120 and 140 bpm (±1 %). The file is
+#     a drum pattern that does not repeat within 16 beats; the loopback capture follows an offline
+#     render of it at the master's tempo (120, then 140 from beat 8): envelope correlation ≥ 0.95
+#     before the Stop and after the Continue, each aligned on its own, and the second part comes
+#     4.6 s after the first (8 beats at 120 bpm, then the master's 0.6 s stop) ±50 ms.
 # Sourced by ../scenarios.sh (see README.md here).
 if [[ -n ${LIVE_CARILLON:-} ]]; then
   rate=${LIVE_RATE:-22050}
@@ -46,8 +50,13 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
   echo "    ($(($(ms) - t)) ms)"
 
   t=$(ms)
-  long=$out/sync-120-long.mid
-  "$probe" metronome "$long" --interval 0.5 --seconds 20 >>"$out/sync-metronome.log" 2>&1
+  long=$out/sync-120-long.mid reference=$out/sync-120-140.mid
+  pattern=36,42,38,42,36,45,38,50,36,36,39,42,56,38,45,42
+  "$probe" metronome "$long" --interval 0.5 --seconds 20 --notes "$pattern" >>"$out/sync-metronome.log" 2>&1
+  "$probe" metronome "$reference" --interval 0.5 --seconds 20 --notes "$pattern" --then-bpm 140 --from-beat 8 \
+    >>"$out/sync-metronome.log" 2>&1
+  "$LIVE_CARILLON" render "$reference" -o "$out/sync-reference.wav" -r "$rate" --soundfont "$LIVE_SF2" -q \
+    >"$out/sync-reference.log" 2>&1 || bad "sync: reference render" "$(tail -3 "$out/sync-reference.log")"
   LOG=$out/sync-in-clocks.log
   "$probe" clocks --name sync-in --idle 3 --seconds 60 >"$LOG" 2>&1 & LPID=$!
   if wait_for "$LOG" '^ready ' 15; then
@@ -57,11 +66,13 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
     wait_for "$out/sync-master.log" '^master ' 15
     aconnect -l >"$out/sync-aconnect.log" 2>&1
     master=$(awk '/^master /{print $2; exit}' "$out/sync-master.log"):1
+    "${ARECORD[@]}" -q -D hw:Loopback,1 -f FLOAT_LE -r "$rate" -c 2 -d 120 "$out/sync-in.wav" & RECPID=$!
     "$LIVE_CARILLON" play "$long" -d hw:Loopback,0 -r "$rate" --period 1024 --periods "${SYNC_PERIODS:-4}" --soundfont "$LIVE_SF2" \
       --sync "clock=$master" --clock-out "$PORT" -v >"$out/sync-in-play.log" 2>&1 & CPID=$!
     wait "$MPID"; mrc=$?
     sleep 1
     kill -INT "$CPID"; wait "$CPID"; crc=$?
+    kill -INT "$RECPID" 2>/dev/null; wait "$RECPID"
     wait "$LPID"
     seq=$(awk '/^transport /{printf "%s ", $2}' "$LOG")
     bpms=$(grep -o 'bpm=[0-9.]*' "$LOG" | cut -d= -f2 | tr '\n' ' ')
@@ -72,6 +83,17 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
       awk -v a="$b1" -v b="$b2" 'BEGIN { exit !(a > 118.8 && a < 121.2 && b > 138.6 && b < 141.4) }' && [[ -n $shown ]]
     then ok "sync: play --sync clock follows Start/Stop/SPP/Continue at $b1 and $b2 bpm ($shown)"
     else bad "sync: play --sync clock" "master rc=$mrc play rc=$crc [$seq] [$bpms] $(tail -5 "$out/sync-in-play.log")"; fi
+    # The sound: before the Stop (beats 0–7, 0–4 s of the reference) and after the Continue
+    # (beats 8–15, 4–7.4 s), each against the render at the master's tempo.
+    before=$("$probe" envelope "$out/sync-in.wav" "$out/sync-reference.wav" --max-lag 40 --min-correlation 0.95 \
+      --reference-until 4); brc=$?
+    after=$("$probe" envelope "$out/sync-in.wav" "$out/sync-reference.wav" --max-lag 40 --min-correlation 0.95 \
+      --skip-reference 4 --reference-until 7.4); arc=$?
+    gap=$(( $(lag_ms "$after") - $(lag_ms "$before") ))
+    echo "MEASURE sync clock in, capture against the render at 120/140 bpm: before Stop $before | after Continue $after | gap ${gap} ms"
+    if ((brc == 0 && arc == 0 && gap >= 4550 && gap <= 4650))
+    then ok "sync: play --sync clock sounds as the render at the master's tempo (${before%% lag*}, ${after%% lag*}, Continue ${gap} ms on)"
+    else bad "sync: play --sync clock's sound" "before Stop: $before; after Continue: $after; gap $gap ms (4600 ±50)"; fi
   else bad "sync: play --sync clock" "listener did not start"; fi
   echo "    ($(($(ms) - t)) ms)"
 fi
