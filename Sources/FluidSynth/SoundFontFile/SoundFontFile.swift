@@ -88,7 +88,7 @@ public final class SoundFontFile: Sendable {
     /// bytes but for the `pdta` list, rebuilt (and the RIFF size). Loaded
     /// into a synth with `Synth.loadSoundFont(_:)`.
     public func view(keeping selection: SoundFontHydra.ZoneSelection) -> VirtualSoundFont {
-        VirtualSoundFont(file: self, presetData: hydra.serialized(keeping: selection))
+        VirtualSoundFont(file: self, presetData: hydra.serialized(keeping: selection, forOnDemandPadding: SoundFontHydra.onDemandPadding))
     }
 
     /// Reads `count` bytes at `offset`, all or nothing; false at a read error or the file's end.
