@@ -138,6 +138,33 @@ import SoundFile
         try Self.expectSameBytes([path], threads: 2, maxDuration: 30, "\(standard) drum part")
     }
 
+    /// TimGM6mb does not pad its samples with zeros, so FluidSynth 2.3's
+    /// on-demand loader, left to itself, plays into the next sample (-11.6 dB
+    /// in harp_harmony's worst second): every General MIDI program at a low, a
+    /// middle and a high key, released to its end, and the drum kit, then a real
+    /// piece. Seven of its samples (single-cycle waves of 16–39 words, under
+    /// leads, reeds and the bagpipe) are too short for their ends to move; they
+    /// loop, so the voice never reaches the end the loader gave them.
+    @Test func timGM6mb_everyProgram_andARealPiece_byNotes_isTheFileLoadedWhole() throws {
+        var events: [(UInt64, MIDIMessage)] = []
+        for program in 0..<129 {
+            let at = UInt64(program) * 240, drums = program == 128
+            let ch = Channel(drums ? 9 : 0)
+            if !drums { events.append((at, .programChange(UInt7(program), channel: ch))) }
+            for key: UInt7 in drums ? [36, 38, 42, 49] : [36, 60, 84] {
+                events.append((at + 1, .noteOn(key, velocity: 100, channel: ch)))
+                events.append((at + 120, .noteOff(key, channel: ch)))
+            }
+        }
+        let file = StandardMIDIFile(format: .multiTrack, division: .ticksPerQuarterNote(480),
+                                    tracks: [Track(events: events.map { TrackEvent(tick: $0.0, event: .midi($0.1)) })])
+        let path = NSTemporaryDirectory() + "carillon-selection-\(getpid())-programs.mid"
+        FileManager.default.createFile(atPath: path, contents: Data(file.serialized()))
+        defer { unlink(path) }
+        try Self.expectSameBytes([path], font: timGM, "TimGM6mb, every program")
+        try Self.expectSameBytes(["\(openmsx)/harp_harmony.mid"], font: timGM, maxDuration: 30, "TimGM6mb, harp_harmony")
+    }
+
     /// A mono legato channel returns to the note still held, at its velocity,
     /// on the preset the channel has then (here one it has not played yet).
     @Test(arguments: [68, 126])
