@@ -51,7 +51,13 @@ final class PiecePositionTap: @unchecked Sendable {
 /// - its tempo is the session's, and a `transport.tempo` change here is given
 ///   to the session (`LinkLock`);
 /// - while it plays, its beat at the time a frame is heard (`OutputClock` plus
-///   the output's latency, on Link's clock) is held to the session's beat phase.
+///   the output's latency, on Link's clock) is held to the session's beat phase;
+/// - start and stop are shared with the peers that share theirs (Link's
+///   start/stop sync): the piece's start starts the session; a peer's stop
+///   stops the piece where it is, and a peer's start plays it on from there,
+///   on the session's next bar as at first; a stop or play here (the view's
+///   space, the web page, OSC) stops or starts the session. The piece's own
+///   end does not stop the others.
 public final class LinkFollowing: @unchecked Sendable {
     public let session: LinkSession
     private let transport: Transport
@@ -60,7 +66,10 @@ public final class LinkFollowing: @unchecked Sendable {
     private let latencyNanos: UInt64
     private let periodNanos: UInt64
     private var lock: LinkLock
-    private let startSeconds: Double
+    /// Where the next start plays from: `--start`, then where a peer's stop left the piece.
+    private var startSeconds: Double
+    /// The session's start/stop and the piece's, as last seen (`follow`).
+    private var sessionPlaying = false, piecePlaying = false
     private let log: HostLog
     private let loop = StoppableThread()
     private let failures = Atomic<Int>(0)
@@ -75,6 +84,7 @@ public final class LinkFollowing: @unchecked Sendable {
     init(transport: Transport, clock: OutputClock, latencyFrames: Int, beats: BeatMap, start: Double,
          beatsPerMinute: Double, log: HostLog) throws(LinkError) {
         session = try LinkSession(beatsPerMinute: min(max(beatsPerMinute, LinkLock.tempoRange.lowerBound), LinkLock.tempoRange.upperBound))
+        try session.enableStartStopSync(true)
         try session.enable(true)
         self.transport = transport; self.clock = clock; self.log = log
         latencyNanos = UInt64(Double(max(0, latencyFrames)) * 1e9 / clock.sampleRate)
@@ -121,7 +131,8 @@ public final class LinkFollowing: @unchecked Sendable {
                 if !started {
                     started = try launch()
                 } else {
-                    try follow()
+                    started = try followStartStop()
+                    if started { try follow() }
                 }
             } catch { failed(error) }
             usleep(5000)
@@ -130,8 +141,9 @@ public final class LinkFollowing: @unchecked Sendable {
 
     /// The start: once the output's clock is known, the piece's first beat is
     /// requested a little ahead (latency, two periods and 50 ms), at the session's
-    /// next time with its phase; the play command goes out so that the block it
-    /// takes effect in is heard then. True once it has.
+    /// next time with its phase, and the session is playing from then (it may
+    /// be already); the play command goes out so that the block it takes effect
+    /// in is heard then. True once it has.
     private func launch() throws(LinkError) -> Bool {
         let state = try session.state(quantum: LinkLock.quantum)
         bpmBits.store(state.beatsPerMinute.bitPattern, ordering: .relaxed)
@@ -141,17 +153,47 @@ public final class LinkFollowing: @unchecked Sendable {
         let lead = latencyNanos + 2 * periodNanos + 50_000_000
         let firstBeat = lock.beats.beat(atSeconds: startSeconds)
         let ahead = LinkSession.linkMicros(monotonicNanos: monotonicNanoseconds() + lead)
-        try session.requestBeat(firstBeat, at: ahead, quantum: LinkLock.quantum)
+        try session.setPlaying(true, at: ahead, beat: firstBeat, quantum: LinkLock.quantum)
         let heard = LinkSession.monotonicNanos(linkMicros: try session.time(atBeat: firstBeat, quantum: LinkLock.quantum))
         // A block's commands are read as it starts rendering and heard `latency` later: half a period early.
         let due = heard &- latencyNanos &- periodNanos / 2
         while monotonicNanoseconds() < due, !loop.stopping.isSet { usleep(UInt32(min(1000, (due &- monotonicNanoseconds()) / 1000 + 1))) }
         transport.seek(to: startSeconds)
         transport.play()
+        sessionPlaying = true; piecePlaying = true
         let given = monotonicNanoseconds()
         startedAt.store(LinkSession.linkMicros(monotonicNanos: heard), ordering: .relaxed)
         log.append("Link: \(session.peers) peer\(session.peers == 1 ? "" : "s"), \(formatBPM(state.beatsPerMinute)) bpm; "
                    + "the piece starts on the session's bar, heard in \((Int64(heard) &- Int64(given)) / 1_000_000) ms")
+        return true
+    }
+
+    /// Start and stop, both ways (see the type). False when the piece is to start
+    /// again on the session's bar (`launch`): a peer started the session.
+    private func followStartStop() throws(LinkError) -> Bool {
+        let now = session.now
+        let state = try session.state(at: now, quantum: LinkLock.quantum)
+        let piece = transport.isPlaying && !transport.isFinished
+        defer { sessionPlaying = state.isPlaying; piecePlaying = piece }
+        if sessionPlaying && !state.isPlaying {
+            guard piece else { return true }
+            transport.stop()
+            startSeconds = transport.position
+            log.append("Link: a peer stopped the session: the piece stops at \(seconds(startSeconds)) s")
+            return true
+        }
+        if !sessionPlaying && state.isPlaying && !piece && !transport.isFinished {
+            startSeconds = transport.position
+            log.append("Link: a peer started the session: the piece plays on from \(seconds(startSeconds)) s on the session's bar")
+            return false
+        }
+        if piecePlaying && !piece && !transport.isFinished && state.isPlaying {
+            try session.setPlaying(false, at: now, beat: state.beat, quantum: LinkLock.quantum)
+            log.append("Link: stopped here: the session stops")
+        } else if !piecePlaying && piece && !state.isPlaying {
+            try session.setPlaying(true, at: now, beat: lock.beats.beat(atSeconds: transport.position), quantum: LinkLock.quantum)
+            log.append("Link: started here: the session starts")
+        }
         return true
     }
 
@@ -183,4 +225,5 @@ public final class LinkFollowing: @unchecked Sendable {
     }
 
     private func formatBPM(_ bpm: Double) -> String { ((bpm * 10).rounded() / 10).description }
+    private func seconds(_ s: Double) -> String { ((s * 100).rounded() / 100).description }
 }

@@ -119,7 +119,7 @@ final class Probe {
     func state(at micros: Int64? = nil) throws -> State {
         // "now": the probe reads at its own Link clock's now.
         let words = try ask("state \(micros.map(String.init) ?? "now") 4")
-        guard words.count == 6, let tempo = Double(words[2]), let beat = Double(words[3]), let phase = Double(words[4]) else {
+        guard words.count == 7, let tempo = Double(words[2]), let beat = Double(words[3]), let phase = Double(words[4]) else {
             throw Failure(description: "\(name): \(words)")
         }
         return State(tempo: tempo, beat: beat, phase: phase)

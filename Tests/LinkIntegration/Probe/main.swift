@@ -3,10 +3,12 @@
 //
 //   peers                 → "peers N"
 //   tempo BPM             → "ok" once committed (the session's tempo from now)
-//   state MICROS QUANTUM  → "state MICROS TEMPO BEAT PHASE PEERS": the session read at MICROS of Link's clock
+//   state MICROS QUANTUM  → "state MICROS TEMPO BEAT PHASE PEERS PLAYING": the session read at MICROS of Link's clock
+//   playing 1|0           → "ok" once the session's start (on beat 0, now) or stop is committed
 //   now                   → "now MICROS" (Link's clock)
 //   quit                  → leaves the session and exits
-// Started as `carillon-link-probe BPM`: joins at once at BPM. Errors: "error …" (and exit 1 at start).
+// Started as `carillon-link-probe BPM`: joins at once at BPM, sharing start/stop (Link's start/stop
+// sync), the session stopped. Errors: "error …" (and exit 1 at start).
 import Glibc
 import Link
 
@@ -20,6 +22,7 @@ let bpm = CommandLine.arguments.count > 1 ? Double(CommandLine.arguments[1]) ?? 
 let session: LinkSession
 do {
     session = try LinkSession(beatsPerMinute: bpm)
+    try session.enableStartStopSync(true)
     try session.enable(true)
 } catch {
     say("error \(error)")
@@ -39,7 +42,10 @@ while let line = readLine() {
         case "state" where words.count == 3:
             let t = Int64(words[1]) ?? session.now, q = Double(words[2]) ?? 4
             let s = try session.state(at: t, quantum: q)
-            say("state \(t) \(s.beatsPerMinute) \(s.beat) \(s.phase) \(session.peers)")
+            say("state \(t) \(s.beatsPerMinute) \(s.beat) \(s.phase) \(session.peers) \(s.isPlaying ? 1 : 0)")
+        case "playing" where words.count == 2 && (words[1] == "1" || words[1] == "0"):
+            try session.setPlaying(words[1] == "1", at: session.now, beat: 0, quantum: 4)
+            say("ok")
         case "quit":
             try session.enable(false)
             exit(0)
