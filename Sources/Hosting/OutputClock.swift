@@ -62,6 +62,9 @@ public final class OutputClock: @unchecked Sendable {
     private let origin = Atomic<Int64>(.min)
     /// The start frame of the last block published.
     private let lastBlock = Atomic<UInt64>(0)
+    /// The start frame of the block after the last one rendered, published or
+    /// not (the prefill's too): where an event goes before the clock is known.
+    private let nextRendered = Atomic<UInt64>(0)
     /// Output thread only: the last `window` blocks' offsets (a ring), and their minimum.
     private let offsets: UnsafeMutablePointer<Int64>
     private var published = 0
@@ -87,6 +90,7 @@ public final class OutputClock: @unchecked Sendable {
     /// Output thread, at each block start: the block starting at `frame` of the
     /// sample clock began to render at `nanos` of the monotonic clock.
     public func publish(blockStart frame: UInt64, at nanos: UInt64) {
+        nextRendered.store(frame &+ UInt64(periodFrames), ordering: .relaxed)
         guard frame >= settleFrames else { return }
         let offset = Int64(bitPattern: nanos) &- Int64(Double(frame) * 1e9 / sampleRate)
         let slot = published % window
@@ -118,10 +122,12 @@ public final class OutputClock: @unchecked Sendable {
     /// Clamped to [the last block's start, that + latency + 2 periods]: an
     /// arrival before the render clock (a stale stamp, a clock jump back) plays
     /// at once; one far ahead (the output stalled, a jump forward) no later
-    /// than that. Before the first block: 0 (at once).
+    /// than that. Before the clock is known (no block yet, or the output's
+    /// prefill): at once, the start of the block after the last one rendered,
+    /// where it plays (a take records the frame it played at).
     public func frame(arrival nanos: UInt64) -> UInt64 {
         let origin = origin.load(ordering: .acquiring)
-        guard origin != .min else { return 0 }
+        guard origin != .min else { return nextRendered.load(ordering: .relaxed) }
         let block = lastBlock.load(ordering: .relaxed)
         let latest = block &+ latencyFrames &+ 2 &* UInt64(periodFrames)
         // Rounded up: an event due in the block already rendering would come a block late.

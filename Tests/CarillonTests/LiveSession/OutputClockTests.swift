@@ -105,7 +105,9 @@ import Testing
             clock.publish(blockStart: UInt64(k * Self.period), at: t)
             t += k == 0 ? slow : render
         }
-        #expect(clock.frame(arrival: t) == 0, "nothing published yet: at once")
+        // Nothing published yet: at once, in the block after the last one rendered (where it
+        // plays, and so where a take records it), not at frame 0, which the prefill has passed.
+        #expect(clock.frame(arrival: t) == UInt64(periods * Self.period))
         let deviceStart = t   // frame 0 plays now; block k is asked for when frame (k − periods) · period has played
         for k in periods..<(periods + 20) {
             clock.publish(blockStart: UInt64(k * Self.period), at: deviceStart + UInt64(Double((k - periods) * Self.period) / Self.rate * 1e9))
