@@ -275,17 +275,19 @@ extension LiveHost {
     /// empty one for live, for the transport to run) waits stopped for the session's bar.
     func startLink(_ audio: LiveAudio) throws(Failure) {
         guard options.link, linkFollowing == nil, let clock = audio.clock else { return }
+        let sharesStartStop = hasPiece   // play's piece; live's empty one only runs the clock
         loadTransportPiece()
         let transport = audio.renderer.transport
         transport.stop()
         let latency = max(audio.output.prefillFrames - audio.output.maxFrames, audio.output.maxFrames)
         do {
             let f = try LinkFollowing(transport: transport, clock: clock, latencyFrames: latency, beats: beats, start: startSeconds,
-                                      beatsPerMinute: beats.beatsPerMinute(atSeconds: startSeconds) * transport.tempoScale, log: log)
+                                      beatsPerMinute: beats.beatsPerMinute(atSeconds: startSeconds) * transport.tempoScale,
+                                      sharesStartStop: sharesStartStop, log: log)
             audio.link = f
             linkFollowing = f
         } catch { throw .link(error) }
-        log.append("joined the Ableton Link session (quantum 4)")
+        log.append("joined the Ableton Link session (quantum 4\(sharesStartStop ? ", start and stop shared" : ""))")
     }
 
     /// Without a piece (live): an empty one a day long, for the transport (`transport.tempo`)

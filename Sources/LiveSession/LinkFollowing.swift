@@ -52,12 +52,13 @@ final class PiecePositionTap: @unchecked Sendable {
 ///   to the session (`LinkLock`);
 /// - while it plays, its beat at the time a frame is heard (`OutputClock` plus
 ///   the output's latency, on Link's clock) is held to the session's beat phase;
-/// - start and stop are shared with the peers that share theirs (Link's
-///   start/stop sync): the piece's start starts the session; a peer's stop
+/// - with a piece (`play`), start and stop are shared with the peers that share
+///   theirs (Link's start/stop sync): the piece's start starts the session; a peer's stop
 ///   stops the piece where it is, and a peer's start plays it on from there,
 ///   on the session's next bar as at first; a stop or play here (the view's
 ///   space, the web page, OSC) stops or starts the session. The piece's own
-///   end does not stop the others.
+///   end does not stop the others. `live` (no piece: an empty one runs the
+///   clock) does not: joining a session is not pressing its play.
 public final class LinkFollowing: @unchecked Sendable {
     public let session: LinkSession
     private let transport: Transport
@@ -68,7 +69,9 @@ public final class LinkFollowing: @unchecked Sendable {
     private var lock: LinkLock
     /// Where the next start plays from: `--start`, then where a peer's stop left the piece.
     private var startSeconds: Double
-    /// The session's start/stop and the piece's, as last seen (`follow`).
+    /// Whether start and stop are shared (`play`, not `live`).
+    private let sharesStartStop: Bool
+    /// The session's start/stop and the piece's, as last seen (`followStartStop`).
     private var sessionPlaying = false, piecePlaying = false
     private let log: HostLog
     private let loop = StoppableThread()
@@ -80,11 +83,13 @@ public final class LinkFollowing: @unchecked Sendable {
     /// After a seek: the phase is not read again until the tap's frame passes this (the seek heard).
     private var holdUntilFrame: UInt64 = 0
 
-    /// Joins the session at `beatsPerMinute` (the piece's tempo: the session's if there is one).
+    /// Joins the session at `beatsPerMinute` (the piece's tempo: the session's if
+    /// there is one); `sharesStartStop`: with Link's start/stop sync (a piece's).
     init(transport: Transport, clock: OutputClock, latencyFrames: Int, beats: BeatMap, start: Double,
-         beatsPerMinute: Double, log: HostLog) throws(LinkError) {
+         beatsPerMinute: Double, sharesStartStop: Bool, log: HostLog) throws(LinkError) {
         session = try LinkSession(beatsPerMinute: min(max(beatsPerMinute, LinkLock.tempoRange.lowerBound), LinkLock.tempoRange.upperBound))
-        try session.enableStartStopSync(true)
+        self.sharesStartStop = sharesStartStop
+        if sharesStartStop { try session.enableStartStopSync(true) }
         try session.enable(true)
         self.transport = transport; self.clock = clock; self.log = log
         latencyNanos = UInt64(Double(max(0, latencyFrames)) * 1e9 / clock.sampleRate)
@@ -123,15 +128,23 @@ public final class LinkFollowing: @unchecked Sendable {
         if failures.add(1, ordering: .relaxed).newValue == 1 { log.append("Link: \(e)") }
     }
 
+    /// How long the piece waits after joining before it starts: Link finds its
+    /// peers and measures their clocks first. A start/stop committed before
+    /// that is stamped on a clock the session does not share yet, and a peer
+    /// may keep its own, older state (seen: the probe still stopped 20 s after
+    /// the piece started it).
+    static let joinSeconds = 1.0
+
     private func run(until stopping: CancellationFlag) {
         var started = false
+        let joined = monotonicNanoseconds()
         while !stopping.isSet {
             do throws(LinkError) {
                 peersCount.store(session.peers, ordering: .relaxed)
                 if !started {
-                    started = try launch()
+                    if monotonicNanoseconds() - joined >= UInt64(Self.joinSeconds * 1e9) { started = try launch() }
                 } else {
-                    started = try followStartStop()
+                    started = sharesStartStop ? try followStartStop() : true
                     if started { try follow() }
                 }
             } catch { failed(error) }
@@ -141,9 +154,9 @@ public final class LinkFollowing: @unchecked Sendable {
 
     /// The start: once the output's clock is known, the piece's first beat is
     /// requested a little ahead (latency, two periods and 50 ms), at the session's
-    /// next time with its phase, and the session is playing from then (it may
-    /// be already); the play command goes out so that the block it takes effect
-    /// in is heard then. True once it has.
+    /// next time with its phase (sharing start/stop: and the session is playing
+    /// from then, if it was not); the play command goes out so that the block it
+    /// takes effect in is heard then. True once it has.
     private func launch() throws(LinkError) -> Bool {
         let state = try session.state(quantum: LinkLock.quantum)
         bpmBits.store(state.beatsPerMinute.bitPattern, ordering: .relaxed)
@@ -153,7 +166,11 @@ public final class LinkFollowing: @unchecked Sendable {
         let lead = latencyNanos + 2 * periodNanos + 50_000_000
         let firstBeat = lock.beats.beat(atSeconds: startSeconds)
         let ahead = LinkSession.linkMicros(monotonicNanos: monotonicNanoseconds() + lead)
-        try session.setPlaying(true, at: ahead, beat: firstBeat, quantum: LinkLock.quantum)
+        if sharesStartStop {
+            try session.setPlaying(true, at: ahead, beat: firstBeat, quantum: LinkLock.quantum)
+        } else {
+            try session.requestBeat(firstBeat, at: ahead, quantum: LinkLock.quantum)
+        }
         let heard = LinkSession.monotonicNanos(linkMicros: try session.time(atBeat: firstBeat, quantum: LinkLock.quantum))
         // A block's commands are read as it starts rendering and heard `latency` later: half a period early.
         let due = heard &- latencyNanos &- periodNanos / 2
