@@ -14,10 +14,13 @@ public protocol ChannelOutput: Sendable {
     /// False when it could not be taken (no such chain, a full queue).
     @discardableResult
     func pushEffect(_ effect: Int, _ message: ChannelMessage, at placement: EventQueueProducer.Placement) -> Bool
+    /// The frame an event placed so plays at, fixed now; nil without a sample clock.
+    func frame(pinning placement: EventQueueProducer.Placement) -> UInt64?
 }
 
 extension ChannelOutput {
     public func pushEffect(_ effect: Int, _ message: ChannelMessage, at placement: EventQueueProducer.Placement) -> Bool { false }
+    public func frame(pinning placement: EventQueueProducer.Placement) -> UInt64? { nil }
 
     /// Right after the last message pushed (a parameter change).
     @discardableResult

@@ -68,6 +68,12 @@ public final class KeyboardRouting: Sendable {
         state = Mutex(State())
     }
 
+    /// With a sample clock: the frame a message placed so plays at, fixed now, so
+    /// a recording of it and the messages routed from it (`.frame` of it) agree.
+    public func frame(pinning placement: EventQueueProducer.Placement) -> UInt64? {
+        events?.frame(pinning: placement)
+    }
+
     /// The effect chain numbers of `zones` (`scene`'s own, nil: the top level's).
     private func chains(_ zones: [Zone], scene: Int?) -> [Int?] {
         zones.map { zone in

@@ -22,8 +22,6 @@ final class InputRouter: Sendable {
     private let sourceName: @Sendable (SeqAddress) -> String?
     private let log: HostLog
     private let midiRecorder: MIDIRecorder?
-    /// The render thread's queue (with audio): a message's frame is fixed here, once, for the recording and the routing.
-    private let events: EventQueueProducer?
     private let counts = Mutex<[SeqAddress: Int]>([:])
     private let connected = Mutex<Set<SeqAddress>>([])
     /// SCHED_FIFO priority the input thread asks for on its first event; nil: none.
@@ -37,9 +35,8 @@ final class InputRouter: Sendable {
     /// buffer, an input thread below it waited longer than that and its notes
     /// came a period late. The router's work per event is short.
     init(keyboard: KeyboardRouting, zoneOutput: ALSAZoneOutput? = nil, sourceName: @escaping @Sendable (SeqAddress) -> String? = { _ in nil },
-         log: HostLog, midiRecorder: MIDIRecorder? = nil, events: EventQueueProducer? = nil, priority: Int32? = nil) {
+         log: HostLog, midiRecorder: MIDIRecorder? = nil, priority: Int32? = nil) {
         self.keyboard = keyboard
-        self.events = events
         self.zoneOutput = zoneOutput
         self.sourceName = sourceName
         self.log = log
@@ -51,7 +48,7 @@ final class InputRouter: Sendable {
     convenience init(hub: ControlHub, events: EventQueueProducer?, log: HostLog, midiRecorder: MIDIRecorder? = nil) {
         let keyboard = KeyboardRouting(hub: hub, events: events)
         keyboard.start()
-        self.init(keyboard: keyboard, log: log, midiRecorder: midiRecorder, events: events)
+        self.init(keyboard: keyboard, log: log, midiRecorder: midiRecorder)
     }
 
     var messagesBySource: [SeqAddress: Int] { counts.withLock { $0 } }
@@ -74,7 +71,7 @@ final class InputRouter: Sendable {
             // and the render thread (`--timing stamped`) keep the real timing.
             let arrival = event.arrival ?? OutputClock.now()
             // `--timing stamped`: the frame it plays at, fixed once, so the take records it.
-            let frame = events?.frame(pinning: .arrival(arrival))
+            let frame = keyboard.frame(pinning: .arrival(arrival))
             midiRecorder?.record(message, at: arrival, frame: frame)
             counts.withLock { $0[source, default: 0] += 1 }
             keyboard.route(message, from: Self.sourceID(source), at: frame.map { .frame($0) } ?? .arrival(arrival))
@@ -104,7 +101,7 @@ final class InputRouter: Sendable {
     /// A message from JACK MIDI (`JACKMIDIInput`), to play at `frame` of the
     /// sample clock: recorded, counted, and routed like a sequencer event.
     func receive(_ message: MIDIMessage, frame: UInt64) {
-        let played = events?.frame(pinning: .frame(frame))
+        let played = keyboard.frame(pinning: .frame(frame))
         midiRecorder?.record(message, frame: played)
         jackMessages.add(1, ordering: .relaxed)
         keyboard.route(message, from: Self.jackSource, at: .frame(played ?? frame))

@@ -269,8 +269,7 @@ public final class LiveHost: @unchecked Sendable {
         // The input thread above the output thread (requestFIFO's default, 70): pushes within the latency.
         router = InputRouter(keyboard: keyboard, zoneOutput: zoneOutput,
                              sourceName: { [weak client] a in (try? client?.ports())?.first { $0.address == a }?.searchableName },
-                             log: log, midiRecorder: midiRecorder, events: audio?.events,
-                             priority: options.realtime && audio?.clock != nil ? 75 : nil)
+                             log: log, midiRecorder: midiRecorder, priority: options.realtime && audio?.clock != nil ? 75 : nil)
     }
 
     deinit { stop() }

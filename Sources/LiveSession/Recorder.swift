@@ -38,7 +38,7 @@ public final class Recorder: @unchecked Sendable {
     /// while the disk or the writer thread is slow (≥ 8 blocks). 10 s by
     /// default: on a loaded machine the real-time threads can keep the writer
     /// (normal priority) off the CPU for seconds, and a 2 s ring once dropped
-    /// 12 blocks in the VM (CI, stop 34); 10 s of stereo floats at 48 kHz is 3.7 MiB.
+    /// 12 blocks in the VM (a fresh-clone CI run here, 2026-11-27); 10 s of stereo floats at 48 kHz is 3.7 MiB.
     public init(path: String, format: AudioFileFormat, encoding: SampleEncoding? = nil, sampleRate: Int,
                 blockFrames: Int, channels: Int = 2, seconds: Double = 10) throws(SoundFileError) {
         precondition(blockFrames > 0 && channels > 0)
