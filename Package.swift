@@ -168,7 +168,7 @@ let package = Package(
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"]),
         // The four stages after the engine, in one target for their shared fixtures; folders mirror Sources/.
-        .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Analysis", "ALSA", "MIDI", "Controls", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "CAllocationCounter"]),
+        .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Analysis", "ALSA", "MIDI", "Controls", "Rig", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: [
             // The help-defaults test parses the commands and reads the values they hand the library.
             "CarillonCLI", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "SoundFile", "ChildProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),

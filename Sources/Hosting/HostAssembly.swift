@@ -2,6 +2,7 @@ import Controls
 import Engine
 import LV2
 import Parameters
+import Rig
 import Sampling
 
 /// The one assembly of `live`, `play` and `render`: the hub holding the
@@ -121,10 +122,18 @@ public struct HostAssembly: Sendable {
             renderer.attach(plugin, toChannel: spec.channel)
         }
         // The zones' MIDI effects run on the render thread live; offline, the take's pass runs them (`TakeRouting`).
+        // With slots (a session a reload may change), every chain number a mapping may use has a
+        // slot, the start's chains in the first ones.
         if !offline, let plugins {
-            for k in plugins.midiEffects.indices {
-                _ = renderer.attach(try plugins.makeMIDIEffect(k, sampleRate: sampleRate, maxFrames: maxFrames, offline: false,
-                                                               parameters: parameters))
+            for k in 0..<(slots == nil ? plugins.midiEffects.count : ZoneRouter.maxEffects) {
+                let chain = k < plugins.midiEffects.count
+                    ? try plugins.makeMIDIEffect(plugins.midiEffects[k], sampleRate: sampleRate, maxFrames: maxFrames, offline: false,
+                                                 parameters: parameters) : nil
+                if let slots {
+                    _ = renderer.attach(slots.holdMIDIEffect(chain))
+                } else if let chain {
+                    _ = renderer.attach(chain)
+                }
             }
         }
         renderer.oscillator.a4 = options.a4

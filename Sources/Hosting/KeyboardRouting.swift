@@ -36,8 +36,6 @@ public final class KeyboardRouting: Sendable {
     private let hub: ControlHub
     private let events: (any ChannelOutput)?
     private let external: ExternalMIDIOutput?
-    /// The zones' MIDI effect chains the output side runs (`PluginHost.midiEffects`).
-    private let effects: [MIDIEffectSpec]
     private let state: Mutex<State>
     private let sceneToken = Mutex<SubscriptionToken?>(nil)
     /// Whether any zone is in force: without, a message skips the router's lock.
@@ -53,19 +51,23 @@ public final class KeyboardRouting: Sendable {
         /// it is released (All Notes Off) when the last of them is.
         var draining = [Bool](repeating: false, count: ZoneRouter.maxEffects)
         var anyDraining = false
+        /// The MIDI effect chains the output side runs, by number (nil: an empty slot).
+        var effects: [MIDIEffectSpec?]
     }
 
     /// `effects`: the zones' MIDI effect chains `events` takes (`pushEffect`), by
     /// number; a zone with `midi-fx` goes through the chain made for it (the
-    /// same scene, zone name and plugins), a zone with none made for it (a
-    /// reload that changed its plugins) straight to its destinations.
+    /// same scene, zone, plugins and destinations), a zone with none made for
+    /// it straight to its destinations. `effectSlots`: the chain numbers
+    /// `events` takes (at least `effects.count`), the ones after `effects` free
+    /// for a reload's chains (`placeEffects`).
     public init(hub: ControlHub, events: (any ChannelOutput)?, external: ExternalMIDIOutput? = nil,
-                effects: [MIDIEffectSpec] = []) {
+                effects: [MIDIEffectSpec] = [], effectSlots: Int = 0) {
         self.hub = hub
         self.events = events
         self.external = external
-        self.effects = effects
-        state = Mutex(State())
+        let slots = min(ZoneRouter.maxEffects, max(effects.count, effectSlots))
+        state = Mutex(State(effects: effects.prefix(slots).map { $0 } + Array(repeating: nil, count: slots - min(slots, effects.count))))
     }
 
     /// With a sample clock: the frame a message placed so plays at, fixed now, so
@@ -74,11 +76,42 @@ public final class KeyboardRouting: Sendable {
         events?.frame(pinning: placement)
     }
 
-    /// The effect chain numbers of `zones` (`scene`'s own, nil: the top level's).
-    private func chains(_ zones: [Zone], scene: Int?) -> [Int?] {
+    /// The effect chain numbers of `zones` (`scene`'s own, nil: the top level's):
+    /// where `effects` has the chain made for the zone's spec (`specs`: the mapping's).
+    private static func chains(_ zones: [Zone], scene: Int?, specs: [MIDIEffectSpec], in effects: [MIDIEffectSpec?]) -> [Int?] {
         zones.map { zone in
-            zone.midiFX.isEmpty ? nil
-                : effects.firstIndex { $0.scene == scene && $0.zone == zone.name && $0.uris == zone.midiFX }
+            guard !zone.midiFX.isEmpty, let spec = specs.first(where: { $0.scene == scene && $0.zone == zone.name }) else { return nil }
+            return effects.firstIndex { $0 == spec }
+        }
+    }
+
+    /// A reloaded mapping's chains (`MIDIEffectSpec.all(in:)`, before the hub
+    /// takes the mapping): each keeps the number of the chain made for the
+    /// same spec; the others get a number whose chain nothing needs any more —
+    /// an empty slot first, then one no zone of the current mapping names,
+    /// then one it names — never one that holds a key or is still to be
+    /// released. Returns those that need a chain made; what finds no number is
+    /// in `unplaced` (its zone plays without its `midi-fx`). Put them in place
+    /// with `installEffects` once their chains are offered to their slots.
+    public func placeEffects(_ specs: [MIDIEffectSpec]) -> (new: [(slot: Int, spec: MIDIEffectSpec)], unplaced: [MIDIEffectSpec]) {
+        state.withLock { s in
+            let kept = Set(specs.compactMap { spec in s.effects.firstIndex { $0 == spec } })
+            let named = Set(s.topLevel.effectChains + s.scenes.flatMap { $0?.effectChains ?? [] })
+            let idle = s.effects.indices.filter { !kept.contains($0) && !s.draining[$0] && s.router.heldNotes(inEffect: $0) == 0 }
+            var free = idle.filter { s.effects[$0] == nil } + idle.filter { s.effects[$0] != nil && !named.contains($0) }
+                + idle.filter { s.effects[$0] != nil && named.contains($0) }
+            var new: [(slot: Int, spec: MIDIEffectSpec)] = [], unplaced: [MIDIEffectSpec] = []
+            for spec in specs where !s.effects.contains(spec) {
+                if free.isEmpty { unplaced.append(spec) } else { new.append((free.removeFirst(), spec)) }
+            }
+            return (new, unplaced)
+        }
+    }
+
+    /// Puts `placed` (`placeEffects`' new chains, offered to their slots) in the table the next sets are compiled with.
+    public func installEffects(_ placed: [(slot: Int, spec: MIDIEffectSpec)]) {
+        state.withLock { s in
+            for (slot, spec) in placed where s.effects.indices.contains(slot) { s.effects[slot] = spec }
         }
     }
 
@@ -105,10 +138,15 @@ public final class KeyboardRouting: Sendable {
     private func follow(_ change: SceneChange, at placement: EventQueueProducer.Placement) {
         var compiled: (ZoneSet, [ZoneSet?])? = nil
         if change.mappingChanged {
+            // The table changes only before a reload reaches the hub, on the thread that reloads: read once.
+            let effects = state.withLock { $0.effects }
             let mapping = change.mapping
+            let specs = mapping.flatMap { try? MIDIEffectSpec.all(in: $0) } ?? []
             let top = mapping?.zones ?? []
-            compiled = (ZoneSet(top, effects: chains(top, scene: nil)),
-                        mapping?.scenes.enumerated().map { s, scene in scene.zones.map { ZoneSet($0, effects: chains($0, scene: s)) } } ?? [])
+            compiled = (ZoneSet(top, effects: Self.chains(top, scene: nil, specs: specs, in: effects)),
+                        mapping?.scenes.enumerated().map { s, scene in
+                            scene.zones.map { ZoneSet($0, effects: Self.chains($0, scene: s, specs: specs, in: effects)) }
+                        } ?? [])
         }
         state.withLock { s in
             if let (top, scenes) = compiled { s.topLevel = top; s.scenes = scenes }
@@ -135,7 +173,7 @@ public final class KeyboardRouting: Sendable {
         for k in 0..<s.draining.count where s.draining[k] {
             if s.router.heldNotes(inEffect: k) == 0 {
                 s.draining[k] = false
-                releaseEffect(k, placement: .afterLast)
+                releaseEffect(k, in: s, placement: .afterLast)
             } else {
                 left = true
             }
@@ -144,9 +182,9 @@ public final class KeyboardRouting: Sendable {
     }
 
     /// All Notes Off into chain `k`, on its zone's first channel.
-    private func releaseEffect(_ k: Int, placement: EventQueueProducer.Placement) {
-        guard effects.indices.contains(k) else { return }
-        let channel = Int(effects[k].channels.first?.value ?? 0)
+    private func releaseEffect(_ k: Int, in s: State, placement: EventQueueProducer.Placement) {
+        guard s.effects.indices.contains(k), let spec = s.effects[k] else { return }
+        let channel = Int(spec.channels.first?.value ?? 0)
         events?.pushEffect(k, .controlChange(123, value: 0, channel: channel), at: placement)
     }
 
@@ -183,8 +221,8 @@ public final class KeyboardRouting: Sendable {
             var sink = Sink(events: events, external: external, router: s.router, placement: placement)
             s.router.releaseAll(source: source, into: &sink)
             // What the chains made (an echo, a held chord) ends too, where no other source holds notes.
-            for k in effects.indices where s.router.heldNotes(inEffect: k) == 0 {
-                releaseEffect(k, placement: placement)
+            for k in s.effects.indices where s.router.heldNotes(inEffect: k) == 0 {
+                releaseEffect(k, in: s, placement: placement)
                 s.draining[k] = false
             }
             s.anyDraining = s.draining.contains(true)
@@ -196,7 +234,7 @@ public final class KeyboardRouting: Sendable {
         state.withLock { s in
             var sink = Sink(events: events, external: external, router: s.router, placement: .afterLast)
             s.router.releaseEverything(into: &sink)
-            for k in effects.indices { releaseEffect(k, placement: .afterLast) }
+            for k in s.effects.indices { releaseEffect(k, in: s, placement: .afterLast) }
         }
     }
 

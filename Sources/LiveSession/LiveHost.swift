@@ -264,7 +264,7 @@ public final class LiveHost: @unchecked Sendable {
         self.zoneOutput = zoneOutput
         self.jackZoneOutput = jackZoneOutput
         let keyboard = KeyboardRouting(hub: hub, events: audio?.events, external: jackZoneOutput ?? zoneOutput,
-                                       effects: plugins?.midiEffects ?? [])
+                                       effects: plugins?.midiEffects ?? [], effectSlots: audio?.pluginSlots.midiEffectSlots ?? 0)
         self.keyboard = keyboard
         // The input thread above the output thread (requestFIFO's default, 70): pushes within the latency.
         router = InputRouter(keyboard: keyboard, zoneOutput: zoneOutput,
@@ -363,7 +363,10 @@ public final class LiveHost: @unchecked Sendable {
         }
         if let path = options.watchMapping, watcher == nil {
             let hub = self.hub, log = self.log
-            let plugins = audio.flatMap { audio in audio.plugins.map { LivePlugins(host: $0, slots: audio.pluginSlots, assembly: assembly) } }
+            let keyboard = self.keyboard
+            let plugins = audio.flatMap { audio in
+                audio.plugins.map { LivePlugins(host: $0, slots: audio.pluginSlots, assembly: assembly, keyboard: keyboard) }
+            }
             do {
                 watcher = try MappingWatcher(path: path) { hub.reload(from: path, log: log, plugins: plugins) }
             } catch { throw .watch(error) }

@@ -118,20 +118,28 @@ extension ControlHub {
             log.append("mapping not reloaded: \(path) names a plugin that cannot be used; the previous mapping goes on")
             return
         }
-        let mapping: ControlMapping
-        do { mapping = try ControlMapping.load(path: path) } catch {
+        let mapping: ControlMapping, effects: [MIDIEffectSpec]
+        do {
+            mapping = try ControlMapping.load(path: path)
+            effects = try MIDIEffectSpec.all(in: mapping)
+        } catch {
             if let plugins, let changes { plugins.host.revert(changes) }
             for line in "\(error)".split(separator: "\n") { log.append(String(line)) }
             log.append("mapping not reloaded: \(path) has mistakes; the previous mapping goes on")
             return
         }
+        var effectLines: [String] = []
         if let plugins, let changes {
             for line in plugins.swap(changes) { log.append(line) }
             for address in changes.parameters { _ = set(address, to: ParameterRegistry.standard.info(for: address).defaultValue) }
+            effectLines = plugins.place(effects)
+        } else {
+            effectLines = effects.map { "zone \($0.zoneLabel): midi-fx takes effect at the next start (the session started with no plugins)" }
         }
+        // The chains are in their slots before the hub hands the zones the new mapping.
         let notApplied = replace(mapping: mapping)
         log.append("mapping reloaded: \(path) (\(mapping.controls.count) controls)")
-        for line in notApplied + (changes?.notApplied ?? []) { log.append(line) }
+        for line in effectLines + notApplied + (changes?.notApplied ?? []) { log.append(line) }
     }
 }
 
@@ -143,9 +151,11 @@ final class LivePlugins: @unchecked Sendable {
     let host: PluginHost
     let slots: PluginSlots
     private let assembly: HostAssembly
+    /// The zones, whose table of MIDI effect chains a reload changes (nil: no keyboard, no chains).
+    private let keyboard: KeyboardRouting?
 
-    init(host: PluginHost, slots: PluginSlots, assembly: HostAssembly) {
-        self.host = host; self.slots = slots; self.assembly = assembly
+    init(host: PluginHost, slots: PluginSlots, assembly: HostAssembly, keyboard: KeyboardRouting?) {
+        self.host = host; self.slots = slots; self.assembly = assembly; self.keyboard = keyboard
     }
 
     /// The plugins the file at `path` and the command line ask for together,
@@ -155,20 +165,46 @@ final class LivePlugins: @unchecked Sendable {
         let own = ControlMapping.plugins(path: path)
         next.channels = own.instruments.map { ChannelSetup(channel: Channel($0.channel), lv2: $0.uri) }
         next.mappingInserts = own.inserts
-        return try host.prepareChange(instruments: next.instruments, inserts: next.inserts)
+        return try host.prepareChange(instruments: next.instruments, inserts: next.inserts,
+                                      midiEffects: MIDIEffectSpec.all(in: ControlMapping.midiEffects(path: path)))
     }
 
     /// Without a running session's plugins: the file's plugins' controls as names.
     static func register(mappingAt path: String) throws(LV2Error) {
-        let own = ControlMapping.plugins(path: path)
-        guard !own.instruments.isEmpty || !own.inserts.isEmpty else { return }
-        _ = try PluginHost(instruments: own.instruments, inserts: own.inserts)
+        let own = ControlMapping.plugins(path: path), effects = MIDIEffectSpec.all(in: ControlMapping.midiEffects(path: path))
+        guard !own.instruments.isEmpty || !own.inserts.isEmpty || !effects.isEmpty else { return }
+        _ = try PluginHost(instruments: own.instruments, inserts: own.inserts, midiEffects: effects)
+    }
+
+    /// Puts the reloaded mapping's `midi-fx` chains (`MIDIEffectSpec.all(in:)`) in
+    /// place: a chain whose zone is as it was goes on; one new or changed is made
+    /// and takes a free slot (`KeyboardRouting.placeEffects`), where it starts
+    /// with the next block. Before the hub takes the mapping. Returns lines to show.
+    func place(_ effects: [MIDIEffectSpec]) -> [String] {
+        guard let keyboard, slots.midiEffectSlots > 0 else {
+            return effects.map { "zone \($0.zoneLabel): midi-fx takes effect at the next start" }
+        }
+        let (new, unplaced) = keyboard.placeEffects(effects)
+        let (offered, error) = slots.swapMIDIEffects(new, from: host)
+        keyboard.installEffects(offered)
+        var lines = offered.map { slot, spec in
+            "zone \(spec.zoneLabel): midi-fx now \(spec.uris.map { (try? host.world.plugin(uri: $0).name) ?? $0 }.joined(separator: " → "))"
+        }
+        if let error {
+            lines.append("\(error)")
+            lines += new.dropFirst(offered.count).map { "zone \($0.spec.zoneLabel): its midi-fx could not be made; it plays without them" }
+        }
+        lines += unplaced.map {
+            "zone \($0.zoneLabel): midi-fx not applied: all \(slots.midiEffectSlots) chains are in use or still sounding;"
+                + " it plays without them until a reload finds one free"
+        }
+        return lines
     }
 
     /// Commits `changes` and hands each new plugin to its slot; returns lines to show.
     func swap(_ changes: PluginHost.Changes) -> [String] {
-        guard !changes.isEmpty else { return [] }
         host.commit(changes)
+        guard !changes.isEmpty else { return [] }
         do { try slots.swap(changes, from: host) } catch { return ["a plugin could not be made: \(error)"] }
         return changes.instruments.map { "channel \($0.channel + 1): now \(host.instrumentNames[$0.channel] ?? $0.uri) (crossfaded in)" }
             + changes.inserts.map { "\($0.spec.strip.key == "master" ? "the master" : "strip \($0.spec.strip.key)"): insert now \($0.spec.uri) (crossfaded in)" }

@@ -5,6 +5,10 @@
 /// renderer's channels, at offsets in the same block — as if they had come
 /// from the event queue. So a plugin that delays or makes notes (an echo, a
 /// strum, a chord) is timed by the sample clock. Built off the render thread.
+///
+/// An All Notes Off or All Sound Off it receives (CC 123 or 120, on any
+/// channel) ends, in that block, every note it has sent and not ended: how its
+/// owners release it (a take's end, a slot that takes another effect).
 public protocol MIDIEffect: AnyObject {
     /// A message at `offset` frames into the coming block, in time order. Render thread.
     func receive(_ message: ChannelMessage, at offset: Int)

@@ -193,3 +193,57 @@ public final class SwappableChannelPlugin: ChannelPlugin, @unchecked Sendable {
         state.incoming?.plugin.silence()
     }
 }
+
+/// A MIDI effect slot (a zone's `midi-fx` chain, live) whose effect a mapping
+/// reload can put in, or replace, while the render thread runs it. No
+/// crossfade: the effect taken starts with the messages of the block it is
+/// taken in, and the one it replaces is sent All Notes Off in that same block,
+/// so every note it made ends, then is retired (freed off the render thread).
+/// An empty slot takes no message and sends none.
+public final class SwappableMIDIEffect: MIDIEffect, @unchecked Sendable {
+    final class Box { let effect: any MIDIEffect; init(_ effect: any MIDIEffect) { self.effect = effect } }
+    private var active: Box?
+    /// The effect replaced, released this block and waiting to be retired.
+    private var leaving: Box?
+    private let handover = PluginHandover<Box>()
+
+    public init(_ effect: (any MIDIEffect)? = nil) { active = effect.map(Box.init) }
+
+    /// Off the render thread: `next` takes over from the next block.
+    public func replace(with next: any MIDIEffect) { handover.offer(Box(next)) }
+
+    /// Off the render thread: frees what the render thread replaced.
+    public func collectRetired() { handover.collectRetired() }
+
+    /// An offered effect not yet taken, or a replaced one not yet freed.
+    public var isSwapping: Bool { handover.isBusy }
+
+    /// Render thread: the offered effect, unless the last one replaced is still leaving.
+    @inline(__always)
+    private func takeOffer() {
+        guard leaving == nil, let next = handover.take() else { return }
+        leaving = active
+        active = next
+    }
+
+    public func receive(_ message: ChannelMessage, at offset: Int) {
+        // Taken before the block's first message, so the new effect hears all of them.
+        takeOffer()
+        active?.effect.receive(message, at: offset)
+    }
+
+    public func process(frames: Int, into output: UnsafeMutableBufferPointer<TimedMessage>) -> Int {
+        takeOffer()
+        var written = 0
+        if let old = leaving {
+            old.effect.receive(.controlChange(123, value: 0, channel: 0), at: 0)
+            written = old.effect.process(frames: frames, into: output)
+            // Not retired while the previous one waits to be freed: released again next block (nothing left to end).
+            if handover.retire(old) { leaving = nil }
+        }
+        if let active, written < output.count, let base = output.baseAddress {
+            written += active.effect.process(frames: frames, into: UnsafeMutableBufferPointer(start: base + written, count: output.count - written))
+        }
+        return written
+    }
+}

@@ -20,9 +20,12 @@ public final class PluginHost {
     /// asked at start, with the replacements `change` has swapped in since).
     public private(set) var instruments: [InstrumentSpec]
     public private(set) var inserts: [InsertSpec]
-    /// The zones' MIDI effect chains (`midi-fx`), fixed for the host's life: a
-    /// zone's chain is `midiEffects`' index (`ZoneSet(_:effects:)`).
+    /// The zones' MIDI effect chains (`midi-fx`) at the start: a zone's chain
+    /// is `midiEffects`' index (`ZoneSet(_:effects:)`); a reload places its own
+    /// (`KeyboardRouting.placeEffects`), their controls readied by `prepareChange`.
     public let midiEffects: [MIDIEffectSpec]
+    /// The plugins whose controls are registered for each chain's parameter key (`fx.ZONE`).
+    private var effectPlugins: [String: [String]] = [:]
     /// Each instrument's name, by its MIDI channel (0-based).
     public private(set) var instrumentNames: [Int: String] = [:]
     /// What was said about the plugins at load (an instrument's outputs beyond the first two).
@@ -79,20 +82,27 @@ public final class PluginHost {
     private func registerMIDIEffects() throws(LV2Error) {
         for spec in midiEffects {
             for (k, uri) in spec.uris.enumerated() {
-                let info: LV2PluginInfo
-                do { info = try world.plugin(uri: uri) } catch {
-                    var problem = "no LV2 plugin with this URI is installed"
-                    if case .unknownPlugin(_, let suggestions) = error.kind, !suggestions.isEmpty {
-                        problem += " (did you mean \(suggestions.joined(separator: ", "))?)"
-                    }
-                    problem += "; `carillon plugins MIDI` lists the installed MIDI plugins (LV2_PATH says where to look)"
-                    throw LV2Error(kind: .midiEffect(zone: spec.zoneLabel, uri: uri, problem: problem), function: "lilv_plugins_get_by_uri")
-                }
-                try MIDIEffectChain.check(info, zone: spec.zoneLabel)
+                let info = try midiEffectPlugin(uri, of: spec)
                 try register(info, prefix: spec.parameterPrefix(k),
                              drives: "\(info.name), midi-fx \(k + 1) of zone \(spec.zoneLabel)", strip: nil)
             }
+            effectPlugins[spec.key] = spec.uris
         }
+    }
+
+    /// Zone `spec.zoneLabel`'s plugin `uri`, looked up and checked as a MIDI effect.
+    private func midiEffectPlugin(_ uri: String, of spec: MIDIEffectSpec) throws(LV2Error) -> LV2PluginInfo {
+        let info: LV2PluginInfo
+        do { info = try world.plugin(uri: uri) } catch {
+            var problem = "no LV2 plugin with this URI is installed"
+            if case .unknownPlugin(_, let suggestions) = error.kind, !suggestions.isEmpty {
+                problem += " (did you mean \(suggestions.joined(separator: ", "))?)"
+            }
+            problem += "; `carillon plugins MIDI` lists the installed MIDI plugins (LV2_PATH says where to look)"
+            throw LV2Error(kind: .midiEffect(zone: spec.zoneLabel, uri: uri, problem: problem), function: "lilv_plugins_get_by_uri")
+        }
+        try MIDIEffectChain.check(info, zone: spec.zoneLabel)
+        return info
     }
 
     /// A new, activated chain of zone effect `k` (`midiEffects[k]`), for
@@ -100,8 +110,13 @@ public final class PluginHost {
     /// block; `offline`: it free-wheels (a render).
     public func makeMIDIEffect(_ k: Int, sampleRate: Int, maxFrames: Int, offline: Bool,
                                parameters: ParameterStore) throws(LV2Error) -> any MIDIEffect {
-        let spec = midiEffects[k]
-        return try MIDIEffectChain(host: self, spec: spec, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline,
+        try makeMIDIEffect(midiEffects[k], sampleRate: sampleRate, maxFrames: maxFrames, offline: offline, parameters: parameters)
+    }
+
+    /// The same for `spec`, one of `midiEffects` or of a reload's (`prepareChange` readied its controls).
+    public func makeMIDIEffect(_ spec: MIDIEffectSpec, sampleRate: Int, maxFrames: Int, offline: Bool,
+                               parameters: ParameterStore) throws(LV2Error) -> any MIDIEffect {
+        try MIDIEffectChain(host: self, spec: spec, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline,
                                    controls: spec.uris.indices.map { bindings[spec.parameterPrefix($0)] ?? [] },
                                    parameters: parameters)
     }
@@ -160,6 +175,8 @@ public final class PluginHost {
         public var notApplied: [String] = []
         /// The plugins replaced, to register their controls again (`revert`).
         fileprivate var replaced: [(info: LV2PluginInfo, prefix: String, drives: String, strip: ParameterAddress.StripID?)] = []
+        /// Chains (by parameter key) whose plugins are others now, with them; `revert` puts the old ones back.
+        fileprivate var effectPlugins: [(key: String, uris: [String], before: [String]?)] = []
         public var isEmpty: Bool { instruments.isEmpty && inserts.isEmpty }
     }
 
@@ -168,9 +185,13 @@ public final class PluginHost {
     /// another plugin now is read and checked, and its controls registered (so
     /// the new mapping may name them). Nothing else changes until `commit`;
     /// `revert` puts the old controls back. Instruments or inserts added or
-    /// removed wait for the next start (`notApplied`). A new plugin that is
-    /// missing or unusable throws, and nothing changes.
-    public func prepareChange(instruments newInstruments: [InstrumentSpec], inserts newInserts: [InsertSpec]) throws(LV2Error) -> Changes {
+    /// removed wait for the next start (`notApplied`). A zone's `midi-fx`
+    /// (`midiEffects`: the file's, `MIDIEffectSpec.all(in: [MappingMIDIEffects])`)
+    /// whose plugins are others than its key's had get theirs registered; its
+    /// chain is made when the reload places it (`PluginSlots.swapMIDIEffects`).
+    /// A new plugin that is missing or unusable throws, and nothing changes.
+    public func prepareChange(instruments newInstruments: [InstrumentSpec], inserts newInserts: [InsertSpec],
+                              midiEffects newEffects: [MIDIEffectSpec] = []) throws(LV2Error) -> Changes {
         var changes = Changes()
         var found: [(info: LV2PluginInfo, prefix: String, drives: String, strip: ParameterAddress.StripID?)] = []
         for channel in Set(instruments.map(\.channel) + newInstruments.map(\.channel)).sorted() {
@@ -202,6 +223,18 @@ public final class PluginHost {
                 changes.inserts.append((k, spec))
             }
         }
+        for spec in newEffects where effectPlugins[spec.key] != spec.uris {
+            let before = effectPlugins[spec.key]
+            for (k, uri) in spec.uris.enumerated() {
+                let info = try midiEffectPlugin(uri, of: spec)
+                let drives = "\(info.name), midi-fx \(k + 1) of zone \(spec.zoneLabel)"
+                found.append((info, spec.parameterPrefix(k), drives, nil))
+                if let before, k < before.count, let old = try? world.plugin(uri: before[k]) {
+                    changes.replaced.append((old, spec.parameterPrefix(k), "\(old.name), midi-fx \(k + 1) of zone \(spec.zoneLabel)", nil))
+                }
+            }
+            changes.effectPlugins.append((spec.key, spec.uris, before))
+        }
         // Every new plugin was found and fits: now their controls are rows.
         for plugin in found {
             try register(plugin.info, prefix: plugin.prefix, drives: plugin.drives, strip: plugin.strip, readsState: false)
@@ -220,6 +253,10 @@ public final class PluginHost {
         for (k, spec) in changes.inserts {
             inserts[k] = spec
             forget(prefix: parameterPrefix(insert: k))
+        }
+        for (key, uris, before) in changes.effectPlugins {
+            effectPlugins[key] = uris
+            for k in 0..<max(uris.count, before?.count ?? 0) { forget(prefix: "\(key).\(k + 1)") }
         }
     }
 
@@ -253,6 +290,8 @@ public final class PluginHost {
     /// Hands a new instance its saved state and keeps it for `saveStates`. Before it is activated.
     func prepare(_ instance: LV2Instance, prefix: String) {
         if let state = states[prefix] { instance.restore(state) }
+        // The newest instance under a prefix is the one whose state is saved (a reload's new chain, not the one it replaced).
+        made.removeAll { $0.prefix == prefix }
         made.append((prefix, Weak(instance: instance)))
     }
 

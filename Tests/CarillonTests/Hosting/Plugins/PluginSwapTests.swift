@@ -8,6 +8,7 @@ import Foundation
 import LV2
 import MIDI
 import Parameters
+import Rig
 import Testing
 
 /// A plugin changed while the session runs (a mapping reload) is crossfaded
@@ -120,7 +121,7 @@ import Testing
         let hub = assembly.makeHub(mapping: mapping, plugins: plugins)
         assembly.connect(hub, to: renderer, events: nil, transport: nil)
         let log = HostLog()
-        let live = LivePlugins(host: plugins, slots: slots, assembly: assembly)
+        let live = LivePlugins(host: plugins, slots: slots, assembly: assembly, keyboard: nil)
 
         let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 512)
         defer { output.deallocate() }
@@ -166,5 +167,107 @@ import Testing
         let refused = log.take()
         #expect(refused.contains { $0.contains("no LV2 plugin \(Self.delay)X is installed") }, "\(refused)")
         #expect(plugins.inserts.map(\.uri) == [Self.overdrive])
+    }
+}
+
+/// A reload that changes a zone's `midi-fx`: the new chain takes a free slot
+/// from the next block (no heap call on the render thread), a key held across
+/// the reload ends in the chain it began in, a chain left unused is released,
+/// and slots are reused, so reloads never run out of them.
+@Suite(.serialized) struct MIDIEffectReloadTests {
+    static let x42 = MIDIEffectRenderTests.x42
+
+    @Test func mappingReload_swapsAZonesMIDIEffects_andHeldKeysEndInTheirChain() throws {
+        let dir = NSTemporaryDirectory() + "carillon-fx-swap-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/m.yaml"
+        func write(_ plugin: String, to: String = "2", zone: String = "FX") throws {
+            try "zones:\n  - { name: \(zone), to: \(to), midi-fx: [\"\(Self.x42)\(plugin)\"] }\n"
+                .write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        try write("midichord")
+        try LivePlugins.register(mappingAt: path)
+        let mapping = try ControlMapping.load(path: path)
+        let assembly = HostAssembly(options: HostOptions(), midiEffects: try MIDIEffectSpec.all(in: mapping))
+        let plugins = try #require(try assembly.makePluginHost())
+        let hub = assembly.makeHub(mapping: mapping, plugins: plugins)
+        let instrument = MIDIEffectRenderTests.RecordingInstrument()
+        let slots = PluginSlots()
+        let renderer = try assembly.makeRenderer(instrument: instrument, tracks: [], sampleRate: 48_000, maxFrames: 256,
+                                                 plugins: plugins, slots: slots)
+        #expect(renderer.midiEffectQueues.count == ZoneRouter.maxEffects && slots.midiEffectSlots == ZoneRouter.maxEffects)
+        let keyboard = KeyboardRouting(hub: hub, events: EventQueueProducer(renderer.events, effects: renderer.midiEffectQueues),
+                                       effects: plugins.midiEffects, effectSlots: slots.midiEffectSlots)
+        keyboard.start()
+        defer { keyboard.stop() }
+        let live = LivePlugins(host: plugins, slots: slots, assembly: assembly, keyboard: keyboard)
+        let log = HostLog()
+        let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 512)
+        defer { output.deallocate() }
+        var heapCalls: Int64 = 0
+        func blocks(_ n: Int) {
+            for _ in 0..<n {
+                carillon_allocations_arm()
+                renderer.render(frames: 256, into: output)
+                heapCalls += carillon_allocations_disarm()
+            }
+        }
+        func play(_ message: MIDIMessage) { keyboard.route(message, from: 1, at: .afterLast); blocks(2) }
+        func reload() -> [String] { hub.reload(from: path, log: log, plugins: live); slots.collectRetired(); return log.take() }
+        let notes = { instrument.received.filter { $0.message.kind == 0x90 || $0.message.kind == 0x80 }.map { "\($0.message)" } }
+
+        play(.noteOn(60, velocity: 100, channel: 0))                  // C4 → its C-major chord on channel 2
+        #expect(Set(notes()) == ["91 3C 64", "91 40 64", "91 43 64", "91 48 64"], "\(notes())")
+        try write("notetoggle")
+        let lines = reload()
+        #expect(lines.contains("zone FX: midi-fx now MIDI Note Toggle"), "\(lines)")
+        blocks(4)
+        play(.noteOff(60, channel: 0))                                // ends the chord, in the chain it began in
+        #expect(Set(notes().suffix(4)) == ["81 3C 00", "81 40 00", "81 43 00", "81 48 00"] && notes().count == 8, "\(notes())")
+        play(.noteOn(62, velocity: 100, channel: 0))                  // the new chain: D4 alone, toggled on
+        play(.noteOff(62, channel: 0))
+        #expect(notes().suffix(1) == ["91 3E 64"] && notes().count == 9, "\(notes())")
+
+        // Destinations changed, plugins the same: a chain of its own; the unused one ends what it toggled on.
+        try write("notetoggle", to: "3")
+        #expect(reload().contains("zone FX: midi-fx now MIDI Note Toggle"))
+        blocks(2)
+        #expect(notes().suffix(1) == ["81 3E 00"], "\(notes())")
+        play(.noteOn(64, velocity: 100, channel: 0))
+        play(.noteOff(64, channel: 0))
+        #expect(notes().suffix(1) == ["92 40 64"], "\(notes())")
+        play(.noteOn(64, velocity: 100, channel: 0))                  // toggled off again
+        play(.noteOff(64, channel: 0))
+        #expect(notes().suffix(1) == ["82 40 00"], "\(notes())")
+        #expect(heapCalls == 0, "the render thread made \(heapCalls) heap calls while chains were swapped")
+
+        // The same file again: the chain goes on as it is.
+        #expect(!reload().contains { $0.contains("midi-fx now") })
+        // More reloads than slots, a key held across each: every chain is made, every note ends.
+        for k in 0..<(ZoneRouter.maxEffects + 8) {
+            play(.noteOn(UInt7(unchecked: UInt8(48 + k % 12)), velocity: 90, channel: 0))
+            try write(k % 2 == 0 ? "midichord" : "mididup", to: "\(4 + k % 3)", zone: "FX\(k)")
+            let lines = reload()
+            #expect(lines.contains { $0.hasPrefix("zone FX\(k): midi-fx now") }, "reload \(k): \(lines)")
+            play(.noteOff(UInt7(unchecked: UInt8(48 + k % 12)), channel: 0))
+        }
+        blocks(8)
+        var sounding: [String: Int] = [:]
+        for m in instrument.received.map(\.message) where m.kind == 0x90 || m.kind == 0x80 {
+            sounding["\(m.status & 0x0F) \(m.data1)", default: 0] += m.kind == 0x90 && m.data2 > 0 ? 1 : -1
+        }
+        #expect(sounding.values.allSatisfy { $0 == 0 }, "notes left on: \(sounding.filter { $0.value != 0 })")
+        #expect(keyboard.heldNotes == 0)
+        #expect(heapCalls == 0, "the render thread made \(heapCalls) heap calls while chains were swapped")
+        slots.collectRetired()
+        #expect(!slots.isSwapping)
+
+        // A mistake a reload finds in the zones' midi-fx: nothing changes.
+        try "zones:\n  - { name: FX, to: { port: \"Synth\", channel: 1 }, midi-fx: [\"\(Self.x42)midichord\"] }\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let refused = reload()
+        #expect(refused.last?.contains("mapping not reloaded") == true, "\(refused)")
+        withExtendedLifetime(plugins) {}
     }
 }
