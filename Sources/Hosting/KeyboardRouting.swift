@@ -53,6 +53,8 @@ public final class KeyboardRouting: Sendable {
         var anyDraining = false
         /// The MIDI effect chains the output side runs, by number (nil: an empty slot).
         var effects: [MIDIEffectSpec?]
+        /// The external ports the current mapping's chains send to.
+        var effectPortNames: [String] = []
     }
 
     /// `effects`: the zones' MIDI effect chains `events` takes (`pushEffect`), by
@@ -118,6 +120,9 @@ public final class KeyboardRouting: Sendable {
     /// What the zones counted (notes doubled, dropped by transposition, …).
     public var zoneStats: ZoneRouter.Stats { state.withLock { $0.router.stats } }
 
+    /// Whether a chain of the current mapping sends to an external port (`sendEffectPortMessages` has work).
+    public var sendsEffectsToPorts: Bool { state.withLock { !$0.effectPortNames.isEmpty } }
+
     /// Notes the zones' ledger holds.
     public var heldNotes: Int { state.withLock { $0.router.heldNotes } }
 
@@ -137,11 +142,13 @@ public final class KeyboardRouting: Sendable {
     /// outside the router's lock, then installed.
     private func follow(_ change: SceneChange, at placement: EventQueueProducer.Placement) {
         var compiled: (ZoneSet, [ZoneSet?])? = nil
+        var effectPorts: [String] = []
         if change.mappingChanged {
             // The table changes only before a reload reaches the hub, on the thread that reloads: read once.
             let effects = state.withLock { $0.effects }
             let mapping = change.mapping
             let specs = mapping.flatMap { try? MIDIEffectSpec.all(in: $0) } ?? []
+            for name in specs.flatMap({ $0.ports.map(\.name) }) where !effectPorts.contains(name) { effectPorts.append(name) }
             let top = mapping?.zones ?? []
             compiled = (ZoneSet(top, effects: Self.chains(top, scene: nil, specs: specs, in: effects)),
                         mapping?.scenes.enumerated().map { s, scene in
@@ -149,9 +156,9 @@ public final class KeyboardRouting: Sendable {
                         } ?? [])
         }
         state.withLock { s in
-            if let (top, scenes) = compiled { s.topLevel = top; s.scenes = scenes }
+            if let (top, scenes) = compiled { s.topLevel = top; s.scenes = scenes; s.effectPortNames = effectPorts }
             let set = change.scene.flatMap { s.scenes.indices.contains($0) ? s.scenes[$0] : nil } ?? s.topLevel
-            external?.prepare(portNames: set.portNames)
+            external?.prepare(portNames: set.portNames + s.effectPortNames.filter { !set.portNames.contains($0) })
             var sink = Sink(events: events, external: external, router: s.router, placement: placement)
             let old = s.router.install(set, into: &sink)
             // A chain the new set does not use: released now, or when its last held note is.
@@ -184,8 +191,16 @@ public final class KeyboardRouting: Sendable {
     /// All Notes Off into chain `k`, on its zone's first channel.
     private func releaseEffect(_ k: Int, in s: State, placement: EventQueueProducer.Placement) {
         guard s.effects.indices.contains(k), let spec = s.effects[k] else { return }
-        let channel = Int(spec.channels.first?.value ?? 0)
+        let channel = spec.inputChannel.intValue
         events?.pushEffect(k, .controlChange(123, value: 0, channel: channel), at: placement)
+    }
+
+    /// Sends on what the MIDI effect chains queued for external ports (`ports`:
+    /// the plugin host's): from a thread that may wait (live's control loop),
+    /// under the router's lock, as the zones' own port messages are sent.
+    public func sendEffectPortMessages(from ports: MIDIEffectPorts) {
+        guard let external else { return }
+        state.withLock { _ in ports.drain { message, name in external.send(message, portName: name) } }
     }
 
     /// Tells the zones a source's name (zones may name the port they take).

@@ -10,14 +10,16 @@ import Glibc
 /// block (polled every half period, 1…10 ms; every 10 ms without audio), so
 /// momentary controls fall back to 0 and the controllers get their feedback,
 /// and every ~100 ms feeds a playing piece's transport (position, tempo,
-/// loop) back to the controls. Runs until `shared.stop` is set; `join` then.
+/// loop) back to the controls; and at every poll sends on what the zones'
+/// MIDI effect chains queued for external ports (`sendPortMessages`). Runs
+/// until `shared.stop` is set; `join` then.
 final class ControlLoop {
     private let thread: JoinableThread
 
     /// `periodDuration`: the output's period (nil without audio);
     /// `transport`: a loaded piece's, whose first tempo is `pieceTempo` bpm.
     init(hub: ControlHub, shared: OutputState, periodDuration: Double?, transport: Transport?,
-         pieceTempo: Double) throws(ThreadError) {
+         pieceTempo: Double, sendPortMessages: (@Sendable () -> Void)? = nil) throws(ThreadError) {
         let withAudio = periodDuration != nil
         let interval = periodDuration.map { UInt32(min(max($0 * 500_000, 1_000), 10_000)) } ?? 10_000
         let feedbackEvery = max(1, 100_000 / Int(interval))
@@ -36,6 +38,7 @@ final class ControlLoop {
                     lastBlocks = blocks
                     hub.tick()
                 }
+                sendPortMessages?()
                 usleep(interval)
             }
         }

@@ -357,8 +357,12 @@ public final class LiveHost: @unchecked Sendable {
         // With a mapping, even one without controls yet: a reload may bring some.
         if control == nil, hub.mapping != nil {
             do {
+                let keyboard = self.keyboard
+                var sendPortMessages: (@Sendable () -> Void)?
+                if let ports = audio?.plugins?.effectPorts { sendPortMessages = { keyboard.sendEffectPortMessages(from: ports) } }
                 control = try ControlLoop(hub: hub, shared: shared, periodDuration: audio.map { $0.output.periodDuration },
-                                          transport: hasPiece ? audio?.renderer.transport : nil, pieceTempo: pieceTempo)
+                                          transport: hasPiece ? audio?.renderer.transport : nil, pieceTempo: pieceTempo,
+                                          sendPortMessages: sendPortMessages)
             } catch { throw .thread(error) }
         }
         if let path = options.watchMapping, watcher == nil {
@@ -433,6 +437,9 @@ public final class LiveHost: @unchecked Sendable {
         // Note-offs for what the zones sent on (external synths above all), while the ports are open.
         keyboard.stop()
         keyboard.releaseEverything()
+        // What the MIDI effect chains end on external ports: rendered, then sent by the control loop.
+        let effectPorts = keyboard.sendsEffectsToPorts ? audio?.plugins?.effectPorts : nil
+        if effectPorts != nil { waitForBlocks(3) }
         clockSender?.stop()
         jackFollowing?.stop()
         jackLeading?.stop()
@@ -445,10 +452,25 @@ public final class LiveHost: @unchecked Sendable {
         shared.stop.store(true, ordering: .releasing)
         control?.join()
         control = nil
+        if let effectPorts {
+            keyboard.sendEffectPortMessages(from: effectPorts)   // the control loop has stopped: the one sender now
+            waitForBlocks(2)                                      // JACK writes them in its next cycle
+        }
         audio?.finish()
         audio?.pluginSlots.collectRetired()
         finishRecordings()
         savePluginStates()
+    }
+
+    /// Waits until the output has rendered `n` more blocks (at most `timeout` seconds; not at all without a running output).
+    private func waitForBlocks(_ n: Int, timeout: Double = 0.3) {
+        guard audio?.started == true else { return }
+        let first = shared.blocks.load(ordering: .relaxed)
+        var waited = 0.0
+        while shared.blocks.load(ordering: .relaxed) &- first < n && waited < timeout {
+            usleep(1_000)
+            waited += 0.001
+        }
     }
 
     /// `--plugin-state DIR`: each plugin's state written there (once), after the output stopped.

@@ -53,11 +53,21 @@ import Testing
                 && r.stderr.contains("0 MIDI outputs") && r.stderr.contains(hint) && r.stderr.contains("`carillon plugins MIDI`"), "\(r.stderr)")
     }
 
-    @Test func check_midiFXToAnExternalPort_isRefused() throws {
-        let path = try Self.mapping(Self.x42 + "midichord", to: "{ port: Synth, channel: 1 }", name: "fx-port.yaml")
+    /// A chain may send to an external port; offline its port messages are not rendered, the channel's are.
+    @Test func midiFXToAnExternalPort_checks_andRendersItsChannel() throws {
+        let path = try Self.mapping(Self.x42 + "midichord", to: "[2, { port: Synth, channel: 1 }]", name: "fx-port.yaml")
         let r = try InspectTests.run(["mapping", "check", path])
-        #expect(r.status == 1)
-        #expect(r.stderr.contains("zone 'Left hand'") && r.stderr.contains("not yet to an external port ('Synth')"), "\(r.stderr)")
+        #expect(r.status == 0, "\(r.stderr)")
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let render = try RenderCommandTests.carillon(["render", "\(RenderCommandTests.openmsx)/train_filled_with_cash.mid", "-o", "\(dir)/out.wav",
+                                                      "--soundfont", RenderCommandTests.timGM, "--mapping", path, "--take", "--labels"])
+        #expect(render.status == 0, "\(render.stderr)")
+        // Columns onset, offset, pitch, velocity, channel (1-based), …: the left hand's chords on channel 2.
+        let rows = try String(contentsOfFile: "\(dir)/out.notes.csv", encoding: .utf8).split(separator: "\n").dropFirst()
+            .map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        let low = rows.filter { Int($0[2]).map { $0 < 60 } ?? false }
+        #expect(!low.isEmpty && low.allSatisfy { $0[4] == "2" }, "\(low.prefix(3))")
     }
 
     @Test func render_withAMissingMIDIEffect_failsBeforeRendering() throws {

@@ -28,13 +28,18 @@ final class MIDIEffectChain: MIDIEffect {
     /// The zone's destinations: Carillon's channels (0-based).
     private let destinations: UnsafeMutablePointer<UInt8>
     private let destinationCount: Int
+    /// The zone's external ports: their numbers in `ports` and channels (0-based); live only.
+    private let portDestinations: UnsafeMutablePointer<(port: UInt8, channel: UInt8)>
+    private let portCount: Int
+    private let ports: MIDIEffectPorts?
     /// Per channel and key: the notes the last plugin has on (its note-ons less its note-offs).
     private let sounding: UnsafeMutablePointer<UInt8>
     /// An All Notes Off came in this block (at this offset; -1: none): release what the chain holds there.
     private var releaseAt = -1
 
+    /// `ports`: where the zone's external ports' messages go (nil: they are dropped, as offline).
     init(host: PluginHost, spec: MIDIEffectSpec, sampleRate: Int, maxFrames: Int, offline: Bool,
-         controls bindings: [[PluginControls.Binding]], parameters: ParameterStore) throws(LV2Error) {
+         controls bindings: [[PluginControls.Binding]], parameters: ParameterStore, ports: MIDIEffectPorts?) throws(LV2Error) {
         var instances: [LV2Instance] = [], controls: [PluginControls] = []
         for (k, uri) in spec.uris.enumerated() {
             let instance = try LV2Instance(world: host.world, uri: uri, sampleRate: Double(sampleRate), maxFrames: maxFrames,
@@ -49,15 +54,25 @@ final class MIDIEffectChain: MIDIEffect {
         self.instances = instances
         count = instances.count
         self.controls = controls
-        destinationCount = max(1, spec.channels.count)
-        destinations = .allocate(capacity: destinationCount)
-        for k in 0..<destinationCount { destinations[k] = UInt8(k < spec.channels.count ? spec.channels[k].value : 0) }
+        destinationCount = spec.channels.count
+        destinations = .allocate(capacity: max(1, destinationCount))
+        for k in 0..<destinationCount { destinations[k] = spec.channels[k].value }
+        let numbered = ports.map { ports in spec.ports.compactMap { p in ports.number(of: p.name).map { ($0, p.channel.value) } } } ?? []
+        guard numbered.count == (ports == nil ? 0 : spec.ports.count) else {
+            throw LV2Error(kind: .midiEffect(zone: spec.zoneLabel, uri: spec.uris.first ?? "", problem:
+                "more than \(MIDIEffectPorts.capacity) external ports for the zones' midi-fx in one session"), function: "MIDIEffectChain")
+        }
+        portCount = numbered.count
+        portDestinations = .allocate(capacity: max(1, portCount))
+        for (k, d) in numbered.enumerated() { portDestinations[k] = (d.0, d.1) }
+        self.ports = ports
         sounding = .allocate(capacity: 16 * 128)
         sounding.initialize(repeating: 0, count: 16 * 128)
     }
 
     deinit {
         destinations.deallocate()
+        portDestinations.deallocate()
         sounding.deallocate()
     }
 
@@ -140,7 +155,8 @@ final class MIDIEffectChain: MIDIEffect {
         return n
     }
 
-    /// The message on each destination's channel, from `at` in `output`; returns where the next goes.
+    /// The message on each destination's channel, from `at` in `output`, and to
+    /// each external port (queued for the sender); returns where the next goes in `output`.
     @inline(__always)
     private func send(status: UInt8, _ data1: UInt8, _ data2: UInt8, frame: Int,
                       into output: UnsafeMutableBufferPointer<TimedMessage>, at start: Int) -> Int {
@@ -149,6 +165,12 @@ final class MIDIEffectChain: MIDIEffect {
             let message = ChannelMessage(status: (status & 0xF0) | destinations[d], data1: data1, data2: data2)
             output[i] = TimedMessage(frame: UInt64(frame), message: message)
             i += 1
+        }
+        if let ports {
+            for d in 0..<portCount {
+                let p = portDestinations[d]
+                ports.push(ChannelMessage(status: (status & 0xF0) | p.channel, data1: data1, data2: data2), port: p.port)
+            }
         }
         return i
     }
@@ -162,13 +184,26 @@ public struct MIDIEffectSpec: Hashable, Sendable {
     public var sceneName: String?
     public var zone: String
     public var uris: [String]
-    /// The zone's destinations (Carillon's channels); its messages go into the chain on the first one's.
+    /// The zone's destinations among Carillon's channels.
     public var channels: [Channel]
+    /// The zone's external ports (`to: { port: NAME, channel: C }`), each with its channel.
+    public var ports: [Port]
+    /// The channel the zone's messages go into the chain on: its first destination's.
+    public var inputChannel: Channel
+    public struct Port: Hashable, Sendable {
+        public var name: String
+        public var channel: Channel
+        public init(name: String, channel: Channel) { self.name = name; self.channel = channel }
+    }
     /// `fx.ZONE` or `fx.SCENE.ZONE` (names as keys: lower case, a dash for any run of other characters).
     public var key: String
 
-    public init(scene: Int? = nil, sceneName: String? = nil, zone: String, uris: [String], channels: [Channel]) {
-        self.scene = scene; self.sceneName = sceneName; self.zone = zone; self.uris = uris; self.channels = channels
+    /// `destinations`: the zone's, in order (its messages go into the chain on the first one's channel).
+    public init(scene: Int? = nil, sceneName: String? = nil, zone: String, uris: [String], destinations: [Zone.Destination]) {
+        self.scene = scene; self.sceneName = sceneName; self.zone = zone; self.uris = uris
+        channels = destinations.compactMap { if case .channel(let c) = $0 { c } else { nil } }
+        ports = destinations.compactMap { if case .port(let name, let c) = $0 { Port(name: name, channel: c) } else { nil } }
+        inputChannel = switch destinations.first { case .channel(let c): c; case .port(_, let c): c; case nil: Channel(0) }
         key = "fx." + (scene.map { _ in Self.key(sceneName ?? "scene\(scene! + 1)") + "." } ?? "") + Self.key(zone)
     }
 
@@ -189,29 +224,17 @@ public struct MIDIEffectSpec: Hashable, Sendable {
     }
 
     /// Every zone of `mapping` with `midi-fx` (the top level's, then each
-    /// scene's own), with its destinations. A zone that sends to an external
-    /// port is refused (the chain runs on the render thread, which sends to
-    /// Carillon's channels only).
+    /// scene's own), with its destinations. More than `ZoneRouter.maxEffects` is a mistake.
     public static func all(in mapping: ControlMapping) throws(LV2Error) -> [MIDIEffectSpec] {
         var specs: [MIDIEffectSpec] = []
-        func add(_ zone: Zone, scene: Int?, sceneName: String?) throws(LV2Error) {
+        func add(_ zone: Zone, scene: Int?, sceneName: String?) {
             guard !zone.midiFX.isEmpty else { return }
-            var channels: [Channel] = []
-            for destination in zone.destinations {
-                switch destination {
-                case .channel(let c): channels.append(c)
-                case .port(let name, _):
-                    throw LV2Error(kind: .midiEffect(zone: zone.name, uri: zone.midiFX[0], problem:
-                        "a zone with midi-fx sends to Carillon's channels only, not yet to an external port ('\(name)');"
-                        + " give the port a zone of its own without midi-fx"), function: "MIDIEffectSpec")
-                }
-            }
-            appendNumbered(MIDIEffectSpec(scene: scene, sceneName: sceneName, zone: zone.name, uris: zone.midiFX, channels: channels),
-                           to: &specs)
+            appendNumbered(MIDIEffectSpec(scene: scene, sceneName: sceneName, zone: zone.name, uris: zone.midiFX,
+                                          destinations: zone.destinations), to: &specs)
         }
-        for zone in mapping.zones { try add(zone, scene: nil, sceneName: nil) }
+        for zone in mapping.zones { add(zone, scene: nil, sceneName: nil) }
         for (s, scene) in mapping.scenes.enumerated() {
-            for zone in scene.zones ?? [] { try add(zone, scene: s, sceneName: scene.name) }
+            for zone in scene.zones ?? [] { add(zone, scene: s, sceneName: scene.name) }
         }
         guard specs.count <= ZoneRouter.maxEffects else {
             throw LV2Error(kind: .midiEffect(zone: specs[ZoneRouter.maxEffects].zone, uri: specs[ZoneRouter.maxEffects].uris[0],
@@ -225,7 +248,7 @@ public struct MIDIEffectSpec: Hashable, Sendable {
     public static func all(in found: [MappingMIDIEffects]) -> [MIDIEffectSpec] {
         var specs: [MIDIEffectSpec] = []
         for f in found {
-            appendNumbered(MIDIEffectSpec(scene: f.scene, sceneName: f.sceneName, zone: f.zone, uris: f.uris, channels: []), to: &specs)
+            appendNumbered(MIDIEffectSpec(scene: f.scene, sceneName: f.sceneName, zone: f.zone, uris: f.uris, destinations: []), to: &specs)
         }
         return specs
     }

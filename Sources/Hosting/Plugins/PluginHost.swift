@@ -26,6 +26,8 @@ public final class PluginHost {
     public let midiEffects: [MIDIEffectSpec]
     /// The plugins whose controls are registered for each chain's parameter key (`fx.ZONE`).
     private var effectPlugins: [String: [String]] = [:]
+    /// Where the live chains' messages for external ports wait to be sent (`KeyboardRouting.sendEffectPortMessages`).
+    public let effectPorts = MIDIEffectPorts()
     /// Each instrument's name, by its MIDI channel (0-based).
     public private(set) var instrumentNames: [Int: String] = [:]
     /// What was said about the plugins at load (an instrument's outputs beyond the first two).
@@ -117,8 +119,8 @@ public final class PluginHost {
     public func makeMIDIEffect(_ spec: MIDIEffectSpec, sampleRate: Int, maxFrames: Int, offline: Bool,
                                parameters: ParameterStore) throws(LV2Error) -> any MIDIEffect {
         try MIDIEffectChain(host: self, spec: spec, sampleRate: sampleRate, maxFrames: maxFrames, offline: offline,
-                                   controls: spec.uris.indices.map { bindings[spec.parameterPrefix($0)] ?? [] },
-                                   parameters: parameters)
+                            controls: spec.uris.indices.map { bindings[spec.parameterPrefix($0)] ?? [] },
+                            parameters: parameters, ports: offline ? nil : effectPorts)
     }
 
     /// The parameters of zone effect `k`'s plugins, in order.

@@ -11,6 +11,9 @@
 #     TCG is not the file's). scripts/test-jack checks a take's render to the sample.
 #  2. A sender killed while it holds a chord across the split and the layer, pedal down:
 #     silence on every channel within 2 s, and the external port gets its note-off.
+#  3. A zone with midi-fx (x42 MIDI Chord) that sends to the external port and a channel:
+#     the listener gets each key's C-major triad and octave on the port's channel, each
+#     note-on with its note-off (queued on the render thread, sent by the control loop).
 # Sourced by ../scenarios.sh (see README.md here).
 if [[ -n ${LIVE_CARILLON:-} ]]; then
   rate=${LIVE_RATE:-22050}
@@ -81,5 +84,32 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
   if [[ $lrc == 0 && $hrc == 0 && $ext == "on 0 76 100;off 0 76 ;" ]] && grep -q 'disconnected .*notes released' "$RIGLIVELOG"
   then ok "rig: kill -9 of a player holding a split + layer chord, pedal down -> silence within 2 s ($hr), the external port's note-off in $offms ms"
   else bad "rig kill" "rc=$lrc $hr ext=[$ext] $(grep -v '^parameter' "$RIGLIVELOG" | tail -5)"; fi
+  echo "    ($(($(ms) - t)) ms)"
+
+  # 3. midi-fx to the external port: keys C3 and G3, each its chord (4 notes) on channel 3 of "Hardware Synth".
+  t=$(ms)
+  fxrig=$out/rig-fx.yaml
+  printf '%s\n' 'zones:' '  - { name: Chords, to: [2, { port: "Hardware Synth", channel: 3 }], midi-fx: ["http://gareus.org/oss/lv2/midifilter#midichord"] }' >"$fxrig"
+  "$probe" metronome "$out/rig-fx.mid" --notes 48,55 --channel 1 --interval 0.8 --length 0.5 --seconds 1.6 --velocity 90 \
+    >"$out/rig-fx-part.log" 2>&1 || bad "rig fx: part file" "$(cat "$out/rig-fx-part.log")"
+  rig_synth fx 30
+  RIGWAV=$out/rig-fx.wav RIGLIVELOG=$out/rig-fx-live.log
+  "${ARECORD[@]}" -q -D hw:Loopback,1 -f FLOAT_LE -r "$rate" -c 2 -d 60 "$RIGWAV" & RIGREC=$!
+  "$LIVE_CARILLON" live -v -d hw:Loopback,0 -r "$rate" --period 512 --periods 8 --soundfont "$LIVE_SF2" \
+    --mapping "$fxrig" --duration 8 >"$RIGLIVELOG" 2>&1 & RIGLIVE=$!
+  wait_for "$RIGLIVELOG" 'MIDI in at' 20
+  aplaymidi -p carillon:0 "$out/rig-fx.mid"; arc=$?
+  rig_end
+  fxseen=$(rig_notes "$RIGLOG" | sort -k3n -k1 | uniq -c | awk '{ printf "%s×%s ch%s %s %s; ", $1, $2, $3, $4, $5 }')
+  fxwant=""
+  # C3 → C3 E3 G3 C4 (48 52 55 60); G3 → G3 B3 D4 G4 (55 59 62 67): 55 twice.
+  for k in 48 52 55 59 60 62 67; do
+    n=1; [[ $k == 55 ]] && n=2
+    fxwant+="${n}×off ch2 $k ; ${n}×on ch2 $k 90; "
+  done
+  echo "MEASURE rig fx: the external port saw: $fxseen"
+  if [[ $arc == 0 && $lrc == 0 && $fxseen == "$fxwant" ]]; then
+    ok "rig: a midi-fx zone (x42 MIDI Chord) to the \"Hardware Synth\" port: each key's chord there, every note ended ($fxseen)"
+  else bad "rig fx: external port" "aplaymidi rc=$arc live rc=$lrc saw [$fxseen] want [$fxwant] $(grep -v '^parameter' "$RIGLIVELOG" | tail -5)"; fi
   echo "    ($(($(ms) - t)) ms)"
 fi

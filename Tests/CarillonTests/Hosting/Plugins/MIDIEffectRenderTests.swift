@@ -6,6 +6,7 @@ import FluidSynth
 import Hosting
 import MIDI
 import Parameters
+import Rig
 import Sampling
 import Testing
 
@@ -34,7 +35,7 @@ import Testing
 
     static func renderer(_ uris: [String], channels: [Int], instrument: any Instrument, maxFrames: Int)
         throws -> (Renderer, PluginHost) {
-        let spec = MIDIEffectSpec(zone: "Live", uris: uris, channels: channels.map { Channel($0 - 1) })
+        let spec = MIDIEffectSpec(zone: "Live", uris: uris, destinations: channels.map { .channel(Channel($0 - 1)) })
         let assembly = HostAssembly(options: HostOptions(), midiEffects: [spec])
         let plugins = try #require(try assembly.makePluginHost())
         let renderer = try assembly.makeRenderer(instrument: instrument, tracks: [], sampleRate: 48_000, maxFrames: maxFrames,
@@ -108,7 +109,7 @@ import Testing
     @Test func pluginState_ofAMIDIEffect_savedAndRestored() throws {
         let dir = NSTemporaryDirectory() + "carillon-fx-state-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let spec = MIDIEffectSpec(zone: "State", uris: [Self.x42 + "miditranspose"], channels: [Channel(0)])
+        let spec = MIDIEffectSpec(zone: "State", uris: [Self.x42 + "miditranspose"], destinations: [.channel(Channel(0))])
         _ = try PluginHost(instruments: [], inserts: [], midiEffects: [spec])   // the rows, so the name below exists
         let transpose = try #require(ParameterAddress("fx.state.1.transpose"))
         var options = HostOptions()
@@ -221,6 +222,84 @@ import Testing
         keyboard.releaseEverything()
         blocks(2)
         #expect(notes().suffix(2) == ["94 41 64", "84 41 00"] && notes().count == 6, "\(notes())")
+        withExtendedLifetime(plugins) {}
+    }
+}
+
+/// A zone with `midi-fx` that sends to an external port as well as a channel:
+/// the chain's output reaches both — the port's through the queue the
+/// control loop drains (`KeyboardRouting.sendEffectPortMessages`), never sent
+/// from the render thread — and what the chain ends (a key's release, a
+/// disconnect) ends on the port too.
+@Suite(.serialized) struct MIDIEffectPortTests {
+    /// An `ExternalMIDIOutput` that keeps what it is sent, and from which thread.
+    final class PortLog: ExternalMIDIOutput, @unchecked Sendable {
+        private let lock = NSLock()
+        private var sent: [String] = []
+        private(set) var prepared: [String] = []
+        var lines: [String] { lock.withLock { sent } }
+        func prepare(portNames names: [String]) { lock.withLock { prepared += names } }
+        func send(_ message: MIDIMessage, portName name: String) {
+            let c = ChannelMessage(message).map { "\($0)" } ?? "?"
+            lock.withLock { sent.append("\(name): \(c)") }
+        }
+    }
+
+    @Test func chainToAPort_sendsThere_andItsNotesEndThere() throws {
+        let x42 = MIDIEffectRenderTests.x42
+        let mapping = try ControlMapping.parse(yaml: """
+        zones:
+          - { name: Chords, keys: C-1..B5, to: [2, { port: "Synth", channel: 5 }], midi-fx: ["\(x42)midichord"] }
+          - { name: Toggle, keys: C6..G9, to: { port: "Synth", channel: 6 }, midi-fx: ["\(x42)notetoggle"] }
+        """, file: "ports.yaml")
+        let specs = try MIDIEffectSpec.all(in: mapping)
+        #expect(specs.map(\.ports) == [[.init(name: "Synth", channel: Channel(4))], [.init(name: "Synth", channel: Channel(5))]])
+        let assembly = HostAssembly(options: HostOptions(), midiEffects: specs)
+        let plugins = try #require(try assembly.makePluginHost())
+        let hub = assembly.makeHub(mapping: mapping, plugins: plugins)
+        let instrument = MIDIEffectRenderTests.RecordingInstrument()
+        let renderer = try assembly.makeRenderer(instrument: instrument, tracks: [], sampleRate: 48_000, maxFrames: 256,
+                                                 plugins: plugins, offline: false)
+        let port = PortLog()
+        let keyboard = KeyboardRouting(hub: hub, events: EventQueueProducer(renderer.events, effects: renderer.midiEffectQueues),
+                                       external: port, effects: plugins.midiEffects)
+        keyboard.start()
+        defer { keyboard.stop() }
+        #expect(port.prepared == ["Synth"] && keyboard.sendsEffectsToPorts)
+        let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 512)
+        defer { output.deallocate() }
+        var heapCalls: Int64 = 0
+        func play(_ message: MIDIMessage?) {
+            if let message { keyboard.route(message, from: 1, at: .afterLast) }
+            for _ in 0..<2 {
+                carillon_allocations_arm()
+                renderer.render(frames: 256, into: output)
+                heapCalls += carillon_allocations_disarm()
+            }
+        }
+        let notes = { instrument.received.filter { $0.message.kind == 0x90 || $0.message.kind == 0x80 }.map { "\($0.message)" } }
+
+        play(.noteOn(60, velocity: 100, channel: 0))
+        #expect(port.lines.isEmpty, "nothing is sent from the render thread")
+        keyboard.sendEffectPortMessages(from: plugins.effectPorts)
+        #expect(Set(port.lines) == ["Synth: 94 3C 64", "Synth: 94 40 64", "Synth: 94 43 64", "Synth: 94 48 64"], "\(port.lines)")
+        #expect(Set(notes()) == ["91 3C 64", "91 40 64", "91 43 64", "91 48 64"], "\(notes())")
+        play(.noteOff(60, channel: 0))
+        keyboard.sendEffectPortMessages(from: plugins.effectPorts)
+        #expect(Set(port.lines.suffix(4)) == ["Synth: 84 3C 00", "Synth: 84 40 00", "Synth: 84 43 00", "Synth: 84 48 00"], "\(port.lines)")
+
+        // Toggled on by a key of a source that then disconnects: its note-off reaches the port.
+        play(.noteOn(86, velocity: 90, channel: 0))
+        play(.noteOff(86, channel: 0))
+        keyboard.sendEffectPortMessages(from: plugins.effectPorts)
+        #expect(port.lines.last == "Synth: 95 56 5A", "\(port.lines)")
+        keyboard.releaseAll(source: 1)
+        play(nil)
+        keyboard.sendEffectPortMessages(from: plugins.effectPorts)
+        // The release's All Notes Off passes the plugins to the port's channels, then the chain's own note-off.
+        #expect(port.lines.suffix(3) == ["Synth: B4 7B 00", "Synth: B5 7B 00", "Synth: 85 56 00"], "\(port.lines)")
+        #expect(port.lines.count == 12 && plugins.effectPorts.dropped == 0, "\(port.lines)")
+        #expect(heapCalls == 0, "the render thread made \(heapCalls) heap calls")
         withExtendedLifetime(plugins) {}
     }
 }

@@ -263,11 +263,16 @@ import Testing
         slots.collectRetired()
         #expect(!slots.isSwapping)
 
-        // A mistake a reload finds in the zones' midi-fx: nothing changes.
-        try "zones:\n  - { name: FX, to: { port: \"Synth\", channel: 1 }, midi-fx: [\"\(Self.x42)midichord\"] }\n"
+        // A midi-fx plugin that is no MIDI effect: the reload is refused, the chain goes on.
+        try "zones:\n  - { name: FX39, to: 5, midi-fx: [\"http://drobilla.net/plugins/mda/Delay\"] }\n"
             .write(toFile: path, atomically: true, encoding: .utf8)
         let refused = reload()
-        #expect(refused.last?.contains("mapping not reloaded") == true, "\(refused)")
+        #expect(refused.contains { $0.contains("is not a MIDI effect") } && refused.last?.contains("mapping not reloaded") == true,
+                "\(refused)")
+        let before = notes().count
+        play(.noteOn(60, velocity: 100, channel: 0))
+        #expect(notes().count > before && notes().last?.hasPrefix("9") == true, "the last chain still plays: \(notes().suffix(3))")
+        play(.noteOff(60, channel: 0))
         withExtendedLifetime(plugins) {}
     }
 }
