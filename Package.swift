@@ -112,12 +112,15 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
 
-        // The `carillon` command-line tool, one file per subcommand.
-        .executableTarget(name: "CarillonCLI", dependencies: [
+        // The `carillon` command-line tool's commands, one file per subcommand: a library, so the
+        // tests link them without the executable's release linker flags.
+        .target(name: "CarillonCommands", dependencies: [
             "Sampling", "Hosting", "LiveSession", "OfflineRender",
             "MIDI", "Parameters", "Controls", "Engine", "ALSA", "SoundFile", "WebSurface", "Analysis", "LV2", "Threads", "OSC",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], swiftSettings: [
+        ]),
+        // `carillon` itself: main.swift, and how the shipped binary is linked.
+        .executableTarget(name: "CarillonCLI", dependencies: ["CarillonCommands"], swiftSettings: [
             // Compiled against the static runtime too, so the libraries Foundation needs are linked.
             .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
         ], linkerSettings: [
@@ -171,7 +174,7 @@ let package = Package(
         .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Analysis", "ALSA", "MIDI", "Controls", "Rig", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: [
             // The help-defaults test parses the commands and reads the values they hand the library.
-            "CarillonCLI", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "SoundFile", "ChildProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "CarillonCommands", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "SoundFile", "ChildProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "OSCTests", dependencies: ["OSC", "CLiblo", "Controls", "Parameters", "MIDI", "ChildProcess"]),
         .testTarget(name: "WebSurfaceTests", dependencies: ["Parameters", "WebSurface", "Controls", "MIDI"]),

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import CarillonCLI
+@testable import CarillonCommands
 
 /// The one formatter per kind every command prints with (Support/Formatting.swift).
 @Suite struct FormattingTests {

@@ -1,5 +1,5 @@
 import ArgumentParser
-@testable import CarillonCLI
+@testable import CarillonCommands
 import Controls
 import Foundation
 import Hosting

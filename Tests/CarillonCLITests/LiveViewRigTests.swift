@@ -2,7 +2,7 @@ import Controls
 import Foundation
 import Parameters
 import Testing
-@testable import CarillonCLI
+@testable import CarillonCommands
 
 /// `live`'s view of the rig: the current scene and a line per zone in force,
 /// following scene switches and reloads.

@@ -1,8 +1,8 @@
 import ArgumentParser
 
-@main
-struct CarillonCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `carillon`: its subcommands; `CarillonCLI`'s main.swift runs it.
+public struct CarillonCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "carillon",
         abstract: "A MIDI instrument host: SoundFont sampler, controllers as widgets, MIDI file player and renderer.",
         version: "0.1.0",
@@ -21,5 +21,7 @@ struct CarillonCommand: ParsableCommand {
 
     /// `ParsableCommand.main`, but an unknown option is reported before a
     /// validation error it caused (`UnknownOptions`).
-    static func main() { UnknownOptions.main(Self.self) }
+    public static func main() { UnknownOptions.main(Self.self) }
+
+    public init() {}
 }
