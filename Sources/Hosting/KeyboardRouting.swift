@@ -180,7 +180,7 @@ public final class KeyboardRouting: Sendable {
         for k in 0..<s.draining.count where s.draining[k] {
             if s.router.heldNotes(inEffect: k) == 0 {
                 s.draining[k] = false
-                releaseEffect(k, in: s, placement: .afterLast)
+                releaseEffect(k, of: k < s.effects.count ? s.effects[k] : nil, placement: .afterLast)
             } else {
                 left = true
             }
@@ -188,11 +188,10 @@ public final class KeyboardRouting: Sendable {
         s.anyDraining = left
     }
 
-    /// All Notes Off into chain `k`, on its zone's first channel.
-    private func releaseEffect(_ k: Int, in s: State, placement: EventQueueProducer.Placement) {
-        guard s.effects.indices.contains(k), let spec = s.effects[k] else { return }
-        let channel = spec.inputChannel.intValue
-        events?.pushEffect(k, .controlChange(123, value: 0, channel: channel), at: placement)
+    /// All Notes Off into chain `k` (made for `spec`; nil: an empty slot), on the channel its zone's messages go in on.
+    private func releaseEffect(_ k: Int, of spec: MIDIEffectSpec?, placement: EventQueueProducer.Placement) {
+        guard let spec else { return }
+        events?.pushEffect(k, .controlChange(123, value: 0, channel: spec.inputChannel.intValue), at: placement)
     }
 
     /// Sends on what the MIDI effect chains queued for external ports (`ports`:
@@ -237,7 +236,7 @@ public final class KeyboardRouting: Sendable {
             s.router.releaseAll(source: source, into: &sink)
             // What the chains made (an echo, a held chord) ends too, where no other source holds notes.
             for k in s.effects.indices where s.router.heldNotes(inEffect: k) == 0 {
-                releaseEffect(k, in: s, placement: placement)
+                releaseEffect(k, of: s.effects[k], placement: placement)
                 s.draining[k] = false
             }
             s.anyDraining = s.draining.contains(true)
@@ -249,7 +248,7 @@ public final class KeyboardRouting: Sendable {
         state.withLock { s in
             var sink = Sink(events: events, external: external, router: s.router, placement: .afterLast)
             s.router.releaseEverything(into: &sink)
-            for k in s.effects.indices { releaseEffect(k, in: s, placement: .afterLast) }
+            for k in s.effects.indices { releaseEffect(k, of: s.effects[k], placement: .afterLast) }
         }
     }
 

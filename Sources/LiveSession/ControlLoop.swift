@@ -10,8 +10,9 @@ import Glibc
 /// block (polled every half period, 1…10 ms; every 10 ms without audio), so
 /// momentary controls fall back to 0 and the controllers get their feedback,
 /// and every ~100 ms feeds a playing piece's transport (position, tempo,
-/// loop) back to the controls; and at every poll sends on what the zones'
-/// MIDI effect chains queued for external ports (`sendPortMessages`). Runs
+/// loop) back to the controls; and at every poll does the session's other
+/// chores off the render thread (`poll`: what the zones' MIDI effect chains
+/// queued for external ports sent on, JACK ports that appeared connected). Runs
 /// until `shared.stop` is set; `join` then.
 final class ControlLoop {
     private let thread: JoinableThread
@@ -19,7 +20,7 @@ final class ControlLoop {
     /// `periodDuration`: the output's period (nil without audio);
     /// `transport`: a loaded piece's, whose first tempo is `pieceTempo` bpm.
     init(hub: ControlHub, shared: OutputState, periodDuration: Double?, transport: Transport?,
-         pieceTempo: Double, sendPortMessages: (@Sendable () -> Void)? = nil) throws(ThreadError) {
+         pieceTempo: Double, poll: (@Sendable () -> Void)? = nil) throws(ThreadError) {
         let withAudio = periodDuration != nil
         let interval = periodDuration.map { UInt32(min(max($0 * 500_000, 1_000), 10_000)) } ?? 10_000
         let feedbackEvery = max(1, 100_000 / Int(interval))
@@ -38,7 +39,7 @@ final class ControlLoop {
                     lastBlocks = blocks
                     hub.tick()
                 }
-                sendPortMessages?()
+                poll?()
                 usleep(interval)
             }
         }

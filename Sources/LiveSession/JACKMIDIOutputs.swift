@@ -167,14 +167,21 @@ final class FrameMessageRing: @unchecked Sendable {
 }
 
 /// The zones' external ports with `-a jack`: a JACK MIDI output per
-/// destination name, connected to the JACK MIDI inputs whose name contains it.
-/// A message goes out at the start of the next cycle.
+/// destination name, connected to the JACK MIDI inputs whose name contains it;
+/// a name that matches none yet is connected when such an input appears
+/// (`connectWaiting`, from the control loop). A message goes out at the start
+/// of the next cycle.
 final class JACKZoneOutput: ExternalMIDIOutput, @unchecked Sendable {
     private let outputs: JACKMIDIOutputs
     private let log: HostLog
     /// Written by `prepare`, read by `send`: both under the router's lock.
     private var ports: [String: JACKMIDIOutputs.Port] = [:]
     private let unsent = Atomic<Int>(0)
+    /// Names no JACK MIDI input matched yet, with our port.
+    private let waiting = Mutex<[String: JACKMIDIOutputs.Port]>([:])
+    /// When `connectWaiting` last looked (monotonic ns): JACK's port list is read every `retryInterval` at most.
+    private let lastLook = Atomic<UInt64>(0)
+    static let retryInterval: UInt64 = 250_000_000
 
     init(outputs: JACKMIDIOutputs, log: HostLog) { self.outputs = outputs; self.log = log }
 
@@ -187,11 +194,27 @@ final class JACKZoneOutput: ExternalMIDIOutput, @unchecked Sendable {
                     let found = try outputs.connect(port, to: name)
                     log.append("zones: \(port.port.fullName) → \(found.joined(separator: ", "))")
                 } catch {
-                    log.append("zones: no JACK MIDI input matches \"\(name)\" (\(error)); connect \(port.port.fullName) with jack_connect")
+                    waiting.withLock { $0[name] = port }
+                    log.append("zones: no JACK MIDI input matches \"\(name)\" yet (\(error)): \(port.port.fullName) is connected when one appears")
                 }
             } catch {
                 log.append("zones: no JACK MIDI output for \"\(name)\": \(error)")
             }
+        }
+    }
+
+    /// Connects each waiting name to the JACK MIDI inputs that match it now. Off
+    /// the process thread (live's control loop, at every poll: it looks at JACK's
+    /// ports every quarter second at most).
+    func connectWaiting() {
+        let now = OutputClock.now()
+        guard now &- lastLook.load(ordering: .relaxed) >= Self.retryInterval else { return }
+        lastLook.store(now, ordering: .relaxed)
+        let due = waiting.withLock { $0 }
+        for (name, port) in due.sorted(by: { $0.key < $1.key }) {
+            guard let found = try? outputs.connect(port, to: name), !found.isEmpty else { continue }
+            waiting.withLock { _ = $0.removeValue(forKey: name) }
+            log.append("zones: \(port.port.fullName) → \(found.joined(separator: ", ")) (appeared after the start)")
         }
     }
 

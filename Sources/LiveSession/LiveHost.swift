@@ -357,12 +357,15 @@ public final class LiveHost: @unchecked Sendable {
         // With a mapping, even one without controls yet: a reload may bring some.
         if control == nil, hub.mapping != nil {
             do {
-                let keyboard = self.keyboard
-                var sendPortMessages: (@Sendable () -> Void)?
-                if let ports = audio?.plugins?.effectPorts { sendPortMessages = { keyboard.sendEffectPortMessages(from: ports) } }
+                // The control loop's other chores: what the chains queued for ports, JACK ports that appeared.
+                let keyboard = self.keyboard, effectPorts = audio?.plugins?.effectPorts, jackZones = jackZoneOutput
+                let poll: @Sendable () -> Void = {
+                    if let effectPorts { keyboard.sendEffectPortMessages(from: effectPorts) }
+                    jackZones?.connectWaiting()
+                }
                 control = try ControlLoop(hub: hub, shared: shared, periodDuration: audio.map { $0.output.periodDuration },
                                           transport: hasPiece ? audio?.renderer.transport : nil, pieceTempo: pieceTempo,
-                                          sendPortMessages: sendPortMessages)
+                                          poll: effectPorts == nil && jackZones == nil ? nil : poll)
             } catch { throw .thread(error) }
         }
         if let path = options.watchMapping, watcher == nil {

@@ -134,7 +134,7 @@ extension ControlHub {
             for address in changes.parameters { _ = set(address, to: ParameterRegistry.standard.info(for: address).defaultValue) }
             effectLines = plugins.place(effects)
         } else {
-            effectLines = effects.map { "zone \($0.zoneLabel): midi-fx takes effect at the next start (the session started with no plugins)" }
+            effectLines = effects.map { "zone \($0.zoneLabel): midi-fx takes effect at the next start (this session runs no plugins)" }
         }
         // The chains are in their slots before the hub hands the zones the new mapping.
         let notApplied = replace(mapping: mapping)
