@@ -9,7 +9,8 @@ import Rig
 /// messages (matched and changed by the zone: transposed, reshaped, on its
 /// first destination's channel) come in at their offsets; each plugin's
 /// output is the next one's input at the same frames; the last one's is sent
-/// to every destination of the zone, each on its own channel.
+/// to every destination of the zone, each on its own channel (an external
+/// port's queued in `MIDIEffectPorts` for the control loop to send).
 ///
 /// No stuck notes: the chain counts the notes it sent (by channel and key, as
 /// the last plugin sent them) and keeps its destinations for life, so a
@@ -177,7 +178,7 @@ final class MIDIEffectChain: MIDIEffect {
 }
 
 /// A zone's `midi-fx` as the host makes it: the zone (the top level's, or a
-/// scene's own), its plugins in order and the channels its output goes to.
+/// scene's own), its plugins in order and the destinations its output goes to.
 public struct MIDIEffectSpec: Hashable, Sendable {
     /// The scene whose own `zones:` list the zone (its place and name); nil: the top level's.
     public var scene: Int?
