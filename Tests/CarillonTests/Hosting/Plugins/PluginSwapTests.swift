@@ -275,4 +275,74 @@ import Testing
         play(.noteOff(60, channel: 0))
         withExtendedLifetime(plugins) {}
     }
+
+    /// A scene's own zone, changed by a reload while that scene is current: the
+    /// old chord ends with its key; once the scene is picked again (after a
+    /// reload none is current, docs/zones.md) its new chain plays the next key,
+    /// and a switch to the other scene releases what that chain holds.
+    @Test func mappingReload_changesTheCurrentScenesZone() throws {
+        let dir = NSTemporaryDirectory() + "carillon-fx-scene-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/m.yaml"
+        func write(_ plugin: String) throws {
+            try """
+            controls:
+              - { name: Scene, kind: selector, source: { program-change: true, channel: 16 }, values: [0, 1], targets: [scene.select] }
+            scenes:
+              - name: Verse
+                zones:
+                  - { name: FX, to: 2, midi-fx: ["\(Self.x42)\(plugin)"] }
+              - name: Plain
+                zones:
+                  - { name: Plain, to: 3 }
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        try write("midichord")
+        try LivePlugins.register(mappingAt: path)
+        let mapping = try ControlMapping.load(path: path)
+        let assembly = HostAssembly(options: HostOptions(), midiEffects: try MIDIEffectSpec.all(in: mapping))
+        let plugins = try #require(try assembly.makePluginHost())
+        let hub = assembly.makeHub(mapping: mapping, plugins: plugins)
+        let instrument = MIDIEffectRenderTests.RecordingInstrument()
+        let slots = PluginSlots()
+        let renderer = try assembly.makeRenderer(instrument: instrument, tracks: [], sampleRate: 48_000, maxFrames: 256,
+                                                 plugins: plugins, slots: slots)
+        let keyboard = KeyboardRouting(hub: hub, events: EventQueueProducer(renderer.events, effects: renderer.midiEffectQueues),
+                                       effects: plugins.midiEffects, effectSlots: slots.midiEffectSlots)
+        keyboard.start()
+        defer { keyboard.stop() }
+        let live = LivePlugins(host: plugins, slots: slots, assembly: assembly, keyboard: keyboard)
+        let log = HostLog()
+        let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 512)
+        defer { output.deallocate() }
+        func play(_ message: MIDIMessage) {
+            keyboard.route(message, from: 1, at: .afterLast)
+            for _ in 0..<2 { renderer.render(frames: 256, into: output) }
+        }
+        let notes = { instrument.received.filter { $0.message.kind == 0x90 || $0.message.kind == 0x80 }.map { "\($0.message)" } }
+
+        play(.noteOn(60, velocity: 100, channel: 0))                  // scene Verse: C4's chord on channel 2
+        #expect(notes().count == 4, "\(notes())")
+        try write("notetoggle")
+        hub.reload(from: path, log: log, plugins: live)
+        let lines = log.take()
+        #expect(lines.contains("zone FX (scene Verse): midi-fx now MIDI Note Toggle"), "\(lines)")
+        play(.noteOff(60, channel: 0))                                // the chord ends in its old chain
+        #expect(Set(notes().suffix(4)) == ["81 3C 00", "81 40 00", "81 43 00", "81 48 00"] && notes().count == 8, "\(notes())")
+        // Scene Verse again: through Plain, since the selector still holds Verse's value from
+        // before the reload, and a program change to it changes nothing (the hub's, noted).
+        play(.programChange(1, channel: 15))
+        play(.programChange(0, channel: 15))
+        play(.noteOn(62, velocity: 100, channel: 0))                  // its new chain: D4 alone, toggled on
+        play(.noteOff(62, channel: 0))
+        #expect(notes().suffix(1) == ["91 3E 64"] && notes().count == 9, "\(notes())")
+        play(.programChange(1, channel: 15))                          // scene Plain: the toggled D4 ends
+        #expect(notes().suffix(1) == ["81 3E 00"], "\(notes())")
+        play(.noteOn(64, velocity: 100, channel: 0))
+        #expect(notes().suffix(1) == ["92 40 64"], "\(notes())")
+        play(.noteOff(64, channel: 0))
+        #expect(keyboard.heldNotes == 0)
+        withExtendedLifetime(plugins) {}
+    }
 }
