@@ -177,6 +177,28 @@ import Testing
 @Suite(.serialized) struct MIDIEffectReloadTests {
     static let x42 = MIDIEffectRenderTests.x42
 
+    /// A live session's side of the mapping at `path`, as `LiveHost` builds it: its
+    /// plugins, the renderer with its chain slots, the keyboard's way in (started),
+    /// and `LivePlugins` for reloads.
+    struct Session {
+        let hub: ControlHub, plugins: PluginHost, instrument = MIDIEffectRenderTests.RecordingInstrument()
+        let slots = PluginSlots(), renderer: Renderer, keyboard: KeyboardRouting, live: LivePlugins
+
+        init(mapping path: String) throws {
+            try LivePlugins.register(mappingAt: path)
+            let mapping = try ControlMapping.load(path: path)
+            let assembly = HostAssembly(options: HostOptions(), midiEffects: try MIDIEffectSpec.all(in: mapping))
+            plugins = try #require(try assembly.makePluginHost())
+            hub = assembly.makeHub(mapping: mapping, plugins: plugins)
+            renderer = try assembly.makeRenderer(instrument: instrument, tracks: [], sampleRate: 48_000, maxFrames: 256,
+                                                 plugins: plugins, slots: slots)
+            keyboard = KeyboardRouting(hub: hub, events: EventQueueProducer(renderer.events, effects: renderer.midiEffectQueues),
+                                       effects: plugins.midiEffects, effectSlots: slots.midiEffectSlots)
+            keyboard.start()
+            live = LivePlugins(host: plugins, slots: slots, assembly: assembly, keyboard: keyboard)
+        }
+    }
+
     @Test func mappingReload_swapsAZonesMIDIEffects_andHeldKeysEndInTheirChain() throws {
         let dir = NSTemporaryDirectory() + "carillon-fx-swap-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -187,21 +209,11 @@ import Testing
                 .write(toFile: path, atomically: true, encoding: .utf8)
         }
         try write("midichord")
-        try LivePlugins.register(mappingAt: path)
-        let mapping = try ControlMapping.load(path: path)
-        let assembly = HostAssembly(options: HostOptions(), midiEffects: try MIDIEffectSpec.all(in: mapping))
-        let plugins = try #require(try assembly.makePluginHost())
-        let hub = assembly.makeHub(mapping: mapping, plugins: plugins)
-        let instrument = MIDIEffectRenderTests.RecordingInstrument()
-        let slots = PluginSlots()
-        let renderer = try assembly.makeRenderer(instrument: instrument, tracks: [], sampleRate: 48_000, maxFrames: 256,
-                                                 plugins: plugins, slots: slots)
+        let session = try Session(mapping: path)
+        defer { session.keyboard.stop() }
+        let (hub, plugins, instrument, slots, renderer, keyboard, live)
+            = (session.hub, session.plugins, session.instrument, session.slots, session.renderer, session.keyboard, session.live)
         #expect(renderer.midiEffectQueues.count == ZoneRouter.maxEffects && slots.midiEffectSlots == ZoneRouter.maxEffects)
-        let keyboard = KeyboardRouting(hub: hub, events: EventQueueProducer(renderer.events, effects: renderer.midiEffectQueues),
-                                       effects: plugins.midiEffects, effectSlots: slots.midiEffectSlots)
-        keyboard.start()
-        defer { keyboard.stop() }
-        let live = LivePlugins(host: plugins, slots: slots, assembly: assembly, keyboard: keyboard)
         let log = HostLog()
         let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 512)
         defer { output.deallocate() }
@@ -299,20 +311,10 @@ import Testing
             """.write(toFile: path, atomically: true, encoding: .utf8)
         }
         try write("midichord")
-        try LivePlugins.register(mappingAt: path)
-        let mapping = try ControlMapping.load(path: path)
-        let assembly = HostAssembly(options: HostOptions(), midiEffects: try MIDIEffectSpec.all(in: mapping))
-        let plugins = try #require(try assembly.makePluginHost())
-        let hub = assembly.makeHub(mapping: mapping, plugins: plugins)
-        let instrument = MIDIEffectRenderTests.RecordingInstrument()
-        let slots = PluginSlots()
-        let renderer = try assembly.makeRenderer(instrument: instrument, tracks: [], sampleRate: 48_000, maxFrames: 256,
-                                                 plugins: plugins, slots: slots)
-        let keyboard = KeyboardRouting(hub: hub, events: EventQueueProducer(renderer.events, effects: renderer.midiEffectQueues),
-                                       effects: plugins.midiEffects, effectSlots: slots.midiEffectSlots)
-        keyboard.start()
-        defer { keyboard.stop() }
-        let live = LivePlugins(host: plugins, slots: slots, assembly: assembly, keyboard: keyboard)
+        let session = try Session(mapping: path)
+        defer { session.keyboard.stop() }
+        let (hub, plugins, instrument, renderer, keyboard, live)
+            = (session.hub, session.plugins, session.instrument, session.renderer, session.keyboard, session.live)
         let log = HostLog()
         let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 512)
         defer { output.deallocate() }
