@@ -88,6 +88,8 @@ public final class ControlHub: @unchecked Sendable {
             currentMapping = mapping
             generation += 1
             sceneIndex = nil
+            // No scene is current: a program change to the one that was selects it again.
+            next.markStale(.sceneSelect)
             sceneObservers.send(SceneChange(mapping: mapping, scene: nil, mappingChanged: true))
             var notApplied: [String] = []
             for setup in mapping.channels {

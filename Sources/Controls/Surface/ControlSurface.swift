@@ -73,6 +73,9 @@ public final class ControlSurface {
     /// The parameters' values: the hub's own (shared), or the surface's.
     private let values: ParameterValues
     private var momentaryPending: [Int] = []
+    /// Parameters whose held value stands for nothing now (the scene selector after a reload):
+    /// a control's next value for one goes out even when it equals the held one.
+    private var staleValues: [Int] = []
     /// Controls whose state may differ from what their controller shows, for `takeFeedback`.
     private var feedbackPending: [Int] = []
     private var isFeedbackPending: [Bool] = []
@@ -498,7 +501,9 @@ public final class ControlSurface {
         for binding in definitions[i].targets {
             let v = targetValue(i, binding)
             let index = binding.address.index
-            guard values[index] != v || registry.info(for: binding.address).kind == .trigger else { continue }
+            let stale = staleValues.firstIndex(of: index)
+            guard values[index] != v || registry.info(for: binding.address).kind == .trigger || stale != nil else { continue }
+            if let stale { staleValues.remove(at: stale) }
             values[index] = v
             changed.append(ParameterChange(binding.address, Float(v)))
         }
@@ -565,7 +570,15 @@ public final class ControlSurface {
         guard value.isFinite else { return }
         let v = registry.info(for: address).clamp(value)
         values[address.index] = v
+        staleValues.removeAll { $0 == address.index }
         follow(address, value: v, except: nil)
+    }
+
+    /// The value held for `address` stands for nothing now (after a reload no
+    /// scene is current, but `scene.select` still holds the old one): the next
+    /// value a control gives it goes out even when it equals the held one.
+    public func markStale(_ address: ParameterAddress) {
+        if !staleValues.contains(address.index) { staleValues.append(address.index) }
     }
 
     /// Sets a readout by name (a meter level, a tempo), in its range and unit.

@@ -83,6 +83,43 @@ import Testing
         hub.replace(mapping: mapping)
         #expect(hub.currentScene == nil)
     }
+
+    /// After a reload no scene is current, though `scene.select` still holds the
+    /// old place: the keyboard's program change for that scene selects it again
+    /// (once; a repeat of it is no switch, as before the reload).
+    @Test func programChange_selectsTheSceneThatWasCurrent_afterAReload() throws {
+        let mapping = try ControlMapping.parse(yaml: """
+            controls:
+              - { name: Patch, kind: selector, source: { program-change: true, channel: 1 }, targets: [scene.select] }
+            scenes:
+              - { name: Piano, set: { synth.reverb.level: 0.3 } }
+              - { name: Organ, set: { synth.reverb.level: 0.8 } }
+            """)
+        let hub = ControlHub(mapping: mapping)
+        let engine = Engine()
+        hub.subscribe { engine.changes.append($0) }
+        let organ = MIDIMessage.programChange(UInt7(1), channel: Channel(0))
+        _ = hub.receive(organ)
+        #expect(hub.currentScene == "Organ")
+        hub.replace(mapping: mapping)
+        #expect(hub.currentScene == nil)
+        hub.set(.reverb(.level), to: 0.5)
+        engine.changes.removeAll()
+        _ = hub.receive(organ)
+        #expect(hub.currentScene == "Organ")
+        #expect(engine.changes.contains(ParameterChange(.reverb(.level), 0.8)), "\(engine.changes)")
+        hub.set(.reverb(.level), to: 0.5)
+        engine.changes.removeAll()
+        _ = hub.receive(organ)
+        #expect(!engine.changes.contains(ParameterChange(.reverb(.level), 0.8)), "a repeat switched again: \(engine.changes)")
+        // Picked on the page after a reload, the scene is current: its program change is a repeat.
+        hub.replace(mapping: mapping)
+        #expect(hub.selectScene(named: "Organ"))
+        hub.set(.reverb(.level), to: 0.5)
+        engine.changes.removeAll()
+        _ = hub.receive(organ)
+        #expect(!engine.changes.contains(ParameterChange(.reverb(.level), 0.8)), "switched again: \(engine.changes)")
+    }
 }
 
 /// A reloaded mapping's `channels:` presets are selected as a scene selects
