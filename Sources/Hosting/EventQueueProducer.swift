@@ -63,6 +63,11 @@ public final class EventQueueProducer: ChannelOutput {
         case frame(UInt64)
         /// Right after the last event pushed (a parameter change).
         case afterLast
+
+        /// The frame when it is given (`.frame`), else nil.
+        public var frame: UInt64? {
+            if case .frame(let frame) = self { frame } else { nil }
+        }
     }
 
     /// With a clock: the frame an event placed so plays at, fixed now (the last

@@ -150,6 +150,6 @@ public struct HostAssembly: Sendable {
                         transport: Transport?, pieceTempo: Double = 120) -> SubscriptionToken {
         let routing = ParameterRouting(parameters: renderer.parameters, events: events,
                                        transport: transport, pieceTempo: pieceTempo)
-        return hub.subscribe { routing.apply($0) }
+        return hub.subscribeTimed { routing.apply($0.change, at: $0.frame) }
     }
 }

@@ -215,7 +215,7 @@ public final class KeyboardRouting: Sendable {
             return
         }
         guard message.channel != nil else { return }
-        if !message.isNoteOff, hub.receive(message) { return }
+        if !message.isNoteOff, hub.receive(message, at: placement.frame) { return }
         if active.load(ordering: .relaxed) {
             let routing = state.withLock { s in
                 var sink = Sink(events: events, external: external, router: s.router, placement: placement)

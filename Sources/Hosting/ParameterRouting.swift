@@ -24,18 +24,22 @@ public struct ParameterRouting: Sendable {
         self.pieceTempo = pieceTempo > 0 ? pieceTempo : 120
     }
 
-    /// Applies one change. Any thread but the render thread.
-    public func apply(_ change: ParameterChange) {
+    /// Applies one change. Any thread but the render thread. `frame`: the
+    /// sample-clock frame of the message that made it (`TimedParameterChange`):
+    /// a store value then lands at the start of that frame's block, where a
+    /// take's render lands it, and a channel message at that frame; nil: at once.
+    public func apply(_ change: ParameterChange, at frame: UInt64? = nil) {
         let value = Double(change.value)
+        let placement: EventQueueProducer.Placement = frame.map { .frame($0) } ?? .afterLast
         switch change.address.spec.application {
         case .store, .instrumentEffect:
-            parameters.set(change.address, value)
+            if let frame { parameters.set(change.address, value, atFrame: frame) } else { parameters.set(change.address, value) }
         case .channelMessage(.notePitch(let c)):
-            for m in heldNotes.pitch(value, on: c) { events?.push(m) }
+            for m in heldNotes.pitch(value, on: c) { events?.push(m, at: placement) }
         case .channelMessage(.noteGate(let c)):
-            for m in heldNotes.gate(value >= 0.5, on: c) { events?.push(m) }
+            for m in heldNotes.gate(value >= 0.5, on: c) { events?.push(m, at: placement) }
         case .channelMessage(let target):
-            events?.push(Self.message(target, value))
+            events?.push(Self.message(target, value), at: placement)
         case .transport(let command):
             if let transport { Self.apply(command, value, to: transport, pieceTempo: pieceTempo) }
         case .scene:

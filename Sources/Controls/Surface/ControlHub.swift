@@ -27,7 +27,9 @@ public final class ControlHub: @unchecked Sendable {
     /// The controls; they read and write `values` (one copy, the hub's).
     var surface: ControlSurface
     let values = ParameterValues()
-    private var subscribers = ObserverList<ParameterChange>()
+    private var subscribers = ObserverList<TimedParameterChange>()
+    /// The sample-clock frame of the message `receive` is handling (nil outside it, or untimed).
+    private var messageFrame: UInt64?
     var learnObservers = ObserverList<LearnEvent>()
     /// Feedback to controllers: who sends the messages `tick` collects.
     private var feedbackObservers = ObserverList<[MIDIMessage]>()
@@ -114,7 +116,7 @@ public final class ControlHub: @unchecked Sendable {
 
     /// Surface thread (under the lock): the surface has set `values`; pass it on.
     private func didChange(_ change: ParameterChange) {
-        subscribers.send(change)
+        subscribers.send(TimedParameterChange(change, frame: messageFrame))
         if change.address == .sceneSelect { pendingScene = Int(change.value) }
     }
 
@@ -123,10 +125,18 @@ public final class ControlHub: @unchecked Sendable {
     /// excepted), then each change as it happens.
     @discardableResult
     public func subscribe(_ handler: @escaping (ParameterChange) -> Void) -> SubscriptionToken {
+        subscribeTimed { handler($0.change) }
+    }
+
+    /// As `subscribe`, each change with the sample-clock frame of the message
+    /// that made it (`receive(_:at:)`), so the engine can apply it there; the
+    /// start values and every change made otherwise come untimed.
+    @discardableResult
+    public func subscribeTimed(_ handler: @escaping (TimedParameterChange) -> Void) -> SubscriptionToken {
         lock.withLock {
             for (index, value) in values.all {
                 guard let info = ParameterRegistry.standard.info(at: index), info.kind != .trigger, value != info.defaultValue else { continue }
-                handler(ParameterChange(info.address, Float(value)))
+                handler(TimedParameterChange(ParameterChange(info.address, Float(value)), frame: nil))
             }
             return subscribers.add(handler)
         }
@@ -137,9 +147,14 @@ public final class ControlHub: @unchecked Sendable {
     }
 
     /// A MIDI message for the controls. True when a control used it (the
-    /// caller should not also pass it to the sampler).
-    public func receive(_ message: MIDIMessage) -> Bool {
+    /// caller should not also pass it to the sampler). `frame`: the frame of
+    /// the sample clock the message plays at (`--timing stamped`, JACK), which
+    /// the changes it makes carry to `subscribeTimed` — a scene it switches to
+    /// included.
+    public func receive(_ message: MIDIMessage, at frame: UInt64? = nil) -> Bool {
         let (used, learned) = lock.withLock { () -> (Bool, LearnCandidate?) in
+            messageFrame = frame
+            defer { messageFrame = nil }
             switch learnDetector.observe(message, armed: learnTarget != nil) {
             case .ignored:
                 let used = surface.receive(message)
@@ -247,7 +262,18 @@ public final class ControlHub: @unchecked Sendable {
     /// even when unchanged; the controls follow. NaN and infinity are dropped.
     func publishLocked(_ address: ParameterAddress, _ value: Double) {
         guard let v = address.spec.clamp(value) else { return }
-        subscribers.send(ParameterChange(address, Float(v)))
+        subscribers.send(TimedParameterChange(ParameterChange(address, Float(v)), frame: messageFrame))
         surface.parameterDidChange(address, value: v)  // records it in the shared values; the controls follow
+    }
+}
+
+/// A parameter change and the sample-clock frame of the message that made it
+/// (nil: apply at once — a UI, a script, a start value, `--timing asap`).
+public struct TimedParameterChange: Sendable {
+    public var change: ParameterChange
+    public var frame: UInt64?
+    public init(_ change: ParameterChange, frame: UInt64?) {
+        self.change = change
+        self.frame = frame
     }
 }

@@ -348,6 +348,8 @@ public final class Renderer: @unchecked Sendable {
         let slot = dispatched % slotCount
         select(slot: slot)
         for i in 0..<bufferCount { buffers.advanced(by: i * maxFrames).update(repeating: 0, count: frames) }
+        // Control moves timed for a frame in this block take effect at its start, before anything reads the store.
+        parameters.applyTimed(before: sampleTime &+ UInt64(frames))
         effectWatcher.poll(parameters, instrument)
         oscillator.update(from: parameters)
         oscillatorSounds = oscillator.activeVoices > 0

@@ -82,6 +82,50 @@ import MIDI
         #expect(store.refusedCount == 4)
     }
 
+    /// A change timed for a frame is stored at the start of the block that frame
+    /// falls in: not before, and at once when that block has passed.
+    @Test func timedSet_isStoredAtTheStartOfItsFramesBlock() {
+        let store = ParameterStore()
+        #expect(store.set(.masterGain, -6, atFrame: 512))
+        #expect(store.set(.masterGain, -12, atFrame: 767))
+        #expect(store.set(.masterGain, -20, atFrame: 768))
+        #expect(store.value(.masterGain) == 1)
+        store.applyTimed(before: 512)                       // the block 256..<512
+        #expect(store.value(.masterGain) == 1)
+        store.applyTimed(before: 768)                       // 512..<768: both of its changes, in order
+        #expect(abs(store.value(.masterGain) - 0.251_189) < 1e-5)
+        store.applyTimed(before: 4096)                      // a block well past 768
+        #expect(abs(store.value(.masterGain) - 0.1) < 1e-5)
+        // Refused as `set` refuses; nothing is queued.
+        #expect(!store.set(.masterGain, .nan, atFrame: 0) && !store.set(.channelCC(0, 7), 64, atFrame: 0))
+        #expect(store.refusedCount == 2)
+        store.set(.masterGain, 0)
+        store.applyTimed(before: .max)
+        #expect(store.value(.masterGain) == 1)
+    }
+
+    /// A timed change never undoes a newer one: a UI's `set` after it, or a
+    /// change stored at once because the ring was full (no block rendered).
+    @Test func timedSet_neverUndoesANewerChange() {
+        let store = ParameterStore()
+        let pan = ParameterAddress.strip(.channel(0), .pan), gain = ParameterAddress.strip(.channel(1), .pan)
+        store.set(pan, -0.5, atFrame: 100)
+        store.set(gain, -0.5, atFrame: 100)
+        store.set(pan, 0.25)                                   // the page moves it meanwhile
+        store.applyTimed(before: 256)
+        #expect(store.value(pan) == 0.25 && store.value(gain) == -0.5)
+        for i in 0..<1024 { #expect(store.set(pan, -1, atFrame: 300 + UInt64(i))) }
+        #expect(store.set(gain, 1, atFrame: 200))             // full: stored at once, counted
+        #expect(store.timedOverflowCount == 1 && store.value(gain) == 1)
+        #expect(store.set(pan, 1, atFrame: 2000))             // full: stored at once, the 1024 older dropped
+        #expect(store.timedOverflowCount == 2 && store.value(pan) == 1)
+        store.applyTimed(before: .max)
+        #expect(store.value(pan) == 1 && store.value(gain) == 1)
+        #expect(store.set(pan, 0.5, atFrame: 3000))           // the ring is free again
+        store.applyTimed(before: 3001)
+        #expect(store.value(pan) == 0.5 && store.timedOverflowCount == 2)
+    }
+
     @Test func defaults_comeFromTheParameterTable() {
         let store = ParameterStore()
         for address in ParameterAddress.all {

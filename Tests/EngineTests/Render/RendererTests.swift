@@ -31,6 +31,22 @@ import CAllocationCounter
         }
     }
 
+    /// A control move timed for frame 300 (`ParameterStore.set(_:_:atFrame:)`)
+    /// changes the mix from the start of the block 300 falls in (256), as a
+    /// take's render applies it, and nothing before (heap calls: the test below).
+    @Test func timedParameterChange_landsAtItsBlocksStart() {
+        func render(timed: Bool) -> [Float] {
+            let renderer = makeRenderer()
+            renderer.events.push(TimedMessage(frame: 0, message: .noteOn(60, velocity: 127, channel: 0)))
+            if timed { renderer.parameters.set(.masterGain, -20, atFrame: 300) }
+            return renderAll(renderer, frames: 1024, block: 256)
+        }
+        let plain = render(timed: false), moved = render(timed: true)
+        let firstDifference = (0..<1024).first { plain[2 * $0] != moved[2 * $0] }
+        #expect(firstDifference == 256)
+        #expect(abs(moved[2 * 1000] - plain[2 * 1000] * 0.1) < 1e-5)   // ramped to -20 dB by then
+    }
+
     @Test func queuedEvents_applyAtTheirFrameInsideTheBlock() {
         let renderer = makeRenderer()
         renderer.events.push(TimedMessage(frame: 300, message: .noteOn(60, velocity: 127, channel: 2)))
@@ -93,6 +109,8 @@ import CAllocationCounter
         for block in 1..<1_000 {
             if block % 10 == 0 { renderer.events.push(.now(.controlChange(7, value: 100, channel: 1))) }
             if block % 10 == 5 { renderer.parameters.set(.strip(.track(0), .pan), Double(block % 3) - 1) }
+            // A control move timed for the next block (live's input thread pushes it; stored at that block's start).
+            if block % 10 == 7 { renderer.parameters.set(.strip(.channel(1), .pan), Double(block % 3) - 1, atFrame: UInt64(block + 1) * 128 + 5) }
             renderer.render(frames: 128, into: output)
             if block == 500 { stemsSounded = renderer.stem(oscillator) != nil && renderer.stem(trackB) != nil }
         }
