@@ -76,10 +76,11 @@ extension RenderJob {
                     // The performance through the rig, on a hub of its own (the job's stays as it started).
                     let take: TakeRouting
                     let plugins = self.plugins, rate = options.sampleRate
+                    let block = options.blockFrames ?? TakeRouting.effectBlockFrames
                     do {
                         take = try TakeRouting(file, hub: assembly.makeHub(mapping: mapping, plugins: plugins),
-                                               effects: plugins?.midiEffects ?? [], sampleRate: rate) { k, store throws(LV2Error) in
-                            try plugins!.makeMIDIEffect(k, sampleRate: rate, maxFrames: TakeRouting.effectBlockFrames,
+                                               effects: plugins?.midiEffects ?? [], sampleRate: rate, blockFrames: block) { k, store throws(LV2Error) in
+                            try plugins!.makeMIDIEffect(k, sampleRate: rate, maxFrames: block,
                                                         offline: true, parameters: store)
                         }
                     } catch { throw .plugin(error) }

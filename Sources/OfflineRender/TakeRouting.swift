@@ -19,8 +19,9 @@ import Synchronization
 ///   notes as they sounded;
 /// - the parameters the controls move that are not channel messages (a
 ///   fader on `strip.2.gain`, `synth.reverb.level` …) become timed changes,
-///   which the render applies to its hub at the block they fall in (live
-///   applies them at the next block too).
+///   which the render applies at the start of the block they fall in, as
+///   live does with timed input (`ParameterStore.set(_:_:atFrame:)`) — the
+///   same block when the render's block is live's period (`render --block`).
 ///
 /// A program change (or a `scene.select` control) that switches scenes
 /// switches the zones there and then, as it did live; held notes end where
@@ -37,20 +38,21 @@ public struct TakeRouting: Sendable {
     ///
     /// `effects`: the zones' MIDI effect chains (`PluginHost.midiEffects`, in
     /// order), made by `makeEffect` for this pass. They run here, block by
-    /// block on a clock of `sampleRate` frames a second, as the render thread
+    /// block (`blockFrames`, live's period) on a clock of `sampleRate` frames a second, as the render thread
     /// runs them live: what a zone sends them at a time is applied at that
     /// frame, and what they send is written at the frame they send it (a
     /// chord's notes, an echo later), so the sample plan and the labels see
     /// it. At the take's end each chain is sent All Notes Off, so no note it
     /// made is left on.
     public init(_ file: StandardMIDIFile, hub: ControlHub, effects: [MIDIEffectSpec] = [], sampleRate: Int = 48_000,
+                blockFrames: Int = TakeRouting.effectBlockFrames,
                 makeEffect: (Int, ParameterStore) throws(LV2Error) -> any MIDIEffect = { _, _ throws(LV2Error) in
                     throw LV2Error(function: "TakeRouting", context: "no MIDI effects")
                 }) throws(LV2Error) {
         let store = ParameterStore()
         var chains: [any MIDIEffect] = []
         for k in effects.indices { chains.append(try makeEffect(k, store)) }
-        let runner = EffectRunner(chains, sampleRate: sampleRate)
+        let runner = EffectRunner(chains, sampleRate: sampleRate, blockFrames: blockFrames)
         let capture = ScoreCapture(effects: runner)
         let routing = ParameterRouting(parameters: store, events: capture, transport: nil)
         var changes: [(seconds: Double, change: ParameterChange)] = []
@@ -90,7 +92,8 @@ public struct TakeRouting: Sendable {
 }
 
 extension TakeRouting {
-    /// The frames of a block the MIDI effects run in (and the most their chains are made for).
+    /// The frames of a block the MIDI effects run in, unless told (`render --block`):
+    /// live's default period.
     public static let effectBlockFrames = 256
 
     /// Two lists of events in time order as one: at one time, `a`'s first.
@@ -109,7 +112,8 @@ extension TakeRouting {
 /// The take's MIDI effect chains, run block by block as the pass goes: the
 /// messages for each are kept at their frames until their block runs.
 private final class EffectRunner {
-    static let blockFrames = TakeRouting.effectBlockFrames
+    /// Live's block: the chains run as the render thread runs them there.
+    let blockFrames: Int
     let chains: [any MIDIEffect]
     let sampleRate: Double
     /// Per chain: messages waiting for their block, (frame, message, track).
@@ -119,9 +123,10 @@ private final class EffectRunner {
     var track: UInt16 = 0
     private let output = UnsafeMutableBufferPointer<TimedMessage>.allocate(capacity: 4096)
 
-    init(_ chains: [any MIDIEffect], sampleRate: Int) {
+    init(_ chains: [any MIDIEffect], sampleRate: Int, blockFrames: Int) {
         self.chains = chains
         self.sampleRate = Double(sampleRate)
+        self.blockFrames = blockFrames
         pending = Array(repeating: [], count: chains.count)
     }
 
@@ -139,7 +144,7 @@ private final class EffectRunner {
     func advance(to seconds: Double, into events: inout [Score.Event]) {
         guard !chains.isEmpty else { return }
         let target = frame(seconds)
-        while clock + Self.blockFrames <= target { runBlock(into: &events) }
+        while clock + blockFrames <= target { runBlock(into: &events) }
     }
 
     /// All Notes Off into every chain at `seconds`, and the blocks up to it and the one after.
@@ -152,7 +157,7 @@ private final class EffectRunner {
     }
 
     private func runBlock(into events: inout [Score.Event]) {
-        let end = clock + Self.blockFrames
+        let end = clock + blockFrames
         var block: [Score.Event] = []
         for k in chains.indices {
             var taken = 0
@@ -163,7 +168,7 @@ private final class EffectRunner {
                 taken += 1
             }
             pending[k].removeFirst(taken)
-            let n = chains[k].process(frames: Self.blockFrames, into: output)
+            let n = chains[k].process(frames: blockFrames, into: output)
             for i in 0..<n {
                 block.append(Score.Event(seconds: Double(clock + Int(output[i].frame)) / sampleRate, message: output[i].message, track: track))
             }

@@ -147,6 +147,8 @@ import Testing
         (["-o", "x.xyz"], "use --format wav|flac|ogg|opus|mp3|aiff|caf|w64|rf64|raw"),
         (["-o", "x.mp3", "--bits", "16"], "MP3 has no bit depth"),
         (["-o", "x.aiff", "--format", "vorbis"], "unknown --format 'vorbis' (use wav, flac, ogg, opus, mp3, aiff, caf, w64, rf64, raw)"),
+        (["--block", "8"], "--block must be 16...8192 frames"),
+        (["--block", "16384"], "--block must be 16...8192 frames"),
     ])
     func usageMistakes_areOneClearLine(flags: [String], message: String) throws {
         let r = try RenderCommandTests.carillon(["render", "a.mid"] + flags)

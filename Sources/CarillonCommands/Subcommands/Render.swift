@@ -169,6 +169,9 @@ struct Render: ParsableCommand {
     @Option(help: ArgumentHelp("Synths rendering each file in parallel, one thread each (default: the number of cores for one file, 1 for a batch; there --jobs takes the cores).", valueName: "n"))
     var threads: Int?
 
+    @Option(help: ArgumentHelp("Frames per render block (default 512; 2048 with --threads above 1). A take (--take) gives live's samples at live's --period (JACK's buffer size): a control moves its parameter at a block's start.", valueName: "frames"))
+    var block: Int?
+
     @Option(help: ArgumentHelp("Write one JSON line per input (per input and font with --soundfont-pick all) to this file (JSON Lines; a rerun replaces the lines of what it renders again).", valueName: "file.jsonl"))
     var manifest: String?
 
@@ -215,6 +218,7 @@ struct Render: ParsableCommand {
         guard maxGap >= 0 else { throw ValidationError("--max-gap must not be negative (0 turns it off)") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let threads, !(1...64).contains(threads) { throw ValidationError("--threads must be 1...64") }
+        if let block, !(16...8192).contains(block) { throw ValidationError("--block must be 16...8192 frames") }
         if shard != nil { _ = try resolvedShard() }
         if let normalize, !(-70...0).contains(normalize) { throw ValidationError("--normalize must be between -70 and 0 LUFS") }
         guard (-20...0).contains(truePeak) else { throw ValidationError("--true-peak must be between -20 and 0 dBTP") }
@@ -321,6 +325,7 @@ struct Render: ParsableCommand {
         settings.encoding = encoding
         settings.jobs = jobCount
         settings.job.threads = threadCount(files: items.count)
+        settings.job.blockFrames = block
         settings.skipExisting = skipExisting
         settings.version = CarillonCommand.configuration.version
         settings.augmentation = augmentation
