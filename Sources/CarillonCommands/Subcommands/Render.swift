@@ -166,10 +166,10 @@ struct Render: ParsableCommand {
     @Option(help: ArgumentHelp("Files rendered at once, each by its own synth (default: the number of cores).", valueName: "n"))
     var jobs: Int?
 
-    @Option(help: ArgumentHelp("Synths rendering each file in parallel, one thread each (default: the number of cores for one file, 1 for a batch; there --jobs takes the cores).", valueName: "n"))
+    @Option(help: ArgumentHelp("Synths rendering each file in parallel, one thread each (default: the number of cores for one file, 1 for a batch — there --jobs takes the cores — and for a --take).", valueName: "n"))
     var threads: Int?
 
-    @Option(help: ArgumentHelp("Frames per render block (default 512; 2048 with --threads above 1). A take (--take) gives live's samples at live's --period (JACK's buffer size): a control moves its parameter at a block's start.", valueName: "frames"))
+    @Option(help: ArgumentHelp("Frames per render block (default 512; 2048 with --threads above 1; 256, live's default --period, for a --take). A take gives live's samples at live's period (JACK's buffer size): a control moves its parameter at a block's start.", valueName: "frames"))
     var block: Int?
 
     @Option(help: ArgumentHelp("Write one JSON line per input (per input and font with --soundfont-pick all) to this file (JSON Lines; a rerun replaces the lines of what it renders again).", valueName: "file.jsonl"))
@@ -201,7 +201,7 @@ struct Render: ParsableCommand {
     @Option(help: MIDIInputOptions.mappingHelp)
     var mapping: String?
 
-    @Flag(help: "With --mapping: each input is a performance (live --record-midi), played through the mapping's controls and zones as the keyboard played it; a program change or scene control in it switches scenes there.")
+    @Flag(help: "With --mapping: each input is a performance (live --record-midi), played through the mapping's controls and zones as the keyboard played it; a program change or scene control in it switches scenes there. One synth and live's block (--threads 1 --block 256) unless told: live's samples.")
     var take = false
 
     @Flag(name: [.customShort("q"), .long], help: "No progress bar and no summary.")
@@ -249,8 +249,12 @@ struct Render: ParsableCommand {
     /// `--jobs`, or a file per core.
     var jobCount: Int { jobs ?? RenderJob.Options.cores }
 
-    /// `--threads`, or for one file every core on it; for many a file per core (jobs beat threads).
-    func threadCount(files: Int) -> Int { threads ?? (files == 1 ? RenderJob.Options.cores : 1) }
+    /// `--threads`, or for one file every core on it; for many a file per core (jobs beat threads);
+    /// a take one synth, as live played it.
+    func threadCount(files: Int) -> Int { threads ?? (files == 1 && !take ? RenderJob.Options.cores : 1) }
+
+    /// `--block`, or for a take live's default period (its control moves land at the same block starts).
+    var blockFrames: Int? { block ?? (take ? TakeRouting.effectBlockFrames : nil) }
 
     /// `--shard` as given: K/N, or `slurm` read from the array task's environment.
     func resolvedShard() throws -> Shard? {
@@ -325,7 +329,7 @@ struct Render: ParsableCommand {
         settings.encoding = encoding
         settings.jobs = jobCount
         settings.job.threads = threadCount(files: items.count)
-        settings.job.blockFrames = block
+        settings.job.blockFrames = blockFrames
         settings.skipExisting = skipExisting
         settings.version = CarillonCommand.configuration.version
         settings.augmentation = augmentation
