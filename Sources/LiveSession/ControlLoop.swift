@@ -17,10 +17,11 @@ import Glibc
 final class ControlLoop {
     private let thread: JoinableThread
 
-    /// `periodDuration`: the output's period (nil without audio);
-    /// `transport`: a loaded piece's, whose first tempo is `pieceTempo` bpm.
-    init(hub: ControlHub, shared: OutputState, periodDuration: Double?, transport: Transport?,
-         pieceTempo: Double, poll: (@Sendable () -> Void)? = nil) throws(ThreadError) {
+    /// `periodDuration`: the output's period (nil without audio); `blockFrames`:
+    /// the render's block now (a momentary pressed by a timed message falls back
+    /// a block after it); `transport`: a loaded piece's, whose first tempo is `pieceTempo` bpm.
+    init(hub: ControlHub, shared: OutputState, periodDuration: Double?, blockFrames: (@Sendable () -> UInt64)? = nil,
+         transport: Transport?, pieceTempo: Double, poll: (@Sendable () -> Void)? = nil) throws(ThreadError) {
         let withAudio = periodDuration != nil
         let interval = periodDuration.map { UInt32(min(max($0 * 500_000, 1_000), 10_000)) } ?? 10_000
         let feedbackEvery = max(1, 100_000 / Int(interval))
@@ -37,7 +38,7 @@ final class ControlLoop {
                 let blocks = shared.blocks.load(ordering: .relaxed)
                 if !withAudio || blocks != lastBlocks {
                     lastBlocks = blocks
-                    hub.tick()
+                    hub.tick(blockFrames: blockFrames?())
                 }
                 poll?()
                 usleep(interval)

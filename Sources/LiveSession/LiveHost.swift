@@ -363,7 +363,10 @@ public final class LiveHost: @unchecked Sendable {
                     if let effectPorts { keyboard.sendEffectPortMessages(from: effectPorts) }
                     jackZones?.connectWaiting()
                 }
-                control = try ControlLoop(hub: hub, shared: shared, periodDuration: audio.map { $0.output.periodDuration },
+                let output = audio?.output
+                var blockFrames: (@Sendable () -> UInt64)?
+                if let output { blockFrames = { UInt64((output.periodDuration * Double(output.sampleRate)).rounded()) } }
+                control = try ControlLoop(hub: hub, shared: shared, periodDuration: output?.periodDuration, blockFrames: blockFrames,
                                           transport: hasPiece ? audio?.renderer.transport : nil, pieceTempo: pieceTempo,
                                           poll: effectPorts == nil && jackZones == nil ? nil : poll)
             } catch { throw .thread(error) }

@@ -81,13 +81,21 @@ public struct TakeRouting: Sendable {
                 return
             }
             keyboard.route(message, from: 0, at: .afterLast)
+            // A momentary it pressed falls back a block on, as live's control loop has it (`ControlHub.tick`).
+            if hub.hasFiredMomentary {
+                let pressed = capture.now
+                capture.now = pressed + Double(blockFrames) / Double(sampleRate)
+                hub.tick()
+                capture.now = pressed
+            }
         }
         keyboard.stop()
         hub.unsubscribe(token)
         runner.finish(at: file.duration, into: &capture.effectEvents)
         score = Score(events: Self.merge(capture.events, capture.effectEvents), duration: file.duration)
         score.sysExMessages = sysEx
-        self.changes = changes
+        // In time order (a release was written ahead of the messages after its press); at one time, as made.
+        self.changes = changes.enumerated().sorted { ($0.element.seconds, $0.offset) < ($1.element.seconds, $1.offset) }.map(\.element)
     }
 }
 

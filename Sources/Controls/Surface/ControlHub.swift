@@ -30,6 +30,8 @@ public final class ControlHub: @unchecked Sendable {
     private var subscribers = ObserverList<TimedParameterChange>()
     /// The sample-clock frame of the message `receive` is handling (nil outside it, or untimed).
     private var messageFrame: UInt64?
+    /// The frame of the latest timed message that fired a momentary control (its release follows a block on).
+    private var momentaryFrame: UInt64?
     var learnObservers = ObserverList<LearnEvent>()
     /// Feedback to controllers: who sends the messages `tick` collects.
     private var feedbackObservers = ObserverList<[MIDIMessage]>()
@@ -158,6 +160,7 @@ public final class ControlHub: @unchecked Sendable {
             switch learnDetector.observe(message, armed: learnTarget != nil) {
             case .ignored:
                 let used = surface.receive(message)
+                if let frame, surface.hasFiredMomentary { momentaryFrame = max(momentaryFrame ?? 0, frame) }
                 applyPendingScene()
                 return (used, nil)
             case .consumed: return (true, nil)
@@ -167,6 +170,9 @@ public final class ControlHub: @unchecked Sendable {
         if let learned { completeLearn(learned) }
         return used
     }
+
+    /// A momentary control fired and waits for `tick` to fall back to 0.
+    public var hasFiredMomentary: Bool { lock.withLock { surface.hasFiredMomentary } }
 
     /// Sets a parameter from outside the controls (a UI, a scene, a script),
     /// in its own unit: clamped, passed to the subscribers; the controls that
@@ -192,9 +198,17 @@ public final class ControlHub: @unchecked Sendable {
     /// The render-block boundary (the control thread's tick): momentary
     /// controls fall back to 0, and the feedback observers get what changed
     /// since the last tick (one latest value per control).
-    public func tick() {
+    ///
+    /// `blockFrames`: the render's block now. A momentary fired by a timed
+    /// message (`receive(_:at:)`) then falls back a block after that message's
+    /// frame — the block after the one its press lands in — so the press is
+    /// heard for one block wherever the tick falls; without it, at once.
+    public func tick(blockFrames: UInt64? = nil) {
         let (learned, feedback, observers) = lock.withLock { () -> (LearnCandidate?, [MIDIMessage], [([MIDIMessage]) -> Void]) in
+            if surface.hasFiredMomentary, let pressed = momentaryFrame, let blockFrames { messageFrame = pressed &+ blockFrames }
             surface.tick()
+            messageFrame = nil
+            momentaryFrame = nil
             let learned = learnTarget == nil ? nil : learnDetector.tick().flatMap(takeLearnCandidate)
             guard !feedbackObservers.isEmpty else { return (learned, [], []) }
             return (learned, surface.takeFeedback(), feedbackObservers.handlers)

@@ -462,6 +462,9 @@ public final class ControlSurface {
 
     // MARK: - Block boundary
 
+    /// A momentary control fired and waits for `tick` to fall back to 0.
+    public var hasFiredMomentary: Bool { !momentaryPending.isEmpty }
+
     /// The render-block boundary: momentary controls that fired since the
     /// last call go back to 0 (publishing 0). Call once per rendered block,
     /// on the surface's thread (e.g. when the engine's block counter moves),

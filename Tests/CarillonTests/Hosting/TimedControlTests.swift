@@ -70,6 +70,32 @@ import Testing
         #expect(rig.drain().contains(TimedMessage(frame: 2000, message: .programChange(48, channel: 2))))
     }
 
+    /// A momentary pressed by a timed message is 1 for the block its press lands
+    /// in and falls back at the next block's start, wherever the control loop's
+    /// tick falls (here before the press's block is rendered); untimed, at once.
+    @Test func aMomentaryPressedAtAFrame_fallsBackABlockOn() throws {
+        let hub = ControlHub(mapping: try ControlMapping.parse(yaml: """
+            controls:
+              - { name: Kill, kind: momentary, source: { note: 36, channel: 10 }, targets: [strip.1.mute] }
+            """))
+        let store = ParameterStore()
+        let routing = ParameterRouting(parameters: store, events: nil, transport: nil)
+        hub.subscribeTimed { routing.apply($0.change, at: $0.frame) }
+        let mute = ParameterAddress.strip(.channel(0), .mute)
+        #expect(hub.receive(.noteOn(36, velocity: 100, channel: 9), at: 1000))
+        #expect(hub.hasFiredMomentary)
+        hub.tick(blockFrames: 256)
+        #expect(!hub.hasFiredMomentary && store.value(mute) == 0)
+        store.applyTimed(before: 1024)                      // the press's block (768..<1024)
+        #expect(store.value(mute) == 1)
+        store.applyTimed(before: 1280)                      // the next: 1256 falls in it
+        #expect(store.value(mute) == 0)
+        _ = hub.receive(.noteOn(36, velocity: 100, channel: 9))
+        #expect(store.value(mute) == 1)
+        hub.tick(blockFrames: 256)
+        #expect(store.value(mute) == 0)
+    }
+
     /// A UI's move is stored at once, and a timed move queued before it does not undo it.
     @Test func anUntimedChange_isStoredAtOnce_andWins() throws {
         let rig = try Rig()

@@ -105,3 +105,27 @@ import Testing
         #expect(labels.map(\.channel) == [1, 1] && labels.map(\.pitch) == [36, 72] && labels.allSatisfy { $0.program == 0 })
     }
 }
+
+/// A momentary control pressed in a take falls back a block on (256 frames,
+/// live's default period), as live's control loop has it; before, the take
+/// left it pressed to the end.
+@Suite struct TakeMomentaryTests {
+    @Test func aMomentaryInATake_fallsBackABlockOn_andTheChangesStayInTimeOrder() throws {
+        let mapping = try ControlMapping.parse(yaml: """
+            controls:
+              - { name: Kill, kind: momentary, source: { note: 36, channel: 10 }, targets: [strip.1.mute] }
+              - { name: Level, kind: fader, source: { cc: 7 }, soft-takeover: false, targets: [strip.2.gain] }
+            """)
+        // 960 ticks a second: the press at 1 s, a fader move 1 ms later (before the release).
+        let events = [TrackEvent(tick: 0, event: .meta(.tempo(microsecondsPerQuarterNote: 500_000))),
+                      TrackEvent(tick: 960, event: .midi(.noteOn(36, velocity: 100, channel: 9))),
+                      TrackEvent(tick: 961, event: .midi(.cc(7, value: 64, channel: 0))),
+                      TrackEvent(tick: 1920, event: .midi(.noteOff(36, channel: 9)))]
+        let file = StandardMIDIFile(format: .singleTrack, division: .ticksPerQuarterNote(480), tracks: [Track(events: events)])
+        let take = try TakeRouting(file, hub: ControlHub(mapping: mapping), sampleRate: 48_000)
+        let mute = take.changes.filter { $0.change.address == .strip(.channel(0), .mute) }
+        #expect(mute.map(\.change.value) == [1, 0], "\(take.changes)")
+        #expect(mute.count == 2 && abs(mute[0].seconds - 1) < 1e-9 && abs(mute[1].seconds - (1 + 256.0 / 48_000)) < 1e-9)
+        #expect(take.changes.map(\.seconds) == take.changes.map(\.seconds).sorted())
+    }
+}
