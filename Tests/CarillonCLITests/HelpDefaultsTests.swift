@@ -183,7 +183,17 @@ import Testing
         let cores = RenderJob.Options.cores
         func inCores(_ n: Int) -> String { n == cores ? "the number of cores" : String(n) }
         defaults["--jobs"] = ["render": inCores(render.jobCount)]
-        defaults["--threads"] = ["one file": inCores(render.threadCount(files: 1)), "a batch": inCores(render.threadCount(files: 2))]
+        let take = try Render.parse(["song.mid", "--mapping", "rig.yaml", "--take"])
+        defaults["--threads"] = ["one file": inCores(render.threadCount(files: 1)), "a batch": inCores(render.threadCount(files: 2)),
+                                 "a take": inCores(take.threadCount(files: 1))]
+        func block(_ command: Render, threads: Int) -> String {
+            var options = RenderJob.Options()
+            options.blockFrames = command.blockFrames
+            options.threads = threads
+            return String(options.effectiveBlockFrames)
+        }
+        defaults["--block"] = ["one synth": block(render, threads: 1), "a pool": block(render, threads: 2),
+                               "a take": block(take, threads: take.threadCount(files: 1))]
         return defaults
     }
 

@@ -166,10 +166,10 @@ struct Render: ParsableCommand {
     @Option(help: ArgumentHelp("Files rendered at once, each by its own synth (default: the number of cores).", valueName: "n"))
     var jobs: Int?
 
-    @Option(help: ArgumentHelp("Synths rendering each file in parallel, one thread each (default: the number of cores for one file, 1 for a batch — there --jobs takes the cores — and for a --take).", valueName: "n"))
+    @Option(help: ArgumentHelp("Synths rendering each file in parallel, one thread each (default: the number of cores for one file, 1 for a batch and a take; in a batch --jobs takes the cores).", valueName: "n"))
     var threads: Int?
 
-    @Option(help: ArgumentHelp("Frames per render block (default 512; 2048 with --threads above 1; 256, live's default --period, for a --take). A take gives live's samples at live's period (JACK's buffer size): a control moves its parameter at a block's start.", valueName: "frames"))
+    @Option(help: ArgumentHelp("Frames per render block (default: 512 for one synth, 2048 for a pool and 256 for a take). A take gives live's samples at live's period (its --period, JACK's buffer size): a control moves its parameter at a block's start.", valueName: "frames"))
     var block: Int?
 
     @Option(help: ArgumentHelp("Write one JSON line per input (per input and font with --soundfont-pick all) to this file (JSON Lines; a rerun replaces the lines of what it renders again).", valueName: "file.jsonl"))
