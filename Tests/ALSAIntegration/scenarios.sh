@@ -336,15 +336,16 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
   else bad "play --record" "$renv | $cenv | $(grep -E '^record' "$PLAYLOG")"; fi
 
   # --start 3: the capture matches the reference from 3 s on, with about the whole play's
-  # start-up lag (±1.2 s of start-up jitter; without the seek it would be 3 s off). The seek
-  # chases programs and controllers; held notes are not restarted.
+  # start-up lag (±2 s of start-up jitter: CI saw -1.31 s with the host's steps beside the VM;
+  # without the seek it would be 3 s off). The seek chases programs and controllers; held notes
+  # are not restarted.
   t=$(ms)
   play_run start 20 --start 3
   play_end
   senv=$("$probe" envelope "$out/play-start.wav" "$LIVE_REF" --max-lag 10 --min-correlation 0.8 --skip-reference 3); serc=$?
   echo "    $senv"
   shift_ms=$(( $(lag_ms "$senv") - $(lag_ms "$penv") ))
-  if [[ $PLAYRC == 0 && $serc == 0 ]] && (( shift_ms > -1200 && shift_ms < 1200 )) && rt_ok "$PLAYLOG"; then
+  if [[ $PLAYRC == 0 && $serc == 0 ]] && (( shift_ms > -2000 && shift_ms < 2000 )) && rt_ok "$PLAYLOG"; then
     ok "play --start 3: the capture is the piece from 3 s ($senv; lag ${shift_ms} ms from the whole play's)"
   else bad "play --start" "rc=$PLAYRC lag difference ${shift_ms} ms $senv $(grep -v '^parameter' "$PLAYLOG" | tail -3)"; fi
   echo "    ($(($(ms) - t)) ms)"
