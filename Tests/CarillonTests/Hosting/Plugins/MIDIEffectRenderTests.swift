@@ -140,23 +140,29 @@ import Testing
         #expect(second.received.map(\.message.data1) == [67] && second.received.first?.frame == 300)
     }
 
+    /// A rig of two scenes switched by program change on channel 16: the first
+    /// (`firstNamed`) has zone FX to channel 2 through x42's `plugin`, the second
+    /// ("Plain") zone Plain to channel 3.
+    static func twoScenes(firstNamed name: String, plugin: String) -> String {
+        """
+        controls:
+          - { name: Scene, kind: selector, source: { program-change: true, channel: 16 }, values: [0, 1], targets: [scene.select] }
+        scenes:
+          - name: \(name)
+            zones:
+              - { name: FX, to: 2, midi-fx: ["\(x42)\(plugin)"] }
+          - name: Plain
+            zones:
+              - { name: Plain, to: 3 }
+        """
+    }
+
     /// Live, end to end but for the ports: the keyboard's way (`KeyboardRouting`)
     /// into the render thread's chain. Note Toggle keeps D4 on after its key is
     /// up; switching to a scene without the zone ends it (All Notes Off into the
     /// chain, which sends the note-off); a held C4 ends at its release after the switch.
     @Test func keyboardRouting_sceneSwitchLive_releasesWhatTheChainHolds() throws {
-        let yaml = """
-        controls:
-          - { name: Scene, kind: selector, source: { program-change: true, channel: 16 }, values: [0, 1], targets: [scene.select] }
-        scenes:
-          - name: Toggle
-            zones:
-              - { name: FX, to: 2, midi-fx: ["\(Self.x42)notetoggle"] }
-          - name: Plain
-            zones:
-              - { name: Plain, to: 3 }
-        """
-        let mapping = try ControlMapping.parse(yaml: yaml, file: "live.yaml")
+        let mapping = try ControlMapping.parse(yaml: Self.twoScenes(firstNamed: "Toggle", plugin: "notetoggle"), file: "live.yaml")
         let specs = try MIDIEffectSpec.all(in: mapping)
         #expect(specs.map(\.key) == ["fx.toggle.fx"])
         let assembly = HostAssembly(options: HostOptions(), midiEffects: specs)

@@ -298,17 +298,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/m.yaml"
         func write(_ plugin: String) throws {
-            try """
-            controls:
-              - { name: Scene, kind: selector, source: { program-change: true, channel: 16 }, values: [0, 1], targets: [scene.select] }
-            scenes:
-              - name: Verse
-                zones:
-                  - { name: FX, to: 2, midi-fx: ["\(Self.x42)\(plugin)"] }
-              - name: Plain
-                zones:
-                  - { name: Plain, to: 3 }
-            """.write(toFile: path, atomically: true, encoding: .utf8)
+            try MIDIEffectRenderTests.twoScenes(firstNamed: "Verse", plugin: plugin).write(toFile: path, atomically: true, encoding: .utf8)
         }
         try write("midichord")
         let session = try Session(mapping: path)
