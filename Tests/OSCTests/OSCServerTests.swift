@@ -81,11 +81,13 @@ import Testing
     /// at 48 kHz (the default --period), 5.33 ms. Measured as when the hub
     /// publishes the change (the store's atomics are written then; the render
     /// thread reads them at its next block's start) against the timetag.
-    /// Never early, in any round. On time in most rounds (the median): the
-    /// server's thread is an ordinary one, and with every core busy (CI runs the
-    /// suites side by side on two) the kernel once woke it 18 ms late, so one
-    /// round may be late up to 50 ms. A server that applied at arrival, polled
-    /// its schedule coarsely or waited for the next datagram fails either bound.
+    /// Never early, in any round; within a block in four rounds of five. One
+    /// round may land late by any amount: the server's thread is an ordinary one
+    /// and CI runs the suites side by side on two cores, where the kernel once
+    /// woke it 18 ms late and once the whole test process stood still for 3.9 s
+    /// (a round landed 654 ms late, and every test then running "took" 3.871 s).
+    /// A server that applied at arrival or polled its schedule coarsely fails
+    /// every round; one that waited for the next datagram never lands (none comes).
     @Test func bundle_500msAhead_landsWithinOneBlock() throws {
         let hub = ControlHub(mapping: nil)
         let landed = Mutex<Double?>(nil)
@@ -113,8 +115,8 @@ import Testing
         }
         let block = 256.0 / 48_000 * 1000
         print("bundle 500 ms ahead: landed \(errors.map { String(format: "%+.2f", $0) }.joined(separator: ", ")) ms from the timetag (a block: \(String(format: "%.2f", block)) ms)")
-        #expect(errors.count == 5 && errors.allSatisfy { $0 > -block && $0 < 50 }, "\(errors)")
-        #expect(errors.count == 5 && abs(errors.sorted()[2]) < block, "median: \(errors)")
+        #expect(errors.count == 5 && errors.allSatisfy { $0 > -block }, "early: \(errors)")
+        #expect(errors.count == 5 && errors.filter { $0 < block }.count >= 4, "late beyond a block in more than one round: \(errors)")
         #expect(server.counters.scheduled == 5)
     }
 
