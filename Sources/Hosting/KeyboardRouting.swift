@@ -168,7 +168,8 @@ public final class KeyboardRouting: Sendable {
             }
             for k in set.effectChains { s.draining[k] = false }
             releaseDrained(&s)
-            active.store(!set.zones.isEmpty || s.router.heldNotes > 0 || s.anyDraining, ordering: .relaxed)
+            // Held notes and pedals keep the router in the way: their note-offs and pedal ups follow them.
+            active.store(!set.zones.isEmpty || s.router.heldNotes > 0 || s.router.holdsPedals || s.anyDraining, ordering: .relaxed)
         }
     }
 

@@ -31,24 +31,34 @@ public enum Routing: Hashable, Sendable {
 /// Guarantees (each tested in RigTests):
 /// - A note-off goes where its note-on went, through the ledger of held notes
 ///   ((source, channel, key) → the exact slots and transformed keys), whatever zone
-///   set or transpose is current by then. A note-on no zone took is remembered as
-///   such, so its note-off is "not taken" too.
+///   set or transpose is current by then.
 /// - Two zones that put the same key on the same destination channel: the first
 ///   note-on sounds, later ones are counted (`stats.doubledNotes`) and not sent
 ///   again (no re-strike); the note-off is sent when the last holder releases.
 /// - Sustain (CC 64) and sostenuto (CC 66) reach the destinations of the zones that
-///   take them and every slot holding notes from that source and channel; a pedal
-///   up also reaches every slot where that pedal was sent down.
+///   take them and every slot holding notes from that source and channel. Each
+///   (source, channel) holds the pedal down on the slots it sent it down to; a pedal
+///   up reaches those and is sent where no other (source, channel) still holds that
+///   pedal down there (two keyboards' sustain pedals on one channel are counted,
+///   as notes are). A source that disconnects lets its pedals up too.
 /// - Channel mode messages (CC 120–127) reach every destination of the current set
-///   and every slot holding notes or a pedal.
+///   and every slot holding notes or a pedal. All Sound Off and All Notes Off (120,
+///   123) end every note there: the ledger forgets their outputs (a later note-on
+///   sounds again; the held keys' note-offs are taken and go nowhere), as an effect
+///   chain and x42's MIDI plugins forget theirs. Reset All Controllers (121) lets every pedal up there.
 /// - A transposed key outside 0…127 is dropped with its note-off (`stats.droppedNotes`).
+/// - A note-on no zone takes is not kept: its note-off finds nothing and is not taken either.
 public final class ZoneRouter {
     public static let maxPorts = 32
     public static let maxSources = 64
-    public static let maxHeldNotes = 512
+    /// Every key on every channel of one source.
+    public static let maxHeldNotes = 16 * 128
     public static let maxOutputsPerNote = 32
     /// MIDI effect chains a zone set may name (`ZoneSet(_:effects:)`: 0..<maxEffects).
     public static let maxEffects = 32
+    /// (source, channel) pairs holding a pedal down at once; beyond them a pedal still
+    /// goes down, uncounted (a later pedal up from anyone lets it up).
+    public static let maxPedalOwners = 64
     static let noSlot: UInt16 = .max
     static let effectBase = 16 + maxPorts * 16
     static let slotCount = effectBase + maxEffects * 16
@@ -77,16 +87,19 @@ public final class ZoneRouter {
     private let heldSource: FixedTable<SourceID>
     private let heldChannel: FixedTable<UInt8>
     private let heldKey: FixedTable<UInt8>
-    private let heldTaken: FixedTable<Bool>
     private let heldOutCount: FixedTable<Int>
     private let outSlot: FixedTable<UInt16>
     private let outKey: FixedTable<UInt8>
     private let outPedals: FixedTable<UInt8>   // bit 0: sustain passes, bit 1: sostenuto passes, bit 2: pressure passes
 
-    /// Per slot and key: how many held notes sound there.
-    private let sounding: FixedTable<UInt8>
-    /// Per slot: bit 0 sustain down, bit 1 sostenuto down (as sent).
-    private let pedalDown: FixedTable<UInt8>
+    /// Per slot and key: how many held notes sound there (up to `maxHeldNotes`).
+    private let sounding: FixedTable<UInt16>
+    /// Per slot and pedal (`slot * 2`: sustain, `+ 1`: sostenuto): the pedal owners holding it down there.
+    private let pedalHolders: FixedTable<UInt64>
+    /// Pedal owners: a (source, channel) with a pedal down, and which (bit 0 sustain, bit 1 sostenuto; 0 = free).
+    private let ownerSource: FixedTable<SourceID>
+    private let ownerChannel: FixedTable<UInt8>
+    private let ownerPedals: FixedTable<UInt8>
     /// Per slot: the message stamp that last reached it (no slot gets one message twice).
     private let stamps: FixedTable<UInt32>
     private var stamp: UInt32 = 0
@@ -100,21 +113,24 @@ public final class ZoneRouter {
         heldSource = FixedTable(repeating: 0, count: Self.maxHeldNotes)
         heldChannel = FixedTable(repeating: 0, count: Self.maxHeldNotes)
         heldKey = FixedTable(repeating: 0, count: Self.maxHeldNotes)
-        heldTaken = FixedTable(repeating: false, count: Self.maxHeldNotes)
         heldOutCount = FixedTable(repeating: 0, count: Self.maxHeldNotes)
         outSlot = FixedTable(repeating: 0, count: Self.maxHeldNotes * Self.maxOutputsPerNote)
         outKey = FixedTable(repeating: 0, count: Self.maxHeldNotes * Self.maxOutputsPerNote)
         outPedals = FixedTable(repeating: 0, count: Self.maxHeldNotes * Self.maxOutputsPerNote)
         sounding = FixedTable(repeating: 0, count: Self.slotCount * 128)
-        pedalDown = FixedTable(repeating: 0, count: Self.slotCount)
+        pedalHolders = FixedTable(repeating: 0, count: Self.slotCount * 2)
+        ownerSource = FixedTable(repeating: 0, count: Self.maxPedalOwners)
+        ownerChannel = FixedTable(repeating: 0, count: Self.maxPedalOwners)
+        ownerPedals = FixedTable(repeating: 0, count: Self.maxPedalOwners)
         stamps = FixedTable(repeating: 0, count: Self.slotCount)
         effectKeys = FixedTable(repeating: 0, count: Self.maxEffects)
     }
 
     deinit {
-        heldSource.release(); heldChannel.release(); heldKey.release(); heldTaken.release(); heldOutCount.release()
+        heldSource.release(); heldChannel.release(); heldKey.release(); heldOutCount.release()
         outSlot.release(); outKey.release(); outPedals.release()
-        sounding.release(); pedalDown.release(); stamps.release(); effectKeys.release()
+        sounding.release(); pedalHolders.release(); stamps.release(); effectKeys.release()
+        ownerSource.release(); ownerChannel.release(); ownerPedals.release()
     }
 
     /// The external port a `.port(i)` destination names.
@@ -122,6 +138,12 @@ public final class ZoneRouter {
     public var portNames: [String] { ports }
     /// Notes held in the ledger (taken or not).
     public var heldNotes: Int { heldCount }
+
+    /// Whether a pedal the router sent down is still held by its keyboard (its pedal up must come through the router).
+    public var holdsPedals: Bool {
+        for o in 0..<Self.maxPedalOwners where ownerPedals[o] != 0 { return true }
+        return false
+    }
 
     /// Keys held in effect chain `effect` (note-ons the ledger sent it whose note-offs it has not).
     public func heldNotes(inEffect effect: Int) -> Int {
@@ -237,20 +259,22 @@ public final class ZoneRouter {
         }
     }
 
-    /// Releases every note `source` holds, wherever it went (external ports too):
-    /// for a source that disconnected. No allocation.
+    /// Releases every note `source` holds, wherever it went (external ports too),
+    /// then lets its pedals up: for a source that disconnected. No allocation.
     public func releaseAll<S: ZoneSink>(source: SourceID, into sink: inout S) {
         var i = heldCount - 1
         while i >= 0 {
             if heldSource[i] == source { release(i, velocity: 0, &sink) }
             i -= 1
         }
+        for o in 0..<Self.maxPedalOwners where ownerPedals[o] != 0 && ownerSource[o] == source { releasePedals(of: o, &sink) }
     }
 
-    /// Releases every note the ledger holds, from every source (the session
-    /// ends: nothing it started may hang on another synth). No allocation.
+    /// Releases every note the ledger holds, and every pedal, from every source
+    /// (the session ends: nothing it started may hang on another synth). No allocation.
     public func releaseEverything<S: ZoneSink>(into sink: inout S) {
         while heldCount > 0 { release(heldCount - 1, velocity: 0, &sink) }
+        for o in 0..<Self.maxPedalOwners where ownerPedals[o] != 0 { releasePedals(of: o, &sink) }
     }
 
     // MARK: - Internals
@@ -337,16 +361,15 @@ public final class ZoneRouter {
                 }
             }
         }
-        heldTaken[h] = taken
+        guard taken else { heldCount -= 1; return .notTaken }   // nothing to follow: its note-off is not taken either
         heldOutCount[h] = outs
-        return taken ? .taken : .notTaken
+        return .taken
     }
 
     private func noteOff<S: ZoneSink>(_ source: SourceID, _ channel: UInt8, _ key: UInt8, _ velocity: UInt8, _ sink: inout S) -> Routing {
         guard let i = find(source, channel, key) else { return .notTaken }
-        let taken = heldTaken[i]
         release(i, velocity: velocity, &sink)
-        return taken ? .taken : .notTaken
+        return .taken
     }
 
     /// Sends held note `i`'s note-offs (where it was the last holder) and removes it from the ledger.
@@ -364,7 +387,7 @@ public final class ZoneRouter {
         let last = heldCount - 1
         if i != last {
             heldSource[i] = heldSource[last]; heldChannel[i] = heldChannel[last]; heldKey[i] = heldKey[last]
-            heldTaken[i] = heldTaken[last]; heldOutCount[i] = heldOutCount[last]
+            heldOutCount[i] = heldOutCount[last]
             let from = last * Self.maxOutputsPerNote
             for o in 0..<heldOutCount[last] {
                 outSlot[base + o] = outSlot[from + o]; outKey[base + o] = outKey[from + o]; outPedals[base + o] = outPedals[from + o]
@@ -375,7 +398,6 @@ public final class ZoneRouter {
 
     private func polyPressure<S: ZoneSink>(_ source: SourceID, _ m: MIDIMessage.PolyPressure, _ sink: inout S) -> Routing {
         guard let i = find(source, m.channel.value, m.note.value) else { return .notTaken }
-        guard heldTaken[i] else { return .notTaken }
         let base = i * Self.maxOutputsPerNote
         for o in 0..<heldOutCount[i] where outPedals[base + o] & 4 != 0 {
             let slot = outSlot[base + o]
@@ -424,14 +446,21 @@ public final class ZoneRouter {
                     if mark(slot, s) { emit(.cc(m.controller, value: value, channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink) }
                 }
             }
-            for slot in 0..<Self.slotCount where pedalDown[slot] != 0 {
+            for slot in 0..<Self.slotCount where pedalHolders[slot * 2] | pedalHolders[slot * 2 + 1] != 0 {
                 let sl = UInt16(slot)
                 if mark(sl, s) { emit(.cc(m.controller, value: value, channel: Channel(unchecked: UInt8(sl & 15))), sl, &sink) }
             }
+            // Every slot holding a note or a pedal got it: what it ended, the ledger forgets.
+            if controller == 120 || controller == 123 { forgetSoundingNotes() }
+            if controller == 121 { for h in 0..<pedalHolders.count { pedalHolders[h] = 0 } }
             return taken ? .taken : .notTaken
         }
 
         let pedalBit: UInt8 = controller == 64 ? 1 : controller == 66 ? 2 : 0
+        let down = value.value >= 64
+        // The (source, channel) a pedal belongs to; -1: none (a pedal up it never sent down, or the table is full).
+        let owner = pedalBit == 0 ? -1 : pedalOwner(source, channel, creating: down)
+        if down && owner >= 0 { ownerPedals[owner] |= pedalBit }
         for z in 0..<set.compiled.count {
             let c = set.compiled[z]
             guard takes(c, source, sourceSlot, channel, cc) else { continue }
@@ -441,8 +470,11 @@ public final class ZoneRouter {
             for d in c.destStart..<(c.destStart + c.destCount) {
                 let slot = set.destSlot[d]
                 guard slot != Self.noSlot, mark(slot, s) else { continue }
-                if pedalBit != 0 && out == controller { setPedal(slot, pedalBit, value.value >= 64) }
-                emit(.cc(UInt7(unchecked: out), value: value, channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink)
+                if pedalBit != 0 && out == controller {
+                    sendPedal(m.controller, value, pedalBit, owner, slot, &sink)
+                } else {
+                    emit(.cc(UInt7(unchecked: out), value: value, channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink)
+                }
             }
         }
         guard pedalBit != 0 else { return taken ? .taken : .notTaken }
@@ -452,25 +484,70 @@ public final class ZoneRouter {
             for o in 0..<heldOutCount[i] where outPedals[base + o] & pedalBit != 0 {
                 let slot = outSlot[base + o]
                 guard mark(slot, s) else { continue }
-                setPedal(slot, pedalBit, value.value >= 64)
-                emit(.cc(m.controller, value: value, channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink)
+                sendPedal(m.controller, value, pedalBit, owner, slot, &sink)
                 taken = true
             }
         }
-        if value.value < 64 {
-            for slot in 0..<Self.slotCount where pedalDown[slot] & pedalBit != 0 {
+        if !down && owner >= 0 {
+            let bit: UInt64 = 1 << UInt64(owner), pedal = Int(pedalBit >> 1)
+            for slot in 0..<Self.slotCount where pedalHolders[slot * 2 + pedal] & bit != 0 {
                 let sl = UInt16(slot)
                 guard mark(sl, s) else { continue }
-                setPedal(sl, pedalBit, false)
-                emit(.cc(m.controller, value: value, channel: Channel(unchecked: UInt8(sl & 15))), sl, &sink)
+                sendPedal(m.controller, value, pedalBit, owner, sl, &sink)
                 taken = true
             }
+            ownerPedals[owner] &= ~pedalBit   // 0: the entry is free again
         }
         return taken ? .taken : .notTaken
     }
 
+    /// Sends a pedal to `slot` for `owner`: down always (values above 64 vary on a
+    /// half-pedal); up only where no other owner still holds that pedal down.
     @inline(__always)
-    private func setPedal(_ slot: UInt16, _ bit: UInt8, _ down: Bool) {
-        if down { pedalDown[Int(slot)] |= bit } else { pedalDown[Int(slot)] &= ~bit }
+    private func sendPedal<S: ZoneSink>(_ controller: UInt7, _ value: UInt7, _ pedalBit: UInt8, _ owner: Int, _ slot: UInt16, _ sink: inout S) {
+        let h = Int(slot) * 2 + Int(pedalBit >> 1)
+        if value.value >= 64 {
+            if owner >= 0 { pedalHolders[h] |= 1 << UInt64(owner) }
+        } else {
+            if owner >= 0 { pedalHolders[h] &= ~(1 << UInt64(owner)) }
+            guard pedalHolders[h] == 0 else { return }
+        }
+        emit(.cc(controller, value: value, channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink)
+    }
+
+    /// The pedal-owner entry of (source, channel); with `creating`, made if missing. -1 when none (or the table is full).
+    private func pedalOwner(_ source: SourceID, _ channel: UInt8, creating: Bool) -> Int {
+        var free = -1
+        for o in 0..<Self.maxPedalOwners {
+            if ownerPedals[o] != 0 {
+                if ownerSource[o] == source && ownerChannel[o] == channel { return o }
+            } else if free < 0 { free = o }
+        }
+        guard creating, free >= 0 else { return -1 }
+        ownerSource[free] = source; ownerChannel[free] = channel
+        return free
+    }
+
+    /// Lets up every pedal `owner` holds down, where no other owner holds it; frees the entry.
+    private func releasePedals<S: ZoneSink>(of owner: Int, _ sink: inout S) {
+        let bit: UInt64 = 1 << UInt64(owner)
+        for slot in 0..<Self.slotCount {
+            for pedal in 0..<2 where pedalHolders[slot * 2 + pedal] & bit != 0 {
+                sendPedal(pedal == 0 ? 64 : 66, 0, UInt8(1 << pedal), owner, UInt16(slot), &sink)
+            }
+        }
+        ownerPedals[owner] = 0
+    }
+
+    /// After All Sound Off or All Notes Off reached every slot
+    /// holding a note: those notes have ended. Held keys stay in the ledger (their
+    /// note-offs are taken, and go nowhere); the keys they sounded are free.
+    private func forgetSoundingNotes() {
+        for i in 0..<heldCount {
+            let base = i * Self.maxOutputsPerNote
+            for o in 0..<heldOutCount[i] { sounding[Int(outSlot[base + o]) * 128 + Int(outKey[base + o])] = 0 }
+            heldOutCount[i] = 0
+        }
+        for e in 0..<Self.maxEffects { effectKeys[e] = 0 }
     }
 }

@@ -36,18 +36,29 @@ import Testing
         #expect(r.heldNotes(inEffect: 0) == 0)
     }
 
+    /// A disconnect ends a chain's notes with note-offs; All Notes Off reaches the
+    /// chain (which ends what it holds itself) and the ledger forgets them, so a
+    /// disconnect after it sends the chain nothing more.
     @Test func modeMessages_reachChainsHoldingNotes_andReleaseAllEndsTheirNotes() {
         let r = ZoneRouter(); var out = Recorder()
         r.install(ZoneSet([fx("A", to: 2)], effects: [3]), into: &out)
         _ = r.route(.noteOn(60, velocity: 100, channel: 0), from: kb, into: &out)
         r.install(ZoneSet([zone("Plain", to: 4)]), into: &out)
         out.clear()
-        _ = r.route(.cc(123, value: 0, channel: 0), from: kb, into: &out)
-        #expect(out.sent.contains { $0.1 == .effect(3) })
-        out.clear()
         r.releaseAll(source: kb, into: &out)
         #expect(out.notes == ["off 2p\(RoutedDestination.effect(3)):60"])
         #expect(r.heldNotes(inEffect: 3) == 0 && r.heldNotes == 0)
+
+        r.install(ZoneSet([fx("A", to: 2)], effects: [3]), into: &out)
+        _ = r.route(.noteOn(61, velocity: 100, channel: 0), from: kb, into: &out)
+        r.install(ZoneSet([zone("Plain", to: 4)]), into: &out)
+        out.clear()
+        _ = r.route(.cc(123, value: 0, channel: 0), from: kb, into: &out)
+        #expect(out.sent.contains { $0.1 == .effect(3) })
+        #expect(r.heldNotes(inEffect: 3) == 0 && r.heldNotes == 1)
+        out.clear()
+        r.releaseAll(source: kb, into: &out)
+        #expect(out.notes.isEmpty && r.heldNotes == 0)
     }
 
     @Test func effectNumberBeyondTheTables_isDropped() {

@@ -1,0 +1,48 @@
+import Controls
+import Engine
+import Hosting
+import MIDI
+import Testing
+
+/// Pedals through the keyboard's whole way (controls, zones, queue), where a
+/// scene switch takes the zones away while a pedal is down.
+@Suite struct KeyboardRoutingPedalTests {
+    static let yaml = """
+        zones:
+          - { name: Strings, keys: C-1..G9, to: 3 }
+        controls:
+          - { name: Patch, kind: selector, source: { program-change: true, channel: 16 }, targets: [scene.select] }
+        scenes:
+          - { name: Layered }
+          - { name: Bare, zones: [] }
+        """
+
+    /// Sustain went down on channel 3 through a zone; the scene switched to one
+    /// without zones; the pedal up still reaches channel 3 (not only the
+    /// keyboard's own channel 1), or the strings sustain for ever.
+    @Test func pedalUp_reachesWhereItWentDown_afterASceneWithoutZones() throws {
+        let hub = ControlHub(mapping: try ControlMapping.parse(yaml: Self.yaml))
+        let queue = EventQueue()
+        let keyboard = KeyboardRouting(hub: hub, events: EventQueueProducer(queue, clock: nil))
+        keyboard.start()
+        defer { keyboard.stop() }
+        func drain() -> [ChannelMessage] {
+            var out: [ChannelMessage] = []
+            while let e = queue.peek() { out.append(e.message); queue.pop() }
+            return out
+        }
+        _ = drain()
+        keyboard.route(.cc(64, value: 127, channel: 0), from: 1, at: .afterLast)
+        #expect(drain() == [.controlChange(64, value: 127, channel: 2)])
+        keyboard.route(.programChange(1, channel: 15), from: 1, at: .afterLast)
+        #expect(hub.currentScene == "Bare")
+        _ = drain()
+        keyboard.route(.cc(64, value: 0, channel: 0), from: 1, at: .afterLast)
+        #expect(drain().contains(.controlChange(64, value: 0, channel: 2)))
+        // With the pedal up and no zones, the keyboard plays its own channel again.
+        keyboard.route(.programChange(1, channel: 15), from: 1, at: .afterLast)
+        _ = drain()
+        keyboard.route(.noteOn(60, velocity: 100, channel: 0), from: 1, at: .afterLast)
+        #expect(drain() == [.noteOn(60, velocity: 100, channel: 0)])
+    }
+}
