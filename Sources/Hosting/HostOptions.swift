@@ -24,6 +24,11 @@ public struct HostOptions: Sendable {
     public var settings: [ParameterChange] = []
     public init() {}
 
+    /// Live's period when not told (`--period`), in frames: also the block a take
+    /// renders in (`render --take`) and its MIDI effects run in, so a take gives
+    /// live's samples without flags.
+    public static let defaultPeriodFrames = 256
+
     /// The audio-file tracks a host plays at most (each has a mixer strip, `track.N.*`).
     public static let maxTracks = ParameterAddress.maxTracks
 

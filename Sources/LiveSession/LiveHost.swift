@@ -67,7 +67,7 @@ public final class LiveHost: @unchecked Sendable {
         public var jack = JACKOptions()
         public var device = "default"
         public var sampleRate = 48_000
-        public var periodFrames = 256
+        public var periodFrames = HostOptions.defaultPeriodFrames
         public var periods = 2
         public var host = HostOptions()
         public var realtime = true

@@ -76,7 +76,7 @@ extension RenderJob {
                     // The performance through the rig, on a hub of its own (the job's stays as it started).
                     let take: TakeRouting
                     let plugins = self.plugins, rate = options.sampleRate
-                    let block = options.blockFrames ?? TakeRouting.effectBlockFrames
+                    let block = options.blockFrames ?? HostOptions.defaultPeriodFrames
                     do {
                         take = try TakeRouting(file, hub: assembly.makeHub(mapping: mapping, plugins: plugins),
                                                effects: plugins?.midiEffects ?? [], sampleRate: rate, blockFrames: block) { k, store throws(LV2Error) in

@@ -45,7 +45,7 @@ public struct TakeRouting: Sendable {
     /// it. At the take's end each chain is sent All Notes Off, so no note it
     /// made is left on.
     public init(_ file: StandardMIDIFile, hub: ControlHub, effects: [MIDIEffectSpec] = [], sampleRate: Int = 48_000,
-                blockFrames: Int = TakeRouting.effectBlockFrames,
+                blockFrames: Int = HostOptions.defaultPeriodFrames,
                 makeEffect: (Int, ParameterStore) throws(LV2Error) -> any MIDIEffect = { _, _ throws(LV2Error) in
                     throw LV2Error(function: "TakeRouting", context: "no MIDI effects")
                 }) throws(LV2Error) {
@@ -100,10 +100,6 @@ public struct TakeRouting: Sendable {
 }
 
 extension TakeRouting {
-    /// The frames of a block the MIDI effects run in, unless told (`render --block`):
-    /// live's default period.
-    public static let effectBlockFrames = 256
-
     /// Two lists of events in time order as one: at one time, `a`'s first.
     static func merge(_ a: [Score.Event], _ b: [Score.Event]) -> [Score.Event] {
         guard !b.isEmpty else { return a }

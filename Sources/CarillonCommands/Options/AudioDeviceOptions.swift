@@ -27,7 +27,7 @@ struct AudioDeviceOptions: ParsableArguments {
     var sampleRate: Int { rate.rate ?? SampleRateOption.deviceDefault }
 
     @Option(help: ArgumentHelp("Frames per period (the block size).", valueName: "frames"))
-    var period = 256
+    var period = HostOptions.defaultPeriodFrames
 
     @Option(help: ArgumentHelp("Periods in the device buffer.", valueName: "count"))
     var periods = 2

@@ -2,6 +2,7 @@ import Analysis
 import ArgumentParser
 import OfflineRender
 import Engine
+import Hosting
 import SoundFile
 import Synchronization
 #if canImport(Glibc)
@@ -254,7 +255,7 @@ struct Render: ParsableCommand {
     func threadCount(files: Int) -> Int { threads ?? (files == 1 && !take ? RenderJob.Options.cores : 1) }
 
     /// `--block`, or for a take live's default period (its control moves land at the same block starts).
-    var blockFrames: Int? { block ?? (take ? TakeRouting.effectBlockFrames : nil) }
+    var blockFrames: Int? { block ?? (take ? HostOptions.defaultPeriodFrames : nil) }
 
     /// `--shard` as given: K/N, or `slurm` read from the array task's environment.
     func resolvedShard() throws -> Shard? {
