@@ -39,7 +39,7 @@ import Testing
         let path = try Self.mapping("urn:example:no-such-arpeggiator", name: "fx-missing.yaml")
         let r = try InspectTests.run(["mapping", "check", path])
         #expect(r.status == 1)
-        #expect(r.stderr.contains("\(path): error: zone 'Left hand', midi-fx urn:example:no-such-arpeggiator: no LV2 plugin with this URI is installed"), "\(r.stderr)")
+        #expect(r.stderr.contains("\(path):3:56: error: zone 'Left hand', midi-fx urn:example:no-such-arpeggiator: no LV2 plugin with this URI is installed"), "\(r.stderr)")
         #expect(r.stderr.contains("`carillon plugins MIDI` lists"), "\(r.stderr)")
     }
 
@@ -51,6 +51,34 @@ import Testing
         #expect(r.status == 1)
         #expect(r.stderr.contains("zone 'Left hand', midi-fx \(uri):") && r.stderr.contains("is not a MIDI effect: it has")
                 && r.stderr.contains("0 MIDI outputs") && r.stderr.contains(hint) && r.stderr.contains("`carillon plugins MIDI`"), "\(r.stderr)")
+    }
+
+    /// Every mistake at once, each at its line and column, in `mapping check` and
+    /// at load: a URI not installed, a plugin that is no MIDI effect (even as the
+    /// second of a zone's plugins, before its name), and a zone's own mistake.
+    @Test func everyMistake_atItsLineAndColumn_inCheckAndAtLoad() throws {
+        let path = try MappingCommandTests.write("""
+        zones:
+          - { name: Left hand, keys: C-1..B3, to: 2, midi-fx: ["urn:example:no-such-arpeggiator"] }
+          - { midi-fx: ["\(Self.x42)midichord", "http://drobilla.net/plugins/mda/Delay"], name: Chords, to: 3 }
+          - { name: Backwards, keys: C4..C3, to: 1 }
+        """, name: "fx-all-at-once.yaml")
+        let expected = [
+            "\(path):2:56: error: zone 'Left hand', midi-fx urn:example:no-such-arpeggiator: no LV2 plugin with this URI is installed",
+            "\(path):3:67: error: zone 'Chords', midi-fx http://drobilla.net/plugins/mda/Delay: MDA Delay is not a MIDI effect",
+            "\(path):4:30: error: key range is backwards: C4 (60) is above C3 (48)",
+        ]
+        let check = try InspectTests.run(["mapping", "check", path])
+        #expect(check.status == 1)
+        for line in expected { #expect(check.stderr.contains(line), "\(check.stderr)") }
+        #expect(check.stderr.split(separator: "\n").count == 3, "\(check.stderr)")
+        let dir = RenderCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let render = try RenderCommandTests.carillon(["render", "\(RenderCommandTests.openmsx)/train_filled_with_cash.mid", "-o", "\(dir)/out.wav",
+                                                      "--soundfont", RenderCommandTests.timGM, "--mapping", path, "--take"])
+        #expect(render.status == 1)
+        for line in expected { #expect(render.stderr.contains(line), "\(render.stderr)") }
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/out.wav"))
     }
 
     /// A chain may send to an external port; offline its port messages are not rendered, the channel's are.

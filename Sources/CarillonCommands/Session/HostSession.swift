@@ -104,6 +104,7 @@ enum HostSession {
     /// The mapping at `path`, read after the plugins' controls (`--instrument`,
     /// `--insert`, its own `lv2:` channels and `inserts:`) are parameters it may name.
     static func loadMapping(_ path: String?, synth: SynthOptions) -> ControlMapping? {
+        PluginHost.checkMIDIEffectsAtLoad()
         synth.plugins.registerParameters(adding: path.map(ControlMapping.plugins(path:)) ?? ([], []),
                                          midiEffects: path.map { MIDIEffectSpec.all(in: ControlMapping.midiEffects(path: $0)) } ?? [])
         guard let path else { return nil }

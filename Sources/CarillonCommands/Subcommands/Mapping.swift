@@ -33,6 +33,7 @@ extension Mapping {
             // A file's lv2: channels, inserts and zones' midi-fx first: their controls (plugin.N.SYMBOL,
             // insert.STRIP.K.SYMBOL, fx.ZONE.K.SYMBOL) are names its targets may use.
             var pluginFailed = false
+            PluginHost.checkMIDIEffectsAtLoad()
             for file in files {
                 let own = ControlMapping.plugins(path: file)
                 let effects = MIDIEffectSpec.all(in: ControlMapping.midiEffects(path: file))

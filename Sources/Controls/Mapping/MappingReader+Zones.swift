@@ -2,6 +2,7 @@ import Foundation
 import MIDI
 import Parameters
 import Rig
+import Synchronization
 import Yams
 
 /// A mapping file's `zones:` (top level and in scenes): splits, layers,
@@ -21,6 +22,7 @@ extension MappingReader {
             var zone = Zone(name: "", destinations: [])
             var named = false, routed = false
             var octaves = 0
+            var unusableEffects: [(Node, String, String)] = []
             for (key, keyNode, value) in entries {
                 switch key {
                 case "name":
@@ -68,12 +70,18 @@ extension MappingReader {
                         expected("a list of LV2 plugin URIs", value)
                         continue
                     }
-                    zone.midiFX = uris.compactMap { string($0, "an LV2 plugin URI") }
+                    zone.midiFX = uris.compactMap { node in
+                        guard let uri = string(node, "an LV2 plugin URI") else { return nil }
+                        if let problem = ControlMapping.midiEffectProblem(uri) { unusableEffects.append((node, uri, problem)) }
+                        return uri
+                    }
                 default:
                     _ = keyNode
                 }
             }
             zone.transpose += 12 * octaves
+            // Said once the zone's name is known (it may come after midi-fx:), at the URI.
+            for (node, uri, problem) in unusableEffects { error(node, "zone '\(zone.name)', midi-fx \(uri): \(problem)") }
             if !named { error(item, "missing key 'name' in a zone") }
             if !routed { error(item, "zone '\(zone.name)' has no 'to:' (a channel 1...16, a port { port: NAME, channel: N }, or a list of them)") }
             if diagnostics.count == before { result.append(zone) }
@@ -285,6 +293,21 @@ public struct MappingMIDIEffects: Hashable, Sendable {
 }
 
 extension ControlMapping {
+    private static let midiEffectCheck = Mutex<(@Sendable (String) -> String?)?>(nil)
+
+    /// How a load checks each `midi-fx` URI (nil: usable; else the problem, said
+    /// at the URI's line and column with the file's other mistakes). Set by a
+    /// program that hosts plugins (`PluginHost.checkMIDIEffectsAtLoad()`);
+    /// unset, URIs are read unchecked.
+    public static func checkMIDIEffects(with check: @escaping @Sendable (String) -> String?) {
+        midiEffectCheck.withLock { $0 = check }
+    }
+
+    /// The problem with `uri` as a `midi-fx` plugin, if a check is set and finds one.
+    public static func midiEffectProblem(_ uri: String) -> String? {
+        midiEffectCheck.withLock { $0 }?(uri)
+    }
+
     /// A mapping file's zones with `midi-fx:` (the top level's, then each
     /// scene's own), read before the file is. Nothing is checked here; `load`
     /// reports every mistake.

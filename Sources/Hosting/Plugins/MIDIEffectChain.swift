@@ -246,9 +246,11 @@ public struct MIDIEffectSpec: Hashable, Sendable {
 
     /// The same from a file not read yet (`ControlMapping.midiEffects(path:)`): for the
     /// plugins' parameters and checks before the file's targets are resolved (no channels).
+    /// A zone with a plugin the load's check finds unusable is left out: the load says
+    /// so at its line, with the file's other mistakes (`PluginHost.checkMIDIEffectsAtLoad`).
     public static func all(in found: [MappingMIDIEffects]) -> [MIDIEffectSpec] {
         var specs: [MIDIEffectSpec] = []
-        for f in found {
+        for f in found where !f.uris.contains(where: { ControlMapping.midiEffectProblem($0) != nil }) {
             appendNumbered(MIDIEffectSpec(scene: f.scene, sceneName: f.sceneName, zone: f.zone, uris: f.uris, destinations: []), to: &specs)
         }
         return specs

@@ -3,6 +3,7 @@ import Engine
 import LV2
 import MIDI
 import Parameters
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -94,6 +95,15 @@ public final class PluginHost {
 
     /// Zone `spec.zoneLabel`'s plugin `uri`, looked up and checked as a MIDI effect.
     private func midiEffectPlugin(_ uri: String, of spec: MIDIEffectSpec) throws(LV2Error) -> LV2PluginInfo {
+        try Self.midiEffectPlugin(uri, zone: spec.zoneLabel, in: world)
+    }
+
+    /// `uri` looked up in `world` and checked as a MIDI effect (errors name no zone).
+    static func midiEffectInfo(_ uri: String, in world: LV2World) throws(LV2Error) -> LV2PluginInfo {
+        try midiEffectPlugin(uri, zone: "", in: world)
+    }
+
+    private static func midiEffectPlugin(_ uri: String, zone: String, in world: LV2World) throws(LV2Error) -> LV2PluginInfo {
         let info: LV2PluginInfo
         do { info = try world.plugin(uri: uri) } catch {
             var problem = "no LV2 plugin with this URI is installed"
@@ -101,10 +111,20 @@ public final class PluginHost {
                 problem += " (did you mean \(suggestions.joined(separator: ", "))?)"
             }
             problem += "; `carillon plugins MIDI` lists the installed MIDI plugins (LV2_PATH says where to look)"
-            throw LV2Error(kind: .midiEffect(zone: spec.zoneLabel, uri: uri, problem: problem), function: "lilv_plugins_get_by_uri")
+            throw LV2Error(kind: .midiEffect(zone: zone, uri: uri, problem: problem), function: "lilv_plugins_get_by_uri")
         }
-        try MIDIEffectChain.check(info, zone: spec.zoneLabel)
+        try MIDIEffectChain.check(info, zone: zone)
         return info
+    }
+
+    /// Makes every mapping load check its `midi-fx` URIs against the installed
+    /// plugins (`ControlMapping.checkMIDIEffects`), so a URI not installed or
+    /// not a MIDI effect is a `file:line:column` mistake with the file's others,
+    /// and `MIDIEffectSpec.all(in:)` leaves its zone out of what is registered
+    /// before the load. One plugin world, made at the first check. Idempotent.
+    public static func checkMIDIEffectsAtLoad() {
+        let checker = MIDIEffectChecker()
+        ControlMapping.checkMIDIEffects { checker.problem($0) }
     }
 
     /// A new, activated chain of zone effect `k` (`midiEffects[k]`), for
@@ -416,5 +436,27 @@ extension ControlMapping {
     public static func plugins(path: String) -> (instruments: [InstrumentSpec], inserts: [InsertSpec]) {
         let found = lv2Plugins(path: path)
         return (found.instruments.map { InstrumentSpec(channel: $0.channel, uri: $0.uri) }, found.inserts.compactMap(InsertSpec.init))
+    }
+}
+
+/// `PluginHost.checkMIDIEffectsAtLoad`'s check: one plugin world (made at the
+/// first URI), the answer per URI kept. A world that cannot be made checks
+/// nothing (the host says why when it starts).
+private final class MIDIEffectChecker: @unchecked Sendable {
+    private let lock = Mutex<(world: LV2World?, tried: Bool, answers: [String: String?])>((nil, false, [:]))
+    // `answers[uri]` is a `String??`: nil, not asked yet; `.some(nil)`, usable.
+
+    func problem(_ uri: String) -> String? {
+        lock.withLock { (s: inout (world: LV2World?, tried: Bool, answers: [String: String?])) -> String? in
+            if let known = s.answers[uri] { return known }
+            if !s.tried { s.tried = true; s.world = try? LV2World() }
+            guard let world = s.world else { return nil }
+            var answer: String?
+            do throws(LV2Error) { _ = try PluginHost.midiEffectInfo(uri, in: world) } catch {
+                if case .midiEffect(_, _, let problem) = error.kind { answer = problem } else { answer = error.description }
+            }
+            s.answers[uri] = answer
+            return answer
+        }
     }
 }
