@@ -136,7 +136,7 @@ public final class ZoneRouter {
     /// The external port a `.port(i)` destination names.
     public func portName(_ index: Int) -> String { ports[index] }
     public var portNames: [String] { ports }
-    /// Notes held in the ledger (taken or not).
+    /// Notes held in the ledger (note-ons a zone took whose note-offs have not come).
     public var heldNotes: Int { heldCount }
 
     /// Whether a pedal the router sent down is still held by its keyboard (its pedal up must come through the router).
