@@ -1,6 +1,6 @@
 import MIDI
 
-/// Which notes and sustain pedals each MIDI source holds down, so that when a
+/// Which notes and pedals (sustain, sostenuto) each MIDI source holds down, so that when a
 /// source goes away (unsubscribed, port or client gone) what it started can be
 /// ended: FluidSynth would leave those notes hanging (its issue #1129).
 ///
@@ -16,14 +16,16 @@ public struct HeldNotes<Source: Hashable> {
     private var notes: [Source: Set<Key>] = [:]
     /// Bit n set: the sustain pedal (CC 64) of channel n is down.
     private var sustain: [Source: UInt16] = [:]
+    /// Bit n set: the sostenuto pedal (CC 66) of channel n is down.
+    private var sostenuto: [Source: UInt16] = [:]
 
     public init() {}
 
     /// True when no source holds a note or a pedal.
-    public var isEmpty: Bool { notes.isEmpty && sustain.isEmpty }
+    public var isEmpty: Bool { notes.isEmpty && sustain.isEmpty && sostenuto.isEmpty }
 
     /// The sources holding something.
-    public var sources: [Source] { Array(Set(notes.keys).union(sustain.keys)) }
+    public var sources: [Source] { Array(Set(notes.keys).union(sustain.keys).union(sostenuto.keys)) }
 
     /// How many notes `source` holds.
     public func noteCount(of source: Source) -> Int { notes[source]?.count ?? 0 }
@@ -41,9 +43,12 @@ public struct HeldNotes<Source: Hashable> {
             let bit = UInt16(1) << m.channel.value
             switch m.controller.value {
             case 64:
-                if m.value.value >= 64 { sustain[source, default: 0] |= bit } else { clearSustain(bit, of: source) }
-            case 121:  // reset all controllers lifts the pedal
-                clearSustain(bit, of: source)
+                if m.value.value >= 64 { sustain[source, default: 0] |= bit } else { Self.clear(bit, of: source, in: &sustain) }
+            case 66:
+                if m.value.value >= 64 { sostenuto[source, default: 0] |= bit } else { Self.clear(bit, of: source, in: &sostenuto) }
+            case 121:  // reset all controllers lifts the pedals
+                Self.clear(bit, of: source, in: &sustain)
+                Self.clear(bit, of: source, in: &sostenuto)
             case 120, 123:  // all sound off, all notes off
                 if var held = notes[source] {
                     held = held.filter { $0.channel != m.channel.value }
@@ -54,13 +59,15 @@ public struct HeldNotes<Source: Hashable> {
         case .systemReset:
             notes[source] = nil
             sustain[source] = nil
+            sostenuto[source] = nil
         default: break
         }
     }
 
     /// Forgets what `source` holds and returns the messages that end it:
     /// a note-off (velocity 0) for each held note, then CC 64 = 0 for each
-    /// channel whose pedal is down; ordered by channel and note.
+    /// channel whose sustain pedal is down and CC 66 = 0 for each whose
+    /// sostenuto is; ordered by channel and note.
     public mutating func release(_ source: Source) -> [MIDIMessage] {
         var out: [MIDIMessage] = []
         if let held = notes.removeValue(forKey: source) {
@@ -68,9 +75,10 @@ public struct HeldNotes<Source: Hashable> {
                 out.append(.noteOff(UInt7(key.note), velocity: 0, channel: Channel(key.channel)))
             }
         }
-        if let pedals = sustain.removeValue(forKey: source) {
-            for channel in 0..<16 where pedals & (1 << channel) != 0 {
-                out.append(.cc(64, value: 0, channel: Channel(channel)))
+        for (controller, down) in [(UInt7(64), sustain.removeValue(forKey: source)), (66, sostenuto.removeValue(forKey: source))] {
+            guard let down else { continue }
+            for channel in 0..<16 where down & (1 << channel) != 0 {
+                out.append(.cc(controller, value: 0, channel: Channel(channel)))
             }
         }
         return out
@@ -87,9 +95,9 @@ public struct HeldNotes<Source: Hashable> {
         notes[source] = held.isEmpty ? nil : held
     }
 
-    private mutating func clearSustain(_ bit: UInt16, of source: Source) {
-        guard let pedals = sustain[source] else { return }
-        let left = pedals & ~bit
-        sustain[source] = left == 0 ? nil : left
+    private static func clear(_ bit: UInt16, of source: Source, in pedals: inout [Source: UInt16]) {
+        guard let down = pedals[source] else { return }
+        let left = down & ~bit
+        pedals[source] = left == 0 ? nil : left
     }
 }

@@ -43,6 +43,20 @@ import Testing
         #expect(held.release("kbd") == [.cc(64, value: 0, channel: 0), .cc(64, value: 0, channel: 3)])
     }
 
+    /// A source gone with sostenuto down would leave the notes it caught ringing.
+    @Test func sostenutoDown_isLiftedOnRelease_afterSustain() {
+        var held = Held()
+        held.track(.cc(66, value: 127, channel: 1), from: "kbd")
+        held.track(.cc(64, value: 127, channel: 1), from: "kbd")
+        held.track(.cc(66, value: 127, channel: 4), from: "kbd")
+        held.track(.cc(66, value: 0, channel: 4), from: "kbd")
+        #expect(held.release("kbd") == [.cc(64, value: 0, channel: 1), .cc(66, value: 0, channel: 1)])
+        #expect(held.isEmpty)
+        held.track(.cc(66, value: 127, channel: 2), from: "kbd")
+        held.track(.cc(121, value: 0, channel: 2), from: "kbd")  // reset all controllers lifts it too
+        #expect(held.isEmpty)
+    }
+
     @Test func sustainLifted_isForgotten() {
         var held = Held()
         held.track(.cc(64, value: 127, channel: 0), from: "kbd")
