@@ -20,9 +20,9 @@ public protocol ExternalMIDIOutput: Sendable {
 /// what they do not use goes through the rig's zones (splits, layers,
 /// transposition, velocity, external ports: `Rig.ZoneRouter`), and what no
 /// zone takes goes to the render thread's queue on its own channel, as it
-/// did before zones. A note-off always passes the controls, and the zones'
-/// ledger sends it where its note-on went, whatever changed in between (a
-/// scene, a reload, a transpose).
+/// did before zones. A note-off reaches the controls (a button or pad played
+/// by a key lets go) and always goes on: the zones' ledger sends it where its
+/// note-on went, whatever changed in between (a scene, a reload, a transpose).
 ///
 /// The zones follow the hub: a scene with `zones:` puts its own in place
 /// while it is current, a reloaded mapping its new ones — before the switch
@@ -216,7 +216,9 @@ public final class KeyboardRouting: Sendable {
             return
         }
         guard message.channel != nil else { return }
-        if !message.isNoteOff, hub.receive(message, at: placement.frame) { return }
+        // A note-off reaches the controls too (a button or pad played by a key lets go),
+        // and goes on where its note-on went in any case.
+        if message.isNoteOff { _ = hub.receive(message, at: placement.frame) } else if hub.receive(message, at: placement.frame) { return }
         if active.load(ordering: .relaxed) {
             let routing = state.withLock { s in
                 var sink = Sink(events: events, external: external, router: s.router, placement: placement)

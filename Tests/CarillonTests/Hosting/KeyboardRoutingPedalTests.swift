@@ -46,3 +46,27 @@ import Testing
         #expect(drain() == [.noteOn(60, velocity: 100, channel: 0)])
     }
 }
+
+/// A control played by a key: the key's note-off reaches it too (a button is
+/// 1 while the key is down, a pad its velocity), and still follows its
+/// note-on to the zones and the queue.
+@Suite struct KeyboardRoutingNoteControlTests {
+    @Test func aKeysNoteOff_letsItsButtonAndPadGo() throws {
+        let hub = ControlHub(mapping: try ControlMapping.parse(yaml: """
+            controls:
+              - { name: Hold, kind: button, source: { note: 36, channel: 10 }, targets: [strip.1.mute] }
+              - { name: Hit, kind: pad, source: { note: 38, channel: 10 }, targets: [strip.2.gain] }
+            """))
+        let queue = EventQueue()
+        let keyboard = KeyboardRouting(hub: hub, events: EventQueueProducer(queue, clock: nil))
+        keyboard.start()
+        defer { keyboard.stop() }
+        func state(_ name: String) -> ControlState? { hub.controlStates.first { $0.name == name } }
+        keyboard.route(.noteOn(36, velocity: 100, channel: 9), from: 1, at: .afterLast)
+        keyboard.route(.noteOn(38, velocity: 127, channel: 9), from: 1, at: .afterLast)
+        #expect(state("Hold")?.value == 1 && state("Hit")?.position == 1, "\(hub.controlStates)")
+        keyboard.route(.noteOff(36, channel: 9), from: 1, at: .afterLast)
+        keyboard.route(.noteOn(38, velocity: 0, channel: 9), from: 1, at: .afterLast)   // a note-off too
+        #expect(state("Hold")?.value == 0 && state("Hit")?.position == 0, "\(hub.controlStates)")
+    }
+}
