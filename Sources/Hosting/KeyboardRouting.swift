@@ -38,6 +38,7 @@ public final class KeyboardRouting: Sendable {
     private let external: ExternalMIDIOutput?
     private let state: Mutex<State>
     private let sceneToken = Mutex<SubscriptionToken?>(nil)
+    private let transposeToken = Mutex<SubscriptionToken?>(nil)
     /// Whether any zone is in force: without, a message skips the router's lock.
     private let active = Atomic<Bool>(false)
 
@@ -132,10 +133,28 @@ public final class KeyboardRouting: Sendable {
     public func start(at placement: EventQueueProducer.Placement = .afterLast) {
         let token = hub.observeScenes { [weak self] change in self?.follow(change, at: placement) }
         sceneToken.withLock { $0 = token }
+        // `rig.transpose` (a control, a scene, the page, OSC): the notes after it move.
+        let transpose = hub.subscribe { [weak self] change in
+            guard change.address == .rigTranspose, let self else { return }
+            self.state.withLock { s in
+                s.router.transpose = Int(change.value)
+                self.updateActive(&s)
+            }
+        }
+        transposeToken.withLock { $0 = transpose }
     }
 
     public func stop() {
         if let token = sceneToken.withLock({ $0 }) { hub.unobserveScenes(token) }
+        if let token = transposeToken.withLock({ $0 }) { hub.unsubscribe(token) }
+    }
+
+    /// Whether a message must go through the router: zones in force, notes or
+    /// pedals it holds, chains to release, or the keyboard transposed.
+    private func updateActive(_ s: inout State) {
+        let zones = !(s.router.current?.zones.isEmpty ?? true)
+        active.store(zones || s.router.heldNotes > 0 || s.router.holdsPedals || s.anyDraining || s.router.transpose != 0,
+                     ordering: .relaxed)
     }
 
     /// A switch or a reload (under the hub's lock): new sets compiled first,
@@ -169,7 +188,7 @@ public final class KeyboardRouting: Sendable {
             for k in set.effectChains { s.draining[k] = false }
             releaseDrained(&s)
             // Held notes and pedals keep the router in the way: their note-offs and pedal ups follow them.
-            active.store(!set.zones.isEmpty || s.router.heldNotes > 0 || s.router.holdsPedals || s.anyDraining, ordering: .relaxed)
+            updateActive(&s)
         }
     }
 

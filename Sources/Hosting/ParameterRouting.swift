@@ -44,6 +44,8 @@ public struct ParameterRouting: Sendable {
             if let transport { Self.apply(command, value, to: transport, pieceTempo: pieceTempo) }
         case .scene:
             break  // the hub switches scenes; their values arrive as changes of their own
+        case .keyboard:
+            break  // KeyboardRouting follows it on the input side
         }
     }
 

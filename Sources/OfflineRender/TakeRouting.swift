@@ -60,6 +60,7 @@ public struct TakeRouting: Sendable {
             switch change.address.spec.application {
             case .channelMessage: break       // into the score, through `routing`
             case .scene: break                // the scene's own values arrive as changes of their own
+            case .keyboard: break             // `keyboard` follows it (the notes after it are transposed)
             case .store, .instrumentEffect, .transport: changes.append((capture.now, change))
             }
             routing.apply(change)

@@ -31,6 +31,8 @@ public enum ParameterAddress: Hashable, Sendable {
     case osc(Osc)
     /// The mapping's scene to switch to, by its place in `scenes:` (0 = the first).
     case sceneSelect
+    /// The keyboard's transposition (`rig.transpose`): semitones added to every note it plays.
+    case rigTranspose
     /// A plugin's control port: row `k` of `PluginParameters`, registered at
     /// load time (`plugin.N.SYMBOL`, `insert.STRIP.K.SYMBOL`).
     case plugin(Int)
@@ -122,6 +124,7 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case .tone(let p): "tone.\(p.rawValue)"
         case .osc(let p): "osc.\(p.rawValue)"
         case .sceneSelect: "scene.select"
+        case .rigTranspose: "rig.transpose"
         case .plugin(let k): PluginParameters.row(k)?.name ?? "plugin.unregistered.\(k)"
         }
     }
@@ -170,6 +173,8 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
             self = .transport(p)
         case "scene" where parts.count == 2 && parts[1] == "select":
             self = .sceneSelect
+        case "rig" where parts.count == 2 && parts[1] == "transpose":
+            self = .rigTranspose
         case "tone" where parts.count == 2:
             if let p = Self.stripParameter(parts[1]) { self = .strip(.tone, p) }
             else if let p = Tone(rawValue: parts[1]) { self = .tone(p) }
@@ -226,7 +231,8 @@ extension ParameterAddress {
         return i
     }
 
-    private static let pluginBase = sceneSelectIndex + 1
+    private static let rigTransposeIndex = sceneSelectIndex + 1
+    private static let pluginBase = rigTransposeIndex + 1
 
     /// How many addresses there is room for; every `index` is below this
     /// (the plugin rows' slots are reserved, registered or not).
@@ -250,6 +256,7 @@ extension ParameterAddress {
         case .tone(let p): Self.toneBase + Self.ordinal(p, in: Self.tones)
         case .osc(let p): Self.oscBase + Self.ordinal(p, in: Self.oscs)
         case .sceneSelect: Self.sceneSelectIndex
+        case .rigTranspose: Self.rigTransposeIndex
         case .plugin(let k): Self.pluginBase + min(max(k, 0), PluginParameters.capacity - 1)
         }
     }
@@ -274,6 +281,7 @@ extension ParameterAddress {
         case Self.toneBase..<Self.oscBase: self = .tone(Self.tones[index - Self.toneBase])
         case Self.oscBase..<Self.sceneSelectIndex: self = .osc(Self.oscs[index - Self.oscBase])
         case Self.sceneSelectIndex: self = .sceneSelect
+        case Self.rigTransposeIndex: self = .rigTranspose
         case Self.pluginBase..<Self.count:
             guard PluginParameters.row(index - Self.pluginBase) != nil else { return nil }
             self = .plugin(index - Self.pluginBase)

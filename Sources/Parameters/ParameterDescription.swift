@@ -42,6 +42,7 @@ extension ParameterAddress {
         case .osc(.release): "the oscillator's envelope: release time"
         case .osc(.detune): "the oscillator's detune"
         case .sceneSelect: "switch to the mapping's scene at this place in scenes: (0 = the first)"
+        case .rigTranspose: "the keyboard's transposition: semitones added to every note it plays, with or without zones (a held note ends where it began)"
         case .plugin(let k): PluginParameters.row(k)?.drives ?? "an unregistered plugin control"
         }
     }

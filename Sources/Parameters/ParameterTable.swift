@@ -19,6 +19,9 @@ public enum ParameterApplication: Hashable, Sendable {
     /// Handled by the `ControlHub` itself (switching to a mapping's scene):
     /// the scene's own values reach the engine, this one does not.
     case scene
+    /// Handled on the input side (`KeyboardRouting`): what the keyboard's notes
+    /// become before they reach an instrument. The engine does nothing with it.
+    case keyboard
 }
 
 /// How a parameter's value (in its own unit) becomes the number in its store slot.
@@ -149,6 +152,8 @@ extension ParameterAddress {
         case .osc(.release): ParameterSpec(0.001...10, .seconds, 0.1, .continuous, .store(.none))
         case .osc(.detune): ParameterSpec(-1...1, .semitones, 0, .continuous, .store(.none))
         case .sceneSelect: ParameterSpec(0...127, .none, 0, .integer, .scene)
+        // Four octaves either way: a singer's key, an octave shift, a bass an octave or two down.
+        case .rigTranspose: ParameterSpec(-48...48, .semitones, 0, .integer, .keyboard)
         // A plugin's port: its own range and default (an unregistered row holds nothing).
         case .plugin(let k): PluginParameters.row(k)?.spec ?? ParameterSpec(0...0, .none, 0, .continuous, .store(.none))
         }
@@ -175,7 +180,7 @@ extension ParameterSpec {
         switch application {
         case .store(let c): conversion = c
         case .instrumentEffect(let effect): conversion = effect.isSwitch ? .onOff : .none
-        case .channelMessage, .transport, .scene: return nil
+        case .channelMessage, .transport, .scene, .keyboard: return nil
         }
         switch conversion {
         case .none: return Float(value)

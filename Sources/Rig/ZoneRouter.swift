@@ -47,7 +47,8 @@ public enum Routing: Hashable, Sendable {
 ///   sounds again; the held keys' note-offs are taken and go nowhere), as an effect
 ///   chain and x42's MIDI plugins forget theirs. Reset All Controllers (121) lets every pedal up there.
 /// - A transposed key outside 0…127 is dropped with its note-off (`stats.droppedNotes`).
-/// - A note-on no zone takes is not kept: its note-off finds nothing and is not taken either.
+/// - A note-on no zone takes is not kept: its note-off finds nothing and is not taken either
+///   (unless the keyboard is transposed: then it goes to its own channel through the ledger).
 public final class ZoneRouter {
     public static let maxPorts = 32
     public static let maxSources = 64
@@ -76,6 +77,11 @@ public final class ZoneRouter {
 
     public private(set) var stats = Stats()
     public private(set) var current: ZoneSet?
+    /// The keyboard's transposition (`rig.transpose`), in semitones: added to
+    /// every note-on from now on, on top of its zones' own. While it is not 0, a
+    /// note no zone takes is routed here too (to its own channel, transposed), so
+    /// its note-off follows it. Held notes keep the keys they sounded on.
+    public var transpose = 0
 
     // Ports and sources known to the router (capacity reserved in init).
     private var ports: [String] = []
@@ -334,36 +340,51 @@ public final class ZoneRouter {
         var taken = false
         if let set = current {
             let sourceSlot = set.namesSources ? self.sourceSlot(source) : -1
-            let base = h * Self.maxOutputsPerNote
             for z in 0..<set.compiled.count {
                 let c = set.compiled[z]
                 guard takes(c, source, sourceSlot, channel, MessageKinds.notes.rawValue),
                       key >= c.keyLo, key <= c.keyHi, velocity >= c.velLo, velocity <= c.velHi else { continue }
                 taken = true
-                let k = Int(key) + c.transpose
+                let k = Int(key) + c.transpose + transpose
                 guard k >= 0, k <= 127 else { stats.droppedNotes += 1; continue }
                 let v = set.velocityTables[z * 128 + Int(velocity)]
                 let pedals: UInt8 = (c.passesSustain ? 1 : 0) | (c.passesSostenuto ? 2 : 0) | (c.kinds & MessageKinds.pressure.rawValue != 0 ? 4 : 0)
-                for d in c.destStart..<(c.destStart + c.destCount) {
-                    let slot = set.destSlot[d]
-                    guard slot != Self.noSlot else { continue }
-                    guard outs < Self.maxOutputsPerNote else { stats.droppedDestinations += 1; continue }
-                    outSlot[base + outs] = slot; outKey[base + outs] = UInt8(k); outPedals[base + outs] = pedals
-                    outs += 1
-                    let s = Int(slot) * 128 + k
-                    sounding[s] &+= 1
-                    if sounding[s] == 1 {
-                        if Int(slot) >= Self.effectBase { effectKeys[(Int(slot) - Self.effectBase) >> 4] += 1 }
-                        emit(.noteOn(UInt7(unchecked: UInt8(k)), velocity: UInt7(unchecked: v), channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink)
-                    } else {
-                        stats.doubledNotes += 1
-                    }
+                for d in c.destStart..<(c.destStart + c.destCount) where set.destSlot[d] != Self.noSlot {
+                    addOutput(h, &outs, slot: set.destSlot[d], key: k, velocity: v, pedals: pedals, &sink)
                 }
+            }
+        }
+        if !taken && transpose != 0 {
+            // No zone takes it: its own channel, as without zones, moved by the keyboard's transposition.
+            taken = true
+            let k = Int(key) + transpose
+            if k >= 0 && k <= 127 {
+                addOutput(h, &outs, slot: UInt16(channel), key: k, velocity: velocity, pedals: 7, &sink)
+            } else {
+                stats.droppedNotes += 1
             }
         }
         guard taken else { heldCount -= 1; return .notTaken }   // nothing to follow: its note-off is not taken either
         heldOutCount[h] = outs
         return .taken
+    }
+
+    /// One output of held note `h` (its `outs`-th): kept in the ledger, counted on
+    /// its slot and key, and sent when it is the first there.
+    @inline(__always)
+    private func addOutput<S: ZoneSink>(_ h: Int, _ outs: inout Int, slot: UInt16, key k: Int, velocity v: UInt8, pedals: UInt8, _ sink: inout S) {
+        guard outs < Self.maxOutputsPerNote else { stats.droppedDestinations += 1; return }
+        let o = h * Self.maxOutputsPerNote + outs
+        outSlot[o] = slot; outKey[o] = UInt8(k); outPedals[o] = pedals
+        outs += 1
+        let s = Int(slot) * 128 + k
+        sounding[s] &+= 1
+        if sounding[s] == 1 {
+            if Int(slot) >= Self.effectBase { effectKeys[(Int(slot) - Self.effectBase) >> 4] += 1 }
+            emit(.noteOn(UInt7(unchecked: UInt8(k)), velocity: UInt7(unchecked: v), channel: Channel(unchecked: UInt8(slot & 15))), slot, &sink)
+        } else {
+            stats.doubledNotes += 1
+        }
     }
 
     private func noteOff<S: ZoneSink>(_ source: SourceID, _ channel: UInt8, _ key: UInt8, _ velocity: UInt8, _ sink: inout S) -> Routing {

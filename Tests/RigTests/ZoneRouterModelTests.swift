@@ -6,7 +6,8 @@ import Testing
 /// streams: two keyboards on two channels, overlapping zones (layers, splits,
 /// transposes that put two keys on one, external ports, zones that drop a pedal),
 /// zone sets swapped while keys and pedals are down, sustain and sostenuto,
-/// All Notes Off, All Sound Off, Reset All Controllers and disconnects.
+/// All Notes Off, All Sound Off, Reset All Controllers, disconnects, and the
+/// keyboard's transposition moved while keys are down.
 ///
 /// After every step:
 /// - no cut note: every output a held key made (worked out from the zones
@@ -99,6 +100,7 @@ private struct ModelRun {
         case 91..<93: mode(source, channel, 120)
         case 93..<95: mode(source, channel, 121)
         case 95..<97: disconnect(source)
+        case 97, 98: setTranspose([0, 0, 1, -1, 2, 12, -12].randomElement(using: &rng)!)
         default: noteOn(source, channel, UInt8.random(in: 56...68, using: &rng), 0)   // velocity 0: a note-off
         }
     }
@@ -164,6 +166,11 @@ private struct ModelRun {
         check(sink.sent)
     }
 
+    mutating func setTranspose(_ semitones: Int) {
+        history.append("transpose \(semitones)")
+        router.transpose = semitones
+    }
+
     mutating func install(_ zones: [Zone]) {
         history.append("install \(zones.map(describe).joined(separator: "; "))")
         self.zones = zones
@@ -191,11 +198,13 @@ private struct ModelRun {
     /// The outputs of a note-on, from the zones alone (not the router's tables).
     private func expectedOutputs(_ source: SourceID, _ channel: UInt8, _ key: UInt8, _ velocity: UInt8) -> Set<Sounding> {
         var outs: Set<Sounding> = []
+        var taken = false
         for z in zones {
             if let s = z.source, s != .id(source) { continue }
             if let cs = z.channels, !cs.contains(Channel(channel)) { continue }
             guard z.kinds.contains(.notes), z.keys.contains(UInt7(key)), z.velocities.contains(UInt7(velocity)) else { continue }
-            let k = Int(key) + z.transpose
+            taken = true
+            let k = Int(key) + z.transpose + router.transpose
             guard (0...127).contains(k) else { continue }
             for d in z.destinations {
                 switch d {
@@ -203,6 +212,11 @@ private struct ModelRun {
                 case .port(let name, let c): outs.insert(Sounding(place: Place(destination: name, channel: c.value), key: UInt8(k)))
                 }
             }
+        }
+        // Transposed, what no zone takes goes to its own channel through the router.
+        let k = Int(key) + router.transpose
+        if !taken && router.transpose != 0 && (0...127).contains(k) {
+            outs.insert(Sounding(place: Place(destination: "internal", channel: channel), key: UInt8(k)))
         }
         return outs
     }

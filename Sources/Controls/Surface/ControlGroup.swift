@@ -62,6 +62,7 @@ extension ControlDefinition {
         case .chorus: return "Chorus"
         case .transport: return "Transport"
         case .sceneSelect: return "Scenes"
+        case .rigTranspose: return "Keyboard"
         default: return "Controls"
         }
     }

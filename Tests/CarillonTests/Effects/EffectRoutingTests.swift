@@ -85,8 +85,8 @@ import Engine
                 queue.pop()
             case .transport:
                 break  // covered above
-            case .scene:
-                #expect(queue.count == queued, "\(address)")  // the hub's own: nothing reaches the engine
+            case .scene, .keyboard:
+                #expect(queue.count == queued, "\(address)")  // the hub's and the input side's: nothing reaches the engine
             }
         }
     }

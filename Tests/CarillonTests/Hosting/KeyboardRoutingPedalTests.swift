@@ -70,3 +70,59 @@ import Testing
         #expect(state("Hold")?.value == 0 && state("Hit")?.position == 0, "\(hub.controlStates)")
     }
 }
+
+/// `rig.transpose`: a control (or a scene) moves every note the keyboard plays
+/// after it, through its zones or without; a note held while it moves ends on
+/// the key it sounded on.
+@Suite struct KeyboardRoutingTransposeTests {
+    static func rig(zones: String = "") throws -> (KeyboardRouting, () -> [ChannelMessage], ControlHub) {
+        let hub = ControlHub(mapping: try ControlMapping.parse(yaml: """
+            controls:
+              - { name: Transpose, kind: knob, source: { cc: 20 }, range: [-12, 12], soft-takeover: false, targets: [rig.transpose] }
+            scenes:
+              - { name: Plain }
+              - { name: Low, set: { rig.transpose: -5 } }
+            \(zones)
+            """))
+        let queue = EventQueue()
+        let keyboard = KeyboardRouting(hub: hub, events: EventQueueProducer(queue, clock: nil))
+        keyboard.start()
+        return (keyboard, {
+            var out: [ChannelMessage] = []
+            while let e = queue.peek() { out.append(e.message); queue.pop() }
+            return out.filter { $0.status & 0xE0 == 0x80 }   // notes only
+        }, hub)
+    }
+
+    @Test func withoutZones_aTransposedNoteEndsOnItsKey_afterTheTransposeMoved() throws {
+        let (keyboard, notes, _) = try Self.rig()
+        defer { keyboard.stop() }
+        keyboard.route(.cc(20, value: 74, channel: 0), from: 1, at: .afterLast)     // +2 (1.98, rounded)
+        keyboard.route(.noteOn(60, velocity: 100, channel: 0), from: 1, at: .afterLast)
+        keyboard.route(.cc(20, value: 64, channel: 0), from: 1, at: .afterLast)     // 0, the key still down
+        keyboard.route(.noteOff(60, channel: 0), from: 1, at: .afterLast)
+        keyboard.route(.noteOn(60, velocity: 90, channel: 0), from: 1, at: .afterLast)
+        keyboard.route(.noteOff(60, channel: 0), from: 1, at: .afterLast)
+        #expect(notes() == [.noteOn(62, velocity: 100, channel: 0), .noteOff(62, channel: 0),
+                            .noteOn(60, velocity: 90, channel: 0), .noteOff(60, channel: 0)])
+    }
+
+    @Test func throughZones_addsToTheirOwn_andAScenesValueMovesIt() throws {
+        let (keyboard, notes, hub) = try Self.rig(zones: """
+            zones:
+              - { name: Bass, keys: C-1..B2, to: 2, transpose: 12 }
+              - { name: Piano, keys: C3..G9, to: 1 }
+            """)
+        defer { keyboard.stop() }
+        keyboard.route(.cc(20, value: 74, channel: 0), from: 1, at: .afterLast)     // +2
+        keyboard.route(.noteOn(40, velocity: 100, channel: 0), from: 1, at: .afterLast)
+        keyboard.route(.noteOn(60, velocity: 100, channel: 0), from: 1, at: .afterLast)
+        keyboard.route(.noteOff(40, channel: 0), from: 1, at: .afterLast)
+        keyboard.route(.noteOff(60, channel: 0), from: 1, at: .afterLast)
+        #expect(notes() == [.noteOn(54, velocity: 100, channel: 1), .noteOn(62, velocity: 100, channel: 0),
+                            .noteOff(54, channel: 1), .noteOff(62, channel: 0)])
+        #expect(hub.selectScene(named: "Low"))                                     // set: { rig.transpose: -5 }
+        keyboard.route(.noteOn(60, velocity: 100, channel: 0), from: 1, at: .afterLast)
+        #expect(notes() == [.noteOn(55, velocity: 100, channel: 0)])
+    }
+}

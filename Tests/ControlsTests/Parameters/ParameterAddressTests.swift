@@ -86,7 +86,7 @@ import Testing
             #expect(spec.clamp(spec.defaultValue) == spec.defaultValue, "\(address)")
             switch spec.application {
             case .store, .instrumentEffect: #expect(spec.storeValue(spec.defaultValue) != nil, "\(address)")
-            case .channelMessage, .transport, .scene: #expect(spec.storeValue(spec.defaultValue) == nil, "\(address)")
+            case .channelMessage, .transport, .scene, .keyboard: #expect(spec.storeValue(spec.defaultValue) == nil, "\(address)")
             }
             let info = ParameterRegistry.standard.info(for: address)
             #expect(info.range == spec.range && info.unit == spec.unit && info.defaultValue == spec.defaultValue
