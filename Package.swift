@@ -155,12 +155,14 @@ let package = Package(
         .executableTarget(name: "carillon-link-probe", dependencies: ["Link"], path: "Tests/LinkIntegration/Probe"),
 
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
-        .testTarget(name: "ControlsTests", dependencies: ["Parameters", "Controls", "MIDI", "Rig"]),
-        .testTarget(name: "RigTests", dependencies: ["Rig", "MIDI", "CAllocationCounter"]),
+        .testTarget(name: "ControlsTests", dependencies: ["Parameters", "Controls", "MIDI", "Rig", "SeededRandom"]),
+        .testTarget(name: "RigTests", dependencies: ["Rig", "MIDI", "CAllocationCounter", "SeededRandom"]),
         // Test support: counts heap calls on a thread (checks "no allocation in the block loop").
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
         // Child processes tests can always end (own process group, SIGKILL, bounded reap): oscdump, live.
         .target(name: "ChildProcess", path: "Tests/Support/ChildProcess"),
+        // A seeded generator for the tests' random inputs (fuzz and model tests).
+        .target(name: "SeededRandom", path: "Tests/Support/SeededRandom"),
 
         .testTarget(name: "EngineTests", dependencies: ["Parameters", "Engine", "MIDI", "CAllocationCounter"]),
         .testTarget(name: "SyncTests", dependencies: ["Sync", "Engine", "MIDI"]),

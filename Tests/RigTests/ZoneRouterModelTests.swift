@@ -1,5 +1,6 @@
 import MIDI
 import Rig
+import SeededRandom
 import Testing
 
 /// The router against a model of what its destinations hear, over random
@@ -55,20 +56,9 @@ private struct Pedal: Hashable {
     var controller: UInt8
 }
 
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 private struct ModelRun {
     let router = ZoneRouter()
-    var rng: SplitMix64
+    var rng: SeededGenerator
     var zones: [Zone] = []
     var failure: String?
     var history: [String] = []
@@ -82,7 +72,7 @@ private struct ModelRun {
 
     let sources: [SourceID] = [1, 2]
 
-    init(seed: UInt64) { rng = SplitMix64(state: seed) }
+    init(seed: UInt64) { rng = SeededGenerator(seed: seed) }
 
     mutating func step() {
         let roll = Int.random(in: 0..<100, using: &rng)
