@@ -152,7 +152,7 @@ public final class KeyboardRouting: Sendable {
     /// Whether a message must go through the router: zones in force, notes or
     /// pedals it holds, chains to release, or the keyboard transposed.
     private func updateActive(_ s: inout State) {
-        let zones = !(s.router.current?.zones.isEmpty ?? true)
+        let zones = !s.router.current.zones.isEmpty
         active.store(zones || s.router.heldNotes > 0 || s.router.holdsPedals || s.anyDraining || s.router.transpose != 0,
                      ordering: .relaxed)
     }
@@ -181,7 +181,7 @@ public final class KeyboardRouting: Sendable {
             var sink = Sink(events: events, external: external, router: s.router, placement: placement)
             let old = s.router.install(set, into: &sink)
             // A chain the new set does not use: released now, or when its last held note is.
-            for k in old?.effectChains ?? [] where !set.effectChains.contains(k) {
+            for k in old.effectChains where !set.effectChains.contains(k) {
                 s.draining[k] = true
                 s.anyDraining = true
             }

@@ -76,7 +76,9 @@ public final class ZoneRouter {
     }
 
     public private(set) var stats = Stats()
-    public private(set) var current: ZoneSet?
+    /// The zone set in force: an empty one until a set is installed, so pedals and
+    /// mode messages still follow the notes the ledger holds (`transpose`'s).
+    public private(set) var current = ZoneSet([])
     /// The keyboard's transposition (`rig.transpose`), in semitones: added to
     /// every note-on from now on, on top of its zones' own. While it is not 0, a
     /// note no zone takes is routed here too (to its own channel, transposed), so
@@ -160,7 +162,7 @@ public final class ZoneRouter {
 
     /// Compiles and installs `zones` (allocates: call off the input thread's hot path, or use `install`).
     @discardableResult
-    public func setZones<S: ZoneSink>(_ zones: [Zone], into sink: inout S) -> ZoneSet? {
+    public func setZones<S: ZoneSink>(_ zones: [Zone], into sink: inout S) -> ZoneSet {
         install(ZoneSet(zones), into: &sink)
     }
 
@@ -169,7 +171,7 @@ public final class ZoneRouter {
     /// previous set, for the caller to release off the input thread. No allocation while
     /// the router knows fewer than `maxPorts` ports.
     @discardableResult
-    public func install<S: ZoneSink>(_ set: ZoneSet, into sink: inout S) -> ZoneSet? {
+    public func install<S: ZoneSink>(_ set: ZoneSet, into sink: inout S) -> ZoneSet {
         for d in 0..<set.destPort.count {
             let p = set.destPort[d]
             let channel = UInt16(set.destChannel[d])
@@ -228,7 +230,7 @@ public final class ZoneRouter {
             guard sourceIDs.count < Self.maxSources else { return }
             sourceIDs.append(id); sourceNames.append(name)
         }
-        if let current { resolveSources(current) }
+        resolveSources(current)
     }
 
     private func resolveSources(_ set: ZoneSet) {
@@ -338,7 +340,8 @@ public final class ZoneRouter {
         heldCount += 1
         var outs = 0
         var taken = false
-        if let set = current {
+        do {
+            let set = current
             let sourceSlot = set.namesSources ? self.sourceSlot(source) : -1
             for z in 0..<set.compiled.count {
                 let c = set.compiled[z]
@@ -429,7 +432,7 @@ public final class ZoneRouter {
 
     private func channelWide<S: ZoneSink>(_ source: SourceID, _ channel: UInt8, _ kind: UInt8, _ sink: inout S,
                                           _ make: (Channel) -> MIDIMessage) -> Routing {
-        guard let set = current else { return .notTaken }
+        let set = current
         let sourceSlot = self.sourceSlot(source)
         let s = nextStamp()
         var taken = false
@@ -446,7 +449,7 @@ public final class ZoneRouter {
     }
 
     private func controlChange<S: ZoneSink>(_ source: SourceID, _ m: MIDIMessage.ControlChange, _ sink: inout S) -> Routing {
-        guard let set = current else { return .notTaken }
+        let set = current
         let sourceSlot = self.sourceSlot(source)
         let channel = m.channel.value, controller = m.controller.value, value = m.value
         let s = nextStamp()

@@ -29,7 +29,7 @@ import Testing
         r.install(ZoneSet([fx("A", to: 2)], effects: [0]), into: &out)
         _ = r.route(.noteOn(60, velocity: 100, channel: 0), from: kb, into: &out)
         let old = r.install(ZoneSet([fx("B", to: 2)], effects: [1]), into: &out)
-        #expect(old?.effectChains == [0] && r.current?.effectChains == [1])
+        #expect(old.effectChains == [0] && r.current.effectChains == [1])
         out.clear()
         _ = r.route(.noteOff(60, channel: 0), from: kb, into: &out)
         #expect(out.sent.map(\.1) == [.effect(0)])

@@ -228,6 +228,20 @@ let kb: SourceID = 1
         #expect(square.table[1] == 1 && square.table[127] == 127 && square.table[64] == 33)  // 1 + 126 · (63/126)² = 32.5, rounded
     }
 
+    /// Transposed with no zone set ever installed: the notes go to their own channel
+    /// through the ledger, and pedals and All Notes Off follow them there.
+    @Test func transposeWithoutZones_pedalsAndAllNotesOffFollowTheNotes() {
+        let r = ZoneRouter(); var out = Recorder()
+        r.transpose = 2
+        #expect(r.route(.noteOn(60, velocity: 100, channel: 0), from: kb, into: &out) == .taken)
+        #expect(r.route(.cc(64, value: 127, channel: 0), from: kb, into: &out) == .taken)
+        _ = r.route(.cc(123, value: 0, channel: 0), from: kb, into: &out)
+        // Another keyboard's same key, on the same note, sounds: All Notes Off ended the first.
+        #expect(r.route(.noteOn(60, velocity: 90, channel: 0), from: 2, into: &out) == .taken)
+        #expect(out.notes == ["on 1:62 v100", "on 1:62 v90"])
+        #expect(out.ccs == ["cc64=127 1", "cc123=0 1"])
+    }
+
     @Test func install_sendsBendRangeAsRPN0() {
         let r = ZoneRouter(); var out = Recorder()
         var z = zone("Z", to: 2); z.bendRange = .init(semitones: 12)
