@@ -34,9 +34,11 @@ extension Mapping {
             // insert.STRIP.K.SYMBOL, fx.ZONE.K.SYMBOL) are names its targets may use.
             var pluginFailed = false
             PluginHost.checkMIDIEffectsAtLoad()
-            for file in files {
+            // Read once per file: each file's zones with midi-fx, as written (before any check).
+            let named = files.map { ControlMapping.midiEffects(path: $0) }
+            for (file, found) in zip(files, named) {
                 let own = ControlMapping.plugins(path: file)
-                let effects = MIDIEffectSpec.all(in: ControlMapping.midiEffects(path: file))
+                let effects = MIDIEffectSpec.all(in: found)
                 guard !own.instruments.isEmpty || !own.inserts.isEmpty || !effects.isEmpty else { continue }
                 do { _ = try PluginHost(instruments: own.instruments, inserts: own.inserts, midiEffects: effects) } catch {
                     FileHandle.standardError.write(Data("\(file): error: \(error)\n".utf8))
@@ -45,7 +47,7 @@ extension Mapping {
             }
             let outcome = MappingCheck.run(files: files, explain: explain)
             // A zone's midi-fx that the host cannot run where the zone sends (an external port).
-            for file in files where !ControlMapping.midiEffects(path: file).isEmpty {
+            for (file, found) in zip(files, named) where !found.isEmpty {
                 guard let mapping = try? ControlMapping.load(path: file) else { continue }
                 do { _ = try MIDIEffectSpec.all(in: mapping) } catch {
                     FileHandle.standardError.write(Data("\(file): error: \(error)\n".utf8))

@@ -26,11 +26,7 @@ import Testing
         let keyboard = KeyboardRouting(hub: hub, events: EventQueueProducer(queue, clock: nil))
         keyboard.start()
         defer { keyboard.stop() }
-        func drain() -> [ChannelMessage] {
-            var out: [ChannelMessage] = []
-            while let e = queue.peek() { out.append(e.message); queue.pop() }
-            return out
-        }
+        func drain() -> [ChannelMessage] { OutputClockTests.drain(queue).map(\.message) }
         _ = drain()
         keyboard.route(.cc(64, value: 127, channel: 0), from: 1, at: .afterLast)
         #expect(drain() == [.controlChange(64, value: 127, channel: 2)])
@@ -87,11 +83,8 @@ import Testing
         let queue = EventQueue()
         let keyboard = KeyboardRouting(hub: hub, events: EventQueueProducer(queue, clock: nil))
         keyboard.start()
-        return (keyboard, {
-            var out: [ChannelMessage] = []
-            while let e = queue.peek() { out.append(e.message); queue.pop() }
-            return out.filter { $0.status & 0xE0 == 0x80 }   // notes only
-        }, hub)
+        // Notes only.
+        return (keyboard, { OutputClockTests.drain(queue).map(\.message).filter { $0.status & 0xE0 == 0x80 } }, hub)
     }
 
     @Test func withoutZones_aTransposedNoteEndsOnItsKey_afterTheTransposeMoved() throws {
