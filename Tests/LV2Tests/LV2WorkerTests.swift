@@ -5,12 +5,17 @@ import Glibc
 import LV2
 import Testing
 
+private let avldrumsURI = "http://gareus.org/oss/lv2/avldrums#BlackPearl"
+private let avldrumsInstalled = (try? LV2World().plugin(uri: avldrumsURI)) != nil
+
 /// The worker extension with a real plugin that needs it: avldrums (Debian's
 /// avldrums.lv2) loads its drum kit through its worker. Live, the kit loads on
 /// the worker's thread while `run` goes on; offline, it is loaded by the end of
-/// the first `run`, so a render's first notes sound.
-@Suite struct LV2WorkerTests {
-    static let drums = "http://gareus.org/oss/lv2/avldrums#BlackPearl"
+/// the first `run`, so a render's first notes sound. Skipped, with the reason,
+/// where avldrums is not installed (it is an optional plugin: `scripts/setup` installs it).
+@Suite(.enabled(if: avldrumsInstalled, "avldrums.lv2 is not installed (Debian's avldrums.lv2; scripts/setup installs it)"))
+struct LV2WorkerTests {
+    static let drums = avldrumsURI
 
     /// The first block of `plugin`'s left output that sounds, sending a kick (36) every 4 blocks.
     static func firstSoundingBlock(_ plugin: LV2Instance, within blocks: Int) -> Int? {

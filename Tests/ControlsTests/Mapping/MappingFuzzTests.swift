@@ -88,16 +88,28 @@ struct MappingFuzzer {
         return out
     }
 
+    /// What one input did: whether it loaded, how many changes its surface
+    /// published (every control with targets publishes at least once, in
+    /// `publishAll`), and the non-finite values it published (each a fault).
+    struct Outcome {
+        var loaded = false
+        var published = 0
+        var controlsWithTargets = 0
+        var nonFinite: [String] = []
+    }
+
     /// Loads one input; when it loads, runs a surface with random MIDI and UI calls.
-    /// Returns true when the input loaded.
     @discardableResult
-    mutating func exercise(_ yaml: String) -> Bool {
-        guard let mapping = try? ControlMapping.parse(yaml: yaml, file: "fuzz.yaml") else { return false }
+    mutating func exercise(_ yaml: String) -> Outcome {
+        var outcome = Outcome()
+        guard let mapping = try? ControlMapping.parse(yaml: yaml, file: "fuzz.yaml") else { return outcome }
+        outcome.loaded = true
         _ = mapping.explanation()
         let surface = ControlSurface(mapping: mapping)
         var published = 0
+        var nonFinite: [String] = []
         surface.subscribe { change in
-            precondition(change.value.isFinite, "non-finite value for \(change.address)")
+            if !change.value.isFinite { nonFinite.append("\(change.address) = \(change.value)") }
             published += 1
         }
         for _ in 0..<40 {
@@ -119,7 +131,10 @@ struct MappingFuzzer {
         }
         surface.publishAll()
         _ = surface.states.map(\.display)
-        return true
+        outcome.published = published
+        outcome.nonFinite = nonFinite
+        outcome.controlsWithTargets = surface.states.filter { !$0.targets.isEmpty && $0.kind != .readout }.count
+        return outcome
     }
 }
 
@@ -134,7 +149,9 @@ struct MappingFuzzer {
         return texts
     }
 
-    /// 20 000 inputs from a fixed seed: no crash, and every mapping that loads runs.
+    /// 20 000 inputs from a fixed seed: no crash; every mapping that loads runs,
+    /// publishes each control with targets, and publishes no non-finite value
+    /// (a fault fails this test with the input, not the whole run).
     /// `scripts/fuzz-mapping` runs more, with other seeds, through
     /// CARILLON_FUZZ_COUNT and CARILLON_FUZZ_SEED.
     @Test func loader_survivesRandomAndMutatedYAML() throws {
@@ -142,11 +159,23 @@ struct MappingFuzzer {
         let count = environment["CARILLON_FUZZ_COUNT"].flatMap { Int($0) } ?? 20_000
         let seed = environment["CARILLON_FUZZ_SEED"].flatMap { UInt64($0) } ?? 0xCA41_110F
         var fuzzer = MappingFuzzer(seed: seed, corpus: try Self.corpus())
-        var loaded = 0
+        var loaded = 0, published = 0, silent = 0, faults = 0
         for _ in 0..<count {
-            if fuzzer.exercise(fuzzer.next()) { loaded += 1 }
+            let yaml = fuzzer.next()
+            let outcome = fuzzer.exercise(yaml)
+            guard outcome.loaded else { continue }
+            loaded += 1
+            published += outcome.published
+            if outcome.published < outcome.controlsWithTargets { silent += 1 }
+            if !outcome.nonFinite.isEmpty {
+                faults += 1
+                if faults <= 3 { Issue.record("non-finite values published (\(outcome.nonFinite.prefix(3))) for:\n\(yaml)") }
+            }
         }
         // Some mutations keep the file valid: the running half is exercised too.
         #expect(loaded > count / 200)
+        #expect(published >= loaded, "the mappings that loaded published \(published) changes in all")
+        #expect(silent == 0, "\(silent) loaded mappings published fewer changes than they have controls with targets")
+        #expect(faults == 0)
     }
 }
