@@ -1,0 +1,1 @@
+public struct Reader { public var writer: Writer? }

@@ -1,0 +1,1 @@
+public struct Writer { public var size = 0 }
