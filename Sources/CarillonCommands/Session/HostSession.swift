@@ -3,6 +3,7 @@ import Controls
 import Hosting
 import LiveSession
 import MIDI
+import MappingFiles
 import OSC
 import Parameters
 import Sampling

@@ -2,6 +2,7 @@ import Controls
 import Engine
 import LV2
 import MIDI
+import MappingFiles
 import Parameters
 import Synchronization
 #if canImport(Glibc)
