@@ -67,8 +67,13 @@ let package = Package(
         // as data, and the input thread's router with its ledger of held notes. No Foundation.
         .target(name: "Rig", dependencies: ["MIDI"]),
 
-        // Controls and mapping files: the MidiWidgetsManager equivalent.
-        .target(name: "Controls", dependencies: ["MIDI", "Parameters", "Rig", .product(name: "Yams", package: "Yams")]),
+        // Controls, along their flow (the MidiWidgetsManager equivalent): what a control is (its MIDI
+        // source, curve, kind), then the mapping files that declare them, then the surface and hub that run them.
+        .target(name: "ControlDefinitions", dependencies: ["MIDI", "Parameters"]),
+        .target(name: "MappingFiles", dependencies: [
+            "MIDI", "Parameters", "Rig", "ControlDefinitions", .product(name: "Yams", package: "Yams"),
+        ]),
+        .target(name: "Controls", dependencies: ["MIDI", "Parameters", "Rig", "ControlDefinitions", "MappingFiles"]),
 
         // The render loop, mixer, sequencer and queues: no C module, testable with a fake instrument.
         .target(name: "Engine", dependencies: ["MIDI", "Parameters"]),
@@ -80,20 +85,20 @@ let package = Package(
         // The stages after the engine, along the data flow; each imports only the ones before it.
         // The sampler: FluidSynth synths built from options (live, play, render alike), the
         // parallel pool that spreads a piece's notes over several, the samples a piece loads.
-        .target(name: "Sampling", dependencies: ["MIDI", "Parameters", "Controls", "Engine", "FluidSynth", "Threads"]),
+        .target(name: "Sampling", dependencies: ["MIDI", "Parameters", "Engine", "FluidSynth", "Threads"]),
         // Everything between the instrument and the output that live, play and render share:
         // the host assembly, LV2 plugins, audio-file tracks, parameter routing, pieces.
         .target(name: "Hosting", dependencies: [
-            "MIDI", "Parameters", "Controls", "Rig", "Engine", "Sampling", "LV2", "SoundFile", "Analysis", "Threads",
+            "MIDI", "Parameters", "Controls", "MappingFiles", "Rig", "Engine", "Sampling", "LV2", "SoundFile", "Analysis", "Threads",
         ]),
         // A live or play session: MIDI input (ALSA, JACK), outputs, recording, mapping reloads.
         .target(name: "LiveSession", dependencies: [
-            "MIDI", "Parameters", "Controls", "Rig", "Engine", "Sampling", "Hosting", "ALSA", "JACK", "FluidSynth", "LV2", "Sync",
+            "MIDI", "Parameters", "Controls", "MappingFiles", "Rig", "Engine", "Sampling", "Hosting", "ALSA", "JACK", "FluidSynth", "LV2", "Sync",
             "SoundFile", "Analysis", "Threads", "Link",
         ]),
         // The offline render and its dataset outputs: jobs, batches, manifest, labels, stems, augmentation.
         .target(name: "OfflineRender", dependencies: [
-            "MIDI", "Parameters", "Controls", "Engine", "Sampling", "Hosting", "FluidSynth", "LV2", "SoundFile",
+            "MIDI", "Parameters", "Controls", "MappingFiles", "Engine", "Sampling", "Hosting", "FluidSynth", "LV2", "SoundFile",
             "Analysis", "Threads",
         ]),
 
@@ -103,7 +108,7 @@ let package = Package(
 
         // Every control and meter in a browser: HTTP + WebSocket server, the page embedded.
         .target(name: "WebSurface", dependencies: [
-            "Controls", "Parameters",
+            "Controls", "ControlDefinitions", "MappingFiles", "Parameters",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -116,7 +121,7 @@ let package = Package(
         // tests link them without the executable's release linker flags.
         .target(name: "CarillonCommands", dependencies: [
             "Sampling", "Hosting", "LiveSession", "OfflineRender",
-            "MIDI", "Parameters", "Controls", "Engine", "ALSA", "SoundFile", "WebSurface", "Analysis", "LV2", "Threads", "OSC",
+            "MIDI", "Parameters", "Controls", "MappingFiles", "Engine", "ALSA", "SoundFile", "WebSurface", "Analysis", "LV2", "Threads", "OSC",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // `carillon` itself: main.swift, and how the shipped binary is linked.
@@ -149,13 +154,13 @@ let package = Package(
         .executableTarget(name: "carillon-jack-probe", dependencies: ["JACK", "MIDI", "SoundFile"], path: "Tests/JACKIntegration/Probe"),
 
         // Driver of the browser tests (Tests/Browser): a WebSurface over a ControlHub, fed from stdin; not shipped.
-        .executableTarget(name: "carillon-web-probe", dependencies: ["Parameters", "WebSurface", "Controls", "MIDI"], path: "Tests/Browser/Probe"),
+        .executableTarget(name: "carillon-web-probe", dependencies: ["Parameters", "WebSurface", "Controls", "MappingFiles", "MIDI"], path: "Tests/Browser/Probe"),
 
         // Driver of the Link test (LinkTests): one Link peer driven over stdin; not shipped.
         .executableTarget(name: "carillon-link-probe", dependencies: ["Link"], path: "Tests/LinkIntegration/Probe"),
 
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
-        .testTarget(name: "ControlsTests", dependencies: ["Parameters", "Controls", "MIDI", "Rig", "SeededRandom"]),
+        .testTarget(name: "ControlsTests", dependencies: ["Parameters", "Controls", "ControlDefinitions", "MappingFiles", "MIDI", "Rig", "SeededRandom"]),
         .testTarget(name: "RigTests", dependencies: ["Rig", "MIDI", "CAllocationCounter", "SeededRandom"]),
         // Test support: counts heap calls on a thread (checks "no allocation in the block loop").
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
@@ -173,12 +178,12 @@ let package = Package(
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"]),
         // The four stages after the engine, in one target for their shared fixtures; folders mirror Sources/.
-        .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Analysis", "ALSA", "MIDI", "Controls", "Rig", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "CAllocationCounter"]),
+        .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Analysis", "ALSA", "MIDI", "Controls", "ControlDefinitions", "MappingFiles", "Rig", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: [
             // The help-defaults test parses the commands and reads the values they hand the library.
-            "CarillonCommands", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "SoundFile", "ChildProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "CarillonCommands", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "MappingFiles", "SoundFile", "ChildProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .testTarget(name: "OSCTests", dependencies: ["OSC", "CLiblo", "Controls", "Parameters", "MIDI", "ChildProcess"]),
-        .testTarget(name: "WebSurfaceTests", dependencies: ["Parameters", "WebSurface", "Controls", "MIDI"]),
+        .testTarget(name: "OSCTests", dependencies: ["OSC", "CLiblo", "Controls", "MappingFiles", "Parameters", "MIDI", "ChildProcess"]),
+        .testTarget(name: "WebSurfaceTests", dependencies: ["Parameters", "WebSurface", "Controls", "ControlDefinitions", "MappingFiles", "MIDI"]),
     ]
 )

@@ -1,6 +1,7 @@
 import Controls
 import Engine
 import LV2
+import MappingFiles
 import Parameters
 import Rig
 import Sampling

@@ -15,7 +15,7 @@ public struct ParameterRouting: Sendable {
     /// The piece's first tempo (bpm): `transport.tempo` is relative to it.
     public let pieceTempo: Double
     /// The notes `channel.N.note` and `channel.N.gate` hold down.
-    let heldNotes = HeldNotes()
+    let noteGates = NoteGates()
 
     public init(parameters: ParameterStore, events: (any ChannelOutput)?, transport: Transport?, pieceTempo: Double = 120) {
         self.parameters = parameters
@@ -35,9 +35,9 @@ public struct ParameterRouting: Sendable {
         case .store, .instrumentEffect:
             if let frame { parameters.set(change.address, value, atFrame: frame) } else { parameters.set(change.address, value) }
         case .channelMessage(.notePitch(let c)):
-            for m in heldNotes.pitch(value, on: c) { events?.push(m, at: placement) }
+            for m in noteGates.pitch(value, on: c) { events?.push(m, at: placement) }
         case .channelMessage(.noteGate(let c)):
-            for m in heldNotes.gate(value >= 0.5, on: c) { events?.push(m, at: placement) }
+            for m in noteGates.gate(value >= 0.5, on: c) { events?.push(m, at: placement) }
         case .channelMessage(let target):
             events?.push(Self.message(target, value), at: placement)
         case .transport(let command):
@@ -58,7 +58,7 @@ public struct ParameterRouting: Sendable {
         case .pitchBend(let c):
             let bend = Int(min(max(value.isFinite ? value.rounded() : 8192, 0), 16383))
             return ChannelMessage(status: 0xE0 | UInt8(c.intValue), data1: UInt8(bend & 0x7F), data2: UInt8(bend >> 7))
-        case .notePitch(let c), .noteGate(let c):  // stateful: `apply` hands them to `heldNotes`
+        case .notePitch(let c), .noteGate(let c):  // stateful: `apply` hands them to `noteGates`
             return .noteOff(byte, channel: c.intValue)
         }
     }
@@ -87,7 +87,7 @@ public struct ParameterRouting: Sendable {
 /// `channel.N.gate` holds it down. A gate opening plays the pitch; a new pitch
 /// while open ends the sounding note and plays the new one (a glide in
 /// semitone steps, as a finger on a keyboard); the gate closing ends it.
-final class HeldNotes: Sendable {
+final class NoteGates: Sendable {
     private struct Channel16 {
         var pitch = [UInt8](repeating: 60, count: 16)
         var sounding = [UInt8?](repeating: nil, count: 16)

@@ -1,7 +1,7 @@
 import ALSA
 import Hosting
 import MIDI
-import Sampling
+import Threads
 import Synchronization
 
 /// The zones' external ports on the ALSA sequencer: one port of Carillon's

@@ -1,7 +1,7 @@
 import ALSA
 import Controls
 import MIDI
-import Sampling
+import Threads
 import Synchronization
 
 /// Feedback to controllers: the sequencer client's output port (`carillon:1`,

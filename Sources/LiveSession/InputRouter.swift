@@ -4,7 +4,6 @@ import Engine
 import Hosting
 import Rig
 import MIDI
-import Sampling
 import Synchronization
 import Threads
 

@@ -1,7 +1,7 @@
 import Hosting
 import JACK
 import MIDI
-import Sampling
+import Threads
 import Synchronization
 import Sync
 

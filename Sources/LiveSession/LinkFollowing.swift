@@ -2,7 +2,6 @@ import Engine
 import Glibc
 import Hosting
 import Link
-import Sampling
 import Synchronization
 import Sync
 import Threads

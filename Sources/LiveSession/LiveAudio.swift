@@ -5,6 +5,7 @@ import Hosting
 import LV2
 import Sampling
 import SoundFile
+import Threads
 
 /// The audio side of a live session: the output (an ALSA device or a JACK
 /// client, `LiveHost.Options.backend`), the sampler on it, the renderer the

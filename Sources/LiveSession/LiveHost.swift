@@ -8,6 +8,7 @@ import JACK
 import Link
 import LV2
 import MIDI
+import MappingFiles
 import Parameters
 import Sampling
 import SoundFile

@@ -2,8 +2,8 @@ import Controls
 import Hosting
 import LV2
 import MIDI
+import MappingFiles
 import Parameters
-import Sampling
 import Synchronization
 import Threads
 import Glibc

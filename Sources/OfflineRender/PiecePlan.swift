@@ -3,6 +3,7 @@ import Engine
 import Hosting
 import LV2
 import MIDI
+import MappingFiles
 import Parameters
 import Sampling
 

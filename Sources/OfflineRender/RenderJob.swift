@@ -5,6 +5,7 @@ import FluidSynth
 import Hosting
 import LV2
 import MIDI
+import MappingFiles
 import Parameters
 import Sampling
 import SoundFile

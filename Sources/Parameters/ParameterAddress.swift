@@ -13,7 +13,7 @@ public enum ParameterAddress: Hashable, Sendable {
     /// A mixer strip's gain, balance, mute or solo: a MIDI channel's, the
     /// oscillator's, the tone's, a shared effect return's or an audio-file
     /// track's (`StripID`).
-    case strip(StripID, Strip)
+    case strip(StripID, StripParameter)
     case reverb(Reverb)
     case chorus(Chorus)
     /// A control change passed on to the sampler on this channel.
@@ -39,7 +39,7 @@ public enum ParameterAddress: Hashable, Sendable {
 
     /// What every strip has. Adding a per-strip parameter is a case here, its
     /// row in `spec` and its DSP in the `Mixer`.
-    public enum Strip: String, CaseIterable, Sendable { case gain, pan, mute, solo }
+    public enum StripParameter: String, CaseIterable, Sendable { case gain, pan, mute, solo }
 
     /// Which mixer strip: the strips in the mixer's order. A track is 0 ..<
     /// `maxTracks`, shown 1-based (`track.1.gain`).
@@ -140,7 +140,7 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
         case "master" where parts.count == 2 && parts[1] == "gain":
             self = .masterGain
         case "strip" where parts.count == 3:
-            guard let p = Strip(rawValue: parts[2]) else { return nil }
+            guard let p = StripParameter(rawValue: parts[2]) else { return nil }
             switch parts[1] {
             case "reverb": self = .strip(.reverb, p)
             case "chorus": self = .strip(.chorus, p)
@@ -185,7 +185,7 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
             else { return nil }
         case "track" where parts.count == 3:
             guard let n = Int(parts[1]), (1...Self.maxTracks).contains(n), String(n) == parts[1],
-                  let p = Strip(rawValue: parts[2]) else { return nil }
+                  let p = StripParameter(rawValue: parts[2]) else { return nil }
             self = .strip(.track(n - 1), p)
         case "plugin", "insert", "fx":
             guard let address = PluginParameters.address(named: text) else { return nil }
@@ -196,8 +196,8 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
     }
 
     /// `osc.*` and `tone.*` strip names: `level` is the gain.
-    private static func stripParameter(_ name: String) -> Strip? {
-        name == "level" ? .gain : (name == "gain" ? nil : Strip(rawValue: name))
+    private static func stripParameter(_ name: String) -> StripParameter? {
+        name == "level" ? .gain : (name == "gain" ? nil : StripParameter(rawValue: name))
     }
 }
 
@@ -205,7 +205,7 @@ extension ParameterAddress: CustomStringConvertible, LosslessStringConvertible {
 
 extension ParameterAddress {
     private static let stripBase = 1
-    private static let reverbBase = stripBase + StripID.all.count * Strip.allCases.count
+    private static let reverbBase = stripBase + StripID.all.count * StripParameter.allCases.count
     private static let chorusBase = reverbBase + Reverb.allCases.count
     private static let ccBase = chorusBase + Chorus.allCases.count
     private static let programBase = ccBase + 16 * 128
@@ -218,7 +218,7 @@ extension ParameterAddress {
     private static let sceneSelectIndex = oscBase + Osc.allCases.count
 
     // The families' cases, built once: `allCases` makes a new array at each call.
-    private static let strips = Strip.allCases, reverbs = Reverb.allCases, choruses = Chorus.allCases
+    private static let strips = StripParameter.allCases, reverbs = Reverb.allCases, choruses = Chorus.allCases
     private static let transports = Transport.allCases, tones = Tone.allCases
     private static let oscs = Osc.allCases
 

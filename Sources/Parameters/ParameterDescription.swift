@@ -48,5 +48,5 @@ extension ParameterAddress {
     }
 
     /// A strip parameter by its name (balance spelled out), so a new one needs no text here.
-    private static func strip(_ p: Strip) -> String { p == .pan ? "balance (-1 left, 1 right)" : p.rawValue }
+    private static func strip(_ p: StripParameter) -> String { p == .pan ? "balance (-1 left, 1 right)" : p.rawValue }
 }

@@ -1,4 +1,3 @@
-import Controls
 import Engine
 import FluidSynth
 import Parameters

@@ -1,5 +1,6 @@
 import Engine
 import FluidSynth
+import Threads
 
 /// Which samples a render keeps in memory for each piece (with FluidSynth's
 /// on-demand sample loading).

@@ -1,4 +1,3 @@
-import Controls
 import FluidSynth
 import Parameters
 

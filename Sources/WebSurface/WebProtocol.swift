@@ -1,5 +1,7 @@
+import ControlDefinitions
 import Controls
 import Foundation
+import MappingFiles
 import Parameters
 
 /// The JSON messages on `/ws`, version 1. Every message is one text frame

@@ -1,3 +1,4 @@
+import ControlDefinitions
 import Controls
 import Foundation
 import Hummingbird

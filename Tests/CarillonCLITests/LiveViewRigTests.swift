@@ -1,5 +1,6 @@
 import Controls
 import Foundation
+import MappingFiles
 import Parameters
 import Testing
 @testable import CarillonCommands

@@ -1,6 +1,7 @@
 import LiveSession
 import Controls
 import Foundation
+import MappingFiles
 import SoundFile
 
 let openmsx = "/usr/share/games/openttd/baseset/openmsx"

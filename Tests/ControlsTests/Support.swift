@@ -1,5 +1,6 @@
 import Controls
 import MIDI
+import MappingFiles
 import Parameters
 
 /// Collects what a surface publishes.

@@ -2,6 +2,7 @@ import ChildProcess
 import Controls
 import Foundation
 import MIDI
+import MappingFiles
 import OSC
 import Parameters
 import Synchronization

@@ -1,6 +1,7 @@
 import Controls
 import Foundation
 import MIDI
+import MappingFiles
 import Parameters
 import Testing
 @testable import WebSurface

@@ -1,6 +1,8 @@
+import ControlDefinitions
 import Controls
 import Foundation
 import MIDI
+import MappingFiles
 import Parameters
 import Testing
 @testable import WebSurface

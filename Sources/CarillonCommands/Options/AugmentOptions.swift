@@ -1,4 +1,5 @@
 import ArgumentParser
+import MappingFiles
 import OfflineRender
 import Controls
 

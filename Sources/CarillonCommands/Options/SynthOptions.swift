@@ -84,8 +84,8 @@ struct SynthOptions: ParsableArguments {
     private static func check(_ option: String, _ value: Double, _ address: ParameterAddress) throws {
         let spec = address.spec
         guard spec.range.contains(value) else {
-            throw ValidationError("\(option) must be between \(Parameters.number(spec.range.lowerBound)) and "
-                + "\(Parameters.number(spec.range.upperBound))\(spec.unit == .none ? "" : " " + spec.unit.rawValue) (\(address))")
+            throw ValidationError("\(option) must be between \(parameterNumber(spec.range.lowerBound)) and "
+                + "\(parameterNumber(spec.range.upperBound))\(spec.unit == .none ? "" : " " + spec.unit.rawValue) (\(address))")
         }
     }
 

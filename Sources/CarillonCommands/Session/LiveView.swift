@@ -10,10 +10,6 @@ import Glibc
 /// line when xruns happen (at most one a second), a line when the scene or
 /// the zones change, and a status line every `statusInterval` seconds.
 final class LiveView {
-    /// Off a terminal: a status line every 10 s (360 an hour in a journal); `-v`: every 2 s.
-    static let statusInterval = 10.0
-    static let verboseStatusInterval = 2.0
-
     let terminal: Bool
     let statusInterval: Double
     private var drawnLines = 0
@@ -29,7 +25,7 @@ final class LiveView {
     /// by `follow(_:)`; nil before the first look.
     private(set) var rig: RigView?
 
-    init(terminal: Bool, statusInterval: Double = LiveView.statusInterval) {
+    init(terminal: Bool, statusInterval: Double = LogOptions.statusInterval) {
         self.terminal = terminal
         self.statusInterval = statusInterval
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Hosting
 import Controls
 import Foundation
+import MappingFiles
 
 /// `carillon mapping …`: work with controller mapping files (mappings/README.md).
 struct Mapping: ParsableCommand {

@@ -98,15 +98,11 @@ struct Parameters: ParsableCommand {
         }.joined(separator: ".")
     }
 
-    static func number(_ v: Double) -> String {
-        v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : formatted(v, 3, trimmed: true)
-    }
-
     static func range(_ row: Row) -> String {
         switch row.kind {
         case .toggle: "off/on"
         case .trigger: "press"
-        default: "\(number(row.range.lowerBound))…\(number(row.range.upperBound))"
+        default: "\(parameterNumber(row.range.lowerBound))…\(parameterNumber(row.range.upperBound))"
         }
     }
 
@@ -115,10 +111,10 @@ struct Parameters: ParsableCommand {
         switch row.kind {
         case .toggle: base = row.defaultValue >= 0.5 ? "on" : "off"
         case .trigger: base = "—"
-        default: base = number(row.defaultValue)
+        default: base = parameterNumber(row.defaultValue)
         }
         guard !row.otherDefaults.isEmpty else { return base }
-        return base + " (" + row.otherDefaults.map { "C \($0.number): \(number($0.value))" }.joined(separator: ", ") + ")"
+        return base + " (" + row.otherDefaults.map { "C \($0.number): \(parameterNumber($0.value))" }.joined(separator: ", ") + ")"
     }
 
     static func text(_ rows: [Row]) -> String {

@@ -12,7 +12,13 @@ func baseName(_ path: String) -> String {
 
 func fail(_ error: any Error) -> Never {
     Diagnostics.error("\(error)")
-    Render.exit(withError: ExitCode.failure)
+    CarillonCommand.exit(withError: ExitCode.failure)
+}
+
+/// A parameter's value as the parameter table prints it: a whole number without
+/// decimals, else up to three places ("0.5", "440", "-12").
+func parameterNumber(_ v: Double) -> String {
+    v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : formatted(v, 3, trimmed: true)
 }
 
 /// `value` with `decimals` places, rounded as C's `%.*f` rounds (what a script

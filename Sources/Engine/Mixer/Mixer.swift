@@ -24,10 +24,10 @@ import MIDI
 /// thread only (no allocation, no locks); the published meters (`Meters`)
 /// from any thread.
 final class Mixer {
-    /// Parameters per strip (`ParameterAddress.Strip`), and where each sits in a strip's slots.
-    private static let perStrip = ParameterAddress.Strip.allCases.count
+    /// Parameters per strip (`ParameterAddress.StripParameter`), and where each sits in a strip's slots.
+    private static let perStrip = ParameterAddress.StripParameter.allCases.count
     private static let gain = place(.gain), pan = place(.pan), mute = place(.mute), solo = place(.solo)
-    private static func place(_ p: ParameterAddress.Strip) -> Int { ParameterAddress.Strip.allCases.firstIndex(of: p)! }
+    private static func place(_ p: ParameterAddress.StripParameter) -> Int { ParameterAddress.StripParameter.allCases.firstIndex(of: p)! }
 
     /// One strip to mix: which (`id`, its parameters `strip(id, …)`), where its
     /// planar left and right are in a block's inputs (`mix`'s `inputs[source]`
@@ -121,13 +121,13 @@ final class Mixer {
         // The places are static lets, initialised on first use: here, not on the render thread.
         _ = (Self.gain, Self.pan, Self.mute, Self.solo)
         // Each strip's store slots, from the parameter table's strip family: the
-        // slot of `strip(id, p)` at `perStrip * s + p`'s place in `Strip.allCases`.
+        // slot of `strip(id, p)` at `perStrip * s + p`'s place in `StripParameter.allCases`.
         let slots = UnsafeMutablePointer<Int>.allocate(capacity: Self.perStrip * list.count)
         slots.initialize(repeating: -1, count: Self.perStrip * list.count)
         for (s, id) in ids.enumerated() {
             // A channel strip has its parameters when the instrument has the 16 MIDI channels' strips.
             if case .channel = id, channels != Slot.channels { continue }
-            for (k, p) in ParameterAddress.Strip.allCases.enumerated() {
+            for (k, p) in ParameterAddress.StripParameter.allCases.enumerated() {
                 // The tone's level is applied by the tone itself (it fades on every change).
                 if id == .tone && p == .gain { continue }
                 slots[Self.perStrip * s + k] = ParameterAddress.strip(id, p).index

@@ -2,6 +2,7 @@ import Controls
 import Engine
 import LV2
 import MIDI
+import MappingFiles
 import Rig
 
 /// A zone's `midi-fx`: LV2 MIDI plugins in order (atom-sequence MIDI in →

@@ -2,6 +2,7 @@ import Controls
 import Engine
 import LV2
 import MIDI
+import MappingFiles
 import Parameters
 import Synchronization
 #if canImport(Glibc)
@@ -388,7 +389,8 @@ public struct InstrumentSpec: Hashable, Sendable, CustomStringConvertible {
 /// `--insert STRIP=URI`: an LV2 effect on the master or on a strip, before
 /// its gain, pan and meters. Inserts on one strip run in the order given.
 public struct InsertSpec: Hashable, Sendable, CustomStringConvertible {
-    public enum Strip: Hashable, Sendable {
+    /// Where an insert goes: the master or one strip (`STRIP` in `--insert STRIP=URI`).
+    public enum Place: Hashable, Sendable {
         case master
         /// A MIDI channel's strip, the oscillator's, the tone's or a track's.
         case strip(ParameterAddress.StripID)
@@ -409,14 +411,14 @@ public struct InsertSpec: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var strip: Strip
+    public var strip: Place
     public var uri: String
 
-    public init(strip: Strip, uri: String) { self.strip = strip; self.uri = uri }
+    public init(strip: Place, uri: String) { self.strip = strip; self.uri = uri }
 
     /// `STRIP=URI`.
     public init?(_ text: String) {
-        guard let eq = text.firstIndex(of: "="), let strip = Strip(String(text[..<eq])) else { return nil }
+        guard let eq = text.firstIndex(of: "="), let strip = Place(String(text[..<eq])) else { return nil }
         let uri = String(text[text.index(after: eq)...])
         guard !uri.isEmpty else { return nil }
         self.init(strip: strip, uri: uri)
@@ -424,7 +426,7 @@ public struct InsertSpec: Hashable, Sendable, CustomStringConvertible {
 
     /// A mapping's insert (its strip key checked when the file was read).
     public init?(_ insert: MappingInsert) {
-        guard let strip = Strip(insert.strip) else { return nil }
+        guard let strip = Place(insert.strip) else { return nil }
         self.init(strip: strip, uri: insert.uri)
     }
 

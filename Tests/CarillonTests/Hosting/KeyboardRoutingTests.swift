@@ -2,6 +2,7 @@ import Controls
 import Engine
 import Hosting
 import MIDI
+import MappingFiles
 import Testing
 
 /// Pedals through the keyboard's whole way (controls, zones, queue), where a

@@ -2,6 +2,7 @@ import Controls
 import Engine
 import Hosting
 import MIDI
+import MappingFiles
 import Parameters
 import Testing
 

@@ -5,8 +5,10 @@ import Engine
 import Hosting
 @testable import LiveSession
 import MIDI
+import MappingFiles
 @testable import Sampling
 import Testing
+import Threads
 
 /// JACK MIDI reaches the same router as the ALSA sequencer's input: a mapped
 /// CC moves its control and goes no further, notes and SysEx reach the

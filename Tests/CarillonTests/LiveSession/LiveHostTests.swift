@@ -1,3 +1,4 @@
+import MappingFiles
 import Parameters
 import Testing
 import Foundation

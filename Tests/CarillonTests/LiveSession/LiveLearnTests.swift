@@ -1,3 +1,4 @@
+import ControlDefinitions
 import Hosting
 import Controls
 import Foundation

@@ -6,6 +6,7 @@ import Hosting
 @testable import LiveSession
 @testable import Sampling
 import Testing
+import Threads
 
 
 /// `--timing stamped`: arrival times (a fake monotonic clock: plain

@@ -1,7 +1,9 @@
+import ControlDefinitions
 import Hosting
 import Controls
 import Engine
 import MIDI
+import MappingFiles
 import Parameters
 import Testing
 

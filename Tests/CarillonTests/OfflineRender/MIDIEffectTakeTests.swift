@@ -1,6 +1,7 @@
 import Controls
 import Foundation
 import MIDI
+import MappingFiles
 import OfflineRender
 import Parameters
 import Testing

@@ -137,7 +137,7 @@ import Testing
         #expect(ParameterAddress("track.9.gain") == nil && ParameterAddress("track.0.pan") == nil)
         #expect(ParameterAddress("strip.reverb.level") == nil && ParameterAddress("strip.delay.gain") == nil)
         // Every strip has every strip parameter, each its own slot.
-        let slots = Set(ParameterAddress.StripID.all.flatMap { id in ParameterAddress.Strip.allCases.map { ParameterAddress.strip(id, $0).index } })
-        #expect(slots.count == ParameterAddress.StripID.all.count * ParameterAddress.Strip.allCases.count)
+        let slots = Set(ParameterAddress.StripID.all.flatMap { id in ParameterAddress.StripParameter.allCases.map { ParameterAddress.strip(id, $0).index } })
+        #expect(slots.count == ParameterAddress.StripID.all.count * ParameterAddress.StripParameter.allCases.count)
     }
 }

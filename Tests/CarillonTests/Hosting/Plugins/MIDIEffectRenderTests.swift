@@ -5,6 +5,7 @@ import Foundation
 import FluidSynth
 import Hosting
 import MIDI
+import MappingFiles
 import Parameters
 import Rig
 import Sampling

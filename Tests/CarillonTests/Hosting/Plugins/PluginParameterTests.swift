@@ -1,3 +1,4 @@
+import MappingFiles
 import Sampling
 import Hosting
 import Controls

@@ -7,9 +7,11 @@ import Engine
 import Foundation
 import LV2
 import MIDI
+import MappingFiles
 import Parameters
 import Rig
 import Testing
+import Threads
 
 /// A plugin changed while the session runs (a mapping reload) is crossfaded
 /// in: the render thread takes the new one at a block's start, runs both for
