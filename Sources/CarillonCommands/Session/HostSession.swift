@@ -105,6 +105,8 @@ enum HostSession {
     /// `--insert`, its own `lv2:` channels and `inserts:`) are parameters it may name.
     static func loadMapping(_ path: String?, synth: SynthOptions) -> ControlMapping? {
         PluginHost.checkMIDIEffectsAtLoad()
+        // Presets named by name are the session's font's (render: the first --soundfont's).
+        PresetCatalog.lookUpMappingPresets(sessionFont: synth.soundfont.first)
         synth.plugins.registerParameters(adding: path.map(ControlMapping.plugins(path:)) ?? ([], []),
                                          midiEffects: path.map { MIDIEffectSpec.all(in: ControlMapping.midiEffects(path: $0)) } ?? [])
         guard let path else { return nil }
