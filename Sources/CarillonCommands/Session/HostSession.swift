@@ -23,6 +23,9 @@ final class Session {
     let connected: [PortInfo]
     private var surface: WebSurface?
     private var osc: OSCServer?
+    /// The font OSC looks preset names up in: the one the host plays, else (`--no-audio`)
+    /// `--soundfont`'s (nil: the search order's).
+    private let presetFont: String?
 
     /// Any failure ends the command with `failurePrefix` and the error.
     /// `adjust` changes the options before the host is built; `prepare` runs
@@ -30,6 +33,7 @@ final class Session {
     init(soundFont: String?, mapping: ControlMapping?, input: MIDIInputOptions, audio: AudioDeviceOptions,
          synth: SynthOptions, recording: RecordOptions, log: LogOptions, failurePrefix: String = "",
          adjust: (inout LiveHost.Options) -> Void = { _ in }, prepare: (LiveHost) -> Void = { _ in }) throws {
+        presetFont = soundFont ?? synth.soundfont.first
         var options = HostSession.options(input: input, audio: audio, synth: synth, mapping: mapping)
         adjust(&options)
         try recording.apply(to: &options)
@@ -55,7 +59,7 @@ final class Session {
     /// into the host's input path (`LiveHost.receive`, as a keyboard's would);
     /// `duration` (play: the piece's length) lets `/carillon/transport/seek` take seconds.
     func startOSC(_ options: OSCOptions, duration: (@Sendable () -> Double?)? = nil) {
-        osc = HostSession.startOSC(options, host: host, view: view, duration: duration)
+        osc = HostSession.startOSC(options, host: host, view: view, duration: duration, soundFont: presetFont)
     }
 
     /// The view's loop until Ctrl-C, an audio failure or `isDone` (HostSession.watch).
@@ -99,6 +103,18 @@ enum HostSession {
 
     static var isTerminal: Bool {
         isatty(1) == 1 && (getenv("TERM").map { String(cString: $0) } ?? "dumb") != "dumb"
+    }
+
+    /// `/carillon/channel/N/preset s NAME`'s lookup: in the channel's own font
+    /// (the mapping's `soundfont:` for it) or else the session's `font` (nil,
+    /// `--no-audio`: the one the search order finds).
+    static func presetNamed(in font: String?, hub: ControlHub) -> @Sendable (String, Channel) -> Result<FontPreset, PresetNameError> {
+        { name, channel in
+            let own = hub.mapping?.channels.first { $0.channel == channel }?.soundFont
+            return PresetCatalog.font(own, sessionFont: font).flatMap { found in
+                FontPreset.named(name, in: found.presets, channel: channel, font: found.path)
+            }
+        }
     }
 
     /// The mapping at `path`, read after the plugins' controls (`--instrument`,
@@ -187,12 +203,13 @@ enum HostSession {
     /// Starts the OSC server in front of the host's hub when `--osc` asks for it, and
     /// prints where it listens; any failure (a port in use, a bad address) ends the command.
     static func startOSC(_ options: OSCOptions, host: LiveHost, view: LiveView,
-                         duration: (@Sendable () -> Double?)? = nil) -> OSCServer? {
+                         duration: (@Sendable () -> Double?)? = nil, soundFont: String? = nil) -> OSCServer? {
         let config: OSCConfiguration
         do { guard let c = try options.configuration else { return nil }; config = c } catch { Diagnostics.fail("--osc: \(error)") }
         do {
             let server = try OSCServer(hub: host.hub, configuration: config,
-                                       notes: { message in host.receive(message) }, duration: duration)
+                                       notes: { message in host.receive(message) }, duration: duration,
+                                       presetNamed: presetNamed(in: soundFont, hub: host.hub))
             try server.start()
             view.line("osc: listening on udp \(server.listening)"
                       + (config.endpoint.isLoopback ? "" : " (taking packets from loopback and \(config.allowed.map(\.description).joined(separator: ", ")))"))
