@@ -263,7 +263,7 @@ final class MappingReader {
         for item in list {
             guard let (definitions, sourceNode, ok) = control(item, defaultChannel: defaultChannel) else { continue }
             for definition in definitions {
-                all.append(Checked(definition: definition, location: location(item), sourceNode: sourceNode))
+                all.append(Checked(definition: definition, location: location(item), sourceNode: sourceNode, item: item))
                 if ok {
                     mapping.controls.append(definition)
                     mapping.locations.append(location(item))
@@ -279,8 +279,11 @@ final class MappingReader {
                 error(at: entry.location, "scene.select is driven by a selector (values: [0, 1, …] for the scenes in order; a button or pad source steps to the next), not by \(entry.definition.kind.withArticle)")
             } else if scenesNode == nil {
                 error(at: entry.location, "control '\(entry.definition.name)' targets scene.select, but the file has no 'scenes:'")
+            } else {
+                checkSceneReach(entry, scenes: mapping.scenes.map(\.name))
             }
         }
+        for k in mapping.controls.indices { mapping.controls[k].stepThroughScenes(mapping.scenes.count) }
         resolvePresetNames(in: &mapping)
         return mapping
     }
