@@ -15,8 +15,13 @@ extension MappingReader {
     }
 
     /// `program:` a number 0…127, or a preset's name (resolved at the end of the read; nil until then).
+    /// A quoted number ("5") is the number, not a preset called so.
     func program(_ node: Node, channel: Channel) -> UInt7? {
         if case .scalar(let s) = node, node.tagName == .str {
+            if let n = Int(s.string.trimmingCharacters(in: .whitespaces)) {
+                guard (0...127).contains(n) else { error(node, "program \(n) is out of range 0...127"); return nil }
+                return UInt7(n)
+            }
             guard !s.string.trimmingCharacters(in: .whitespaces).isEmpty else {
                 error(node, "an empty preset name; give a program 0...127 or a preset's name")
                 return nil

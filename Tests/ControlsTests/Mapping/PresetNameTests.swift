@@ -60,6 +60,7 @@ import Testing
               2: { bank: 8, program: Warm Pad }
               10: { program: Standard }
               3: { program: 5 }
+              4: { program: "7" }
             zones:
               - { name: All, to: 1 }
             scenes:
@@ -72,6 +73,7 @@ import Testing
             ChannelSetup(channel: Channel(0), bank: 0, program: UInt7(89)),
             ChannelSetup(channel: Channel(1), bank: 8, program: UInt7(89)),
             ChannelSetup(channel: Channel(2), program: UInt7(5)),
+            ChannelSetup(channel: Channel(3), program: UInt7(7)),
             ChannelSetup(channel: Channel(9), bank: 128, program: UInt7(0)),
         ])
         #expect(mapping.scenes[0].channels == [
