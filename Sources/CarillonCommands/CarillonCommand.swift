@@ -11,6 +11,7 @@ public struct CarillonCommand: ParsableCommand {
             Render.self,
             Inspect.self,
             Plugins.self,
+            Presets.self,
             Ports.self,
             Live.self,
             Play.self,

@@ -79,6 +79,13 @@ extension ControlHub {
         lock.withLock { sceneObservers.remove(token) }
     }
 
+    /// Selects a preset on `channel` as a keyboard would: bank select (CC 0;
+    /// none for 128, channel 10's own bank) then program change, through the
+    /// same path as a scene's, so held notes sound on. Any thread.
+    public func selectPreset(onChannel channel: Channel, bank: Int, program: UInt7) {
+        lock.withLock { selectPresetLocked(ChannelSetup(channel: channel, bank: bank, program: program)) }
+    }
+
     /// Under the lock: a channel's bank select (CC 0) then program change, as a keyboard selects a preset.
     func selectPresetLocked(_ setup: ChannelSetup) {
         // Bank 128 on channel 10 is FluidSynth's percussion channel's own bank: no bank select.

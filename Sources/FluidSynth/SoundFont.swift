@@ -22,6 +22,9 @@ public final class SoundFont {
         public var bank: Int
         public var program: Int
         public var name: String
+        public init(bank: Int, program: Int, name: String) {
+            self.bank = bank; self.program = program; self.name = name
+        }
         public var description: String {
             "\(String(bank).leftPadded(3)):\(String(program).leftPadded(3)) \(name)"
         }

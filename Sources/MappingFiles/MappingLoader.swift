@@ -7,8 +7,8 @@ import Yams
 extension ControlMapping {
     /// Reads and checks a mapping file. Throws every mistake at once; returns
     /// a mapping only when there is none.
-    public static func load(path: String, registry: ParameterRegistry = .standard) throws(MappingError)
-        -> ControlMapping
+    public static func load(path: String, registry: ParameterRegistry = .standard,
+                            presets: PresetLookup? = nil) throws(MappingError) -> ControlMapping
     {
         let text: String
         do {
@@ -17,14 +17,16 @@ extension ControlMapping {
             throw MappingError([MappingDiagnostic(SourceLocation(file: path, line: 0, column: 0),
                                                   "cannot read the file (\(Self.reason(error)))")])
         }
-        return try parse(yaml: text, file: path, registry: registry)
+        return try parse(yaml: text, file: path, registry: registry, presets: presets)
     }
 
-    /// Checks mapping text; `file` names it in diagnostics.
-    public static func parse(yaml: String, file: String = "<mapping>", registry: ParameterRegistry = .standard)
-        throws(MappingError) -> ControlMapping
+    /// Checks mapping text; `file` names it in diagnostics. Presets named by
+    /// name are looked up with `presets`, else as `lookUpPresets(with:)` set.
+    public static func parse(yaml: String, file: String = "<mapping>", registry: ParameterRegistry = .standard,
+                             presets: PresetLookup? = nil) throws(MappingError) -> ControlMapping
     {
         let reader = MappingReader(file: file, registry: registry)
+        reader.presetLookup = presets ?? presetLookup
         let mapping = reader.read(yaml)
         guard reader.diagnostics.isEmpty, let mapping else {
             throw MappingError(reader.diagnostics.sorted {
@@ -72,6 +74,12 @@ final class MappingReader {
     let file: String
     let registry: ParameterRegistry
     private(set) var diagnostics: [MappingDiagnostic] = []
+    /// Presets named by name (`program: "Warm Pad"`), resolved once the whole file is read.
+    var presetNames: [PresetNameUse] = []
+    /// How preset names are looked up (nil: they cannot be).
+    var presetLookup: ControlMapping.PresetLookup?
+    /// The scene whose `channels:` are being read (its place in `scenes:`), nil at the top level.
+    var sceneBeingRead: Int?
 
     init(file: String, registry: ParameterRegistry) {
         self.file = file
@@ -240,6 +248,7 @@ final class MappingReader {
         guard let controlsNode else {
             if zonesGiven {
                 if let scenesNode { mapping.scenes = scenes(scenesNode, controls: []) }
+                resolvePresetNames(in: &mapping)
                 return mapping
             }
             error(root, "missing key 'controls' (or 'zones')")
@@ -255,7 +264,7 @@ final class MappingReader {
         for item in list {
             guard let (definitions, sourceNode, ok) = control(item, defaultChannel: defaultChannel) else { continue }
             for definition in definitions {
-                all.append(Checked(definition: definition, location: location(item), sourceNode: sourceNode))
+                all.append(Checked(definition: definition, location: location(item), sourceNode: sourceNode, item: item))
                 if ok {
                     mapping.controls.append(definition)
                     mapping.locations.append(location(item))
@@ -271,8 +280,12 @@ final class MappingReader {
                 error(at: entry.location, "scene.select is driven by a selector (values: [0, 1, …] for the scenes in order; a button or pad source steps to the next), not by \(entry.definition.kind.withArticle)")
             } else if scenesNode == nil {
                 error(at: entry.location, "control '\(entry.definition.name)' targets scene.select, but the file has no 'scenes:'")
+            } else {
+                checkSceneReach(entry, scenes: mapping.scenes.map(\.name))
             }
         }
+        for k in mapping.controls.indices { mapping.controls[k].stepThroughScenes(mapping.scenes.count) }
+        resolvePresetNames(in: &mapping)
         return mapping
     }
 

@@ -66,7 +66,7 @@ extension MappingReader {
             switch key {
             case "soundfont": setup.soundFont = string(v, "a SoundFont file name")
             case "bank": setup.bank = integer(v, in: 0...16383, "bank")
-            case "program": setup.program = integer(v, in: 0...127, "program").map { UInt7($0) }
+            case "program": setup.program = program(v, channel: setup.channel)
             case "instrument":
                 guard let name = string(v, "an instrument name") else { break }
                 if let instrument = ChannelInstrument(rawValue: name) {

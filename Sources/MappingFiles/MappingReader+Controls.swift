@@ -12,6 +12,8 @@ extension MappingReader {
         var definition: ControlDefinition
         var location: SourceLocation
         var sourceNode: Node?
+        /// The control's item in `controls:`, for marks inside it.
+        var item: Node
     }
 
     /// The control(s) an item describes, and whether it was free of mistakes.

@@ -34,6 +34,8 @@ extension MappingReader {
                     }
                     scene.name = text
                 case "channels":
+                    sceneBeingRead = result.count
+                    defer { sceneBeingRead = nil }
                     scene.channels = sceneChannels(value)
                 case "set":
                     guard case .mapping(let pairs) = value else {
@@ -99,7 +101,7 @@ extension MappingReader {
                     return
                 }
                 setup.bank = bank
-            case "program": setup.program = integer(v, in: 0...127, "program").map { UInt7($0) }
+            case "program": setup.program = program(v, channel: setup.channel)
             case "instrument", "lv2":
                 error(keyNode, "a scene cannot change a channel's instrument (instruments load once, at start); give it in the top-level 'channels:'")
             default: break

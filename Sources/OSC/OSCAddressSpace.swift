@@ -44,17 +44,32 @@ public enum OSCRequest: Equatable, Sendable {
     /// (TouchOSC and Open Stage Control listen on another port than they send from).
     case subscribe(port: Int?)
     case unsubscribe(port: Int?)
+    /// `/carillon/channel/3/preset s "Warm Pad"` or `i i 0 89`: channel 1…16 selects a preset.
+    case preset(channel: Int, OSCPresetChoice)
+}
+
+/// A preset as `/carillon/channel/N/preset` names it.
+public enum OSCPresetChoice: Equatable, Sendable {
+    /// Its name in the channel's font (`carillon presets` lists them).
+    case name(String)
+    /// Bank (0…127 by bank select, 128 on channel 10) and program 0…127.
+    case number(bank: Int, program: Int)
 }
 
 /// Why a message was not taken.
 public enum OSCRefusal: Error, Equatable, Sendable {
     case unknownPath(String)
+    /// The path and arguments fit; what they name is not there (a preset's name the font lacks).
+    case notFound(String)
     /// The path exists; the arguments do not fit (`expected` is what would).
     case wrongArguments(path: String, types: String, expected: String)
+
+    var isWrongArguments: Bool { if case .wrongArguments = self { true } else { false } }
 
     public var description: String {
         switch self {
         case .unknownPath(let p): "unknown path \(p)"
+        case .notFound(let what): what
         case .wrongArguments(let p, let t, let e): "\(p) ,\(t): takes \(e)"
         }
     }
@@ -112,6 +127,19 @@ public enum OSCAddressSpace {
                   (1...16).contains(n[0]), (0...127).contains(n[1]), (0...127).contains(n[2])
             else { return wrong("three integers: channel 1…16, key 0…127, velocity 0…127 (0 = off)") }
             return .success(.note(channel: Int(n[0]), key: Int(n[1]), velocity: Int(n[2])))
+        case _ where rest.hasPrefix("channel/") && rest.hasSuffix("/preset"):
+            let number = rest.dropFirst("channel/".count).dropLast("/preset".count)
+            guard let channel = Int(number), (1...16).contains(channel) else { return .failure(.unknownPath(path)) }
+            let expected = "a preset's name (s) or its bank and program (i i: bank 0…127, or 128 on channel 10; program 0…127)"
+            if case .string(let name)? = one {
+                guard !name.isEmpty else { return wrong(expected) }
+                return .success(.preset(channel: channel, .name(name)))
+            }
+            let n = arguments.compactMap(\.number)
+            guard arguments.count == 2, n.count == 2, n.allSatisfy({ $0 == $0.rounded() }),
+                  (0...127).contains(n[0]) || (n[0] == 128 && channel == 10), (0...127).contains(n[1])
+            else { return wrong(expected) }
+            return .success(.preset(channel: channel, .number(bank: Int(n[0]), program: Int(n[1]))))
         case "transport/seek":
             guard let s = one?.number, s.isFinite, s >= 0 else { return wrong("one number: seconds from the piece's start") }
             return .success(.seek(seconds: s))

@@ -49,6 +49,7 @@ public final class OSCServer: @unchecked Sendable {
     private let hub: ControlHub
     private let notes: (@Sendable (MIDIMessage) -> Void)?
     private let duration: (@Sendable () -> Double?)?
+    private let presetNamed: (@Sendable (_ name: String, _ channel: Channel) -> Result<FontPreset, PresetNameError>)?
 
     private var fd: Int32 = -1
     private var dispatcher: lo_server?
@@ -80,13 +81,17 @@ public final class OSCServer: @unchecked Sendable {
 
     /// `notes`: where `/carillon/note` goes (nil: counted and dropped). `duration`: the
     /// piece's length in seconds for `/carillon/transport/seek` (nil or nil result: refused).
+    /// `presetNamed`: a preset by its name on a channel, for `/carillon/channel/N/preset s`
+    /// (nil: names refused; bank and program still taken).
     public init(hub: ControlHub, configuration: OSCConfiguration,
-                notes: (@Sendable (MIDIMessage) -> Void)? = nil, duration: (@Sendable () -> Double?)? = nil) throws(OSCError) {
+                notes: (@Sendable (MIDIMessage) -> Void)? = nil, duration: (@Sendable () -> Double?)? = nil,
+                presetNamed: (@Sendable (_ name: String, _ channel: Channel) -> Result<FontPreset, PresetNameError>)? = nil) throws(OSCError) {
         try configuration.validate()
         self.hub = hub
         self.configuration = configuration
         self.notes = notes
         self.duration = duration
+        self.presetNamed = presetNamed
     }
 
     deinit { stop() }
@@ -272,7 +277,7 @@ public final class OSCServer: @unchecked Sendable {
         let pathText = String(cString: path)
         switch OSCAddressSpace.request(path: pathText, types: typeText, arguments: arguments) {
         case .failure(let refusal):
-            if case .unknownPath = refusal { count { $0.unknownPaths += 1 } } else { count { $0.wrongArguments += 1 } }
+            if refusal.isWrongArguments { count { $0.wrongArguments += 1 } } else { count { $0.unknownPaths += 1 } }
             lastRefusal = refusal.description.count > 200 ? String(refusal.description.prefix(200)) + "…" : refusal.description
         case .success(let request):
             // A bundle's timetag: 0.1 is "now"; a time ahead is held until then.
@@ -354,6 +359,21 @@ public final class OSCServer: @unchecked Sendable {
                 count { $0.subscribers = subscribers.count }
                 sendState(to: sender)
             }
+        case .preset(let number, .number(let bank, let program)):
+            hub.selectPreset(onChannel: Channel(number - 1), bank: bank, program: UInt7(program))
+        case .preset(let number, .name(let name)):
+            let channel = Channel(number - 1)
+            guard let presetNamed else {
+                refuse(.notFound("preset '\(name)': no SoundFont here to look it up in; give bank and program (i i)")); return
+            }
+            switch presetNamed(name, channel) {
+            case .success(let preset) where preset.bank > 127 && !(preset.bank == 128 && number == 10):
+                refuse(.notFound("preset '\(preset.name)' is in bank \(preset.bank): bank select reaches 0…127, or 128 on channel 10")); return
+            case .success(let preset):
+                hub.selectPreset(onChannel: channel, bank: preset.bank, program: UInt7(preset.program))
+            case .failure(let problem):
+                refuse(.notFound(problem.description)); return
+            }
         case .unsubscribe(let port):
             var sender = sender
             if let port { sender.sin_port = UInt16(port).bigEndian }
@@ -366,7 +386,7 @@ public final class OSCServer: @unchecked Sendable {
     private func refuseControl(_ name: String) { refuse(.unknownPath("control '\(name)'")) }
 
     private func refuse(_ refusal: OSCRefusal) {
-        if case .unknownPath = refusal { count { $0.unknownPaths += 1 } } else { count { $0.wrongArguments += 1 } }
+        if refusal.isWrongArguments { count { $0.wrongArguments += 1 } } else { count { $0.unknownPaths += 1 } }
         lastRefusal = refusal.description
     }
 

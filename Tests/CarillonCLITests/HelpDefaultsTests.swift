@@ -26,7 +26,7 @@ import Testing
         ("live", Live.self, { try hostDefaults(try Live.parse([]), "live", extra: [:]) }),
         ("inspect", Inspect.self, { [:] }),
         ("ports", Ports.self, { [:] }),
-        ("check", Mapping.Check.self, { [:] }),
+        ("check", Mapping.Check.self, { ["--soundfont": ["check": try Mapping.Check.parse(["m.yaml"]).soundfont ?? "$" + SoundFontLocator.environmentVariable]] }),
     ] }
 
     @Test(arguments: commands.map(\.name))

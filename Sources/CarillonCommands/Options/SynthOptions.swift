@@ -6,11 +6,14 @@ import Parameters
 
 /// The sampler's flags, named as the `fluidsynth` command line names them where it has them.
 struct SynthOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
+    @Option(name: .long, help: Self.soundFontHelp)
+    var soundfont: [String] = []
+
+    /// `--soundfont`'s help, the same wherever it is taken (`mapping check` too: a mapping's preset names).
+    static let soundFontHelp = ArgumentHelp(
         "The SoundFont (SF2/SF3) to play with; render takes several (repeat it; see --soundfont-pick), live and play one.",
         discussion: "Default: $CARILLON_SOUNDFONT, then soundfonts/ in the repository, then /usr/share/sounds/sf2/default-GM.sf2, FluidR3_GM.sf2, TimGM6mb.sf2, and last soundfonts/carillon-test.sf2 (see soundfonts/README.md).",
-        valueName: "file"))
-    var soundfont: [String] = []
+        valueName: "file")
 
     @Option(name: [.customShort("g"), .long], help: ArgumentHelp("Synth gain, as fluidsynth's -g (0...10).", valueName: "gain"))
     var gain: Double = 0.2

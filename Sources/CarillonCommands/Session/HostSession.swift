@@ -33,10 +33,24 @@ enum HostSession {
         isatty(1) == 1 && (getenv("TERM").map { String(cString: $0) } ?? "dumb") != "dumb"
     }
 
+    /// `/carillon/channel/N/preset s NAME`'s lookup: in the channel's own font
+    /// (the mapping's `soundfont:` for it) or else the session's `font` (nil,
+    /// `--no-audio`: the one the search order finds).
+    static func presetNamed(in font: String?, hub: ControlHub) -> @Sendable (String, Channel) -> Result<FontPreset, PresetNameError> {
+        { name, channel in
+            let own = hub.mapping?.channels.first { $0.channel == channel }?.soundFont
+            return PresetCatalog.font(own, sessionFont: font).flatMap { found in
+                FontPreset.named(name, in: found.presets, channel: channel, font: found.path)
+            }
+        }
+    }
+
     /// The mapping at `path`, read after the plugins' controls (`--instrument`,
     /// `--insert`, its own `lv2:` channels and `inserts:`) are parameters it may name.
     static func loadMapping(_ path: String?, synth: SynthOptions) -> ControlMapping? {
         PluginHost.checkMIDIEffectsAtLoad()
+        // Presets named by name are the session's font's (render: the first --soundfont's).
+        PresetCatalog.lookUpMappingPresets(sessionFont: synth.soundfont.first)
         synth.plugins.registerParameters(adding: path.map(ControlMapping.plugins(path:)) ?? ([], []),
                                          midiEffects: path.map { MIDIEffectSpec.all(in: ControlMapping.midiEffects(path: $0)) } ?? [])
         guard let path else { return nil }
@@ -117,12 +131,13 @@ enum HostSession {
     /// Starts the OSC server in front of the host's hub when `--osc` asks for it, and
     /// prints where it listens; any failure (a port in use, a bad address) ends the command.
     static func startOSC(_ options: OSCOptions, host: LiveHost, view: LiveView,
-                         duration: (@Sendable () -> Double?)? = nil) -> OSCServer? {
+                         duration: (@Sendable () -> Double?)? = nil, soundFont: String? = nil) -> OSCServer? {
         let config: OSCConfiguration
         do { guard let c = try options.configuration else { return nil }; config = c } catch { Diagnostics.fail("--osc: \(error)") }
         do {
             let server = try OSCServer(hub: host.hub, configuration: config,
-                                       notes: { message in host.receive(message) }, duration: duration)
+                                       notes: { message in host.receive(message) }, duration: duration,
+                                       presetNamed: presetNamed(in: soundFont, hub: host.hub))
             try server.start()
             view.line("osc: listening on udp \(server.listening)"
                       + (config.endpoint.isLoopback ? "" : " (taking packets from loopback and \(config.allowed.map(\.description).joined(separator: ", ")))"))

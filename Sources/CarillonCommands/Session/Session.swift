@@ -15,6 +15,9 @@ final class Session {
     let connected: [PortInfo]
     private var surface: WebSurface?
     private var osc: OSCServer?
+    /// The font OSC looks preset names up in: the one the host plays, else (`--no-audio`)
+    /// `--soundfont`'s (nil: the search order's).
+    private let presetFont: String?
 
     /// Any failure ends the command with `failurePrefix` and the error.
     /// `adjust` changes the options before the host is built; `prepare` runs
@@ -22,6 +25,7 @@ final class Session {
     init(soundFont: String?, mapping: ControlMapping?, input: MIDIInputOptions, audio: AudioDeviceOptions,
          synth: SynthOptions, recording: RecordOptions, log: LogOptions, failurePrefix: String = "",
          adjust: (inout LiveHost.Options) -> Void = { _ in }, prepare: (LiveHost) -> Void = { _ in }) throws {
+        presetFont = soundFont ?? synth.soundfont.first
         var options = HostSession.options(input: input, audio: audio, synth: synth, mapping: mapping)
         adjust(&options)
         try recording.apply(to: &options)
@@ -47,7 +51,7 @@ final class Session {
     /// into the host's input path (`LiveHost.receive`, as a keyboard's would);
     /// `duration` (play: the piece's length) lets `/carillon/transport/seek` take seconds.
     func startOSC(_ options: OSCOptions, duration: (@Sendable () -> Double?)? = nil) {
-        osc = HostSession.startOSC(options, host: host, view: view, duration: duration)
+        osc = HostSession.startOSC(options, host: host, view: view, duration: duration, soundFont: presetFont)
     }
 
     /// The view's loop until Ctrl-C, an audio failure or `isDone` (HostSession.watch).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Hosting
+import Sampling
 import Controls
 import Foundation
 import MappingFiles
@@ -17,11 +18,15 @@ extension Mapping {
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Report every mistake in mapping files as file:line:column: error: message.",
-            discussion: "Exits with status 1 when any file has a mistake; a file with mistakes is never used."
+            discussion: "Exits with status 1 when any file has a mistake; a file with mistakes is never used. Presets named by name (program: \"Warm Pad\") are looked up in the channel's own soundfont: or else in --soundfont's font."
         )
 
         @Flag(name: .long, help: "Print a table of each file's controls, sources and targets.")
         var explain = false
+
+        /// The font whose presets a mapping names by name (`program: "Warm Pad"`): the one live would load.
+        @Option(name: .long, help: SynthOptions.soundFontHelp)
+        var soundfont: String?
 
         @Argument(help: ArgumentHelp("Mapping files (YAML).", valueName: "mapping-file"))
         var files: [String]
@@ -35,6 +40,7 @@ extension Mapping {
             // insert.STRIP.K.SYMBOL, fx.ZONE.K.SYMBOL) are names its targets may use.
             var pluginFailed = false
             PluginHost.checkMIDIEffectsAtLoad()
+            PresetCatalog.lookUpMappingPresets(sessionFont: soundfont)
             // Read once per file: each file's zones with midi-fx, as written (before any check).
             let named = files.map { ControlMapping.midiEffects(path: $0) }
             for (file, found) in zip(files, named) {
