@@ -1,33 +1,68 @@
 import ALSA
 import Engine
+import Synchronization
 import Threads
 
 /// Live audio to an ALSA PCM device: an output thread asks for SCHED_FIFO,
-/// then loops — render one period, write it — until the host stops.
+/// then loops — render one period, write it — until the host stops, or the
+/// device fails for good (unplugged, EIO, a recovery that keeps failing):
+/// then the thread ends and says why in `shared.fault`; `AudioSupervisor`
+/// opens the device again (`reopen`) and starts a new thread on the same cycle.
 final class ALSAOutput: AudioOutput, @unchecked Sendable {
-    let pcm: PCMPlayback
+    private let configuration: PCMPlayback.Configuration
+    /// The open device; replaced by `reopen` only while no output thread runs.
+    private let current: Mutex<PCMPlayback>
     private let realtime: Bool
     private var thread: JoinableThread?
+    private var cycle: OutputCycle?
+    /// Xruns of the devices closed after a fault, so the count goes on.
+    private let earlierXruns = Atomic<Int>(0)
+    let sampleRate: Int
+    let maxFrames: Int
+    let prefillFrames: Int
 
     /// Opens the device (nothing plays until `start`).
     init(device: String, sampleRate: Int, periodFrames: Int, periods: Int, realtime: Bool) throws(LiveHost.Failure) {
-        do {
-            pcm = try PCMPlayback(.init(device: device, sampleRate: sampleRate, periodFrames: periodFrames, periods: periods))
-        } catch { throw .alsa(error) }
+        configuration = .init(device: device, sampleRate: sampleRate, periodFrames: periodFrames, periods: periods)
+        let pcm: PCMPlayback
+        do { pcm = try PCMPlayback(configuration) } catch { throw .alsa(error) }
+        current = Mutex(pcm)
+        self.sampleRate = pcm.sampleRate
+        maxFrames = pcm.periodFrames
+        prefillFrames = pcm.bufferFrames
         self.realtime = realtime
     }
 
+    var pcm: PCMPlayback { current.withLock { $0 } }
     var summary: String { pcm.summary }
-    var sampleRate: Int { pcm.sampleRate }
-    var maxFrames: Int { pcm.periodFrames }
     var periodDuration: Double { pcm.periodDuration }
-    var prefillFrames: Int { pcm.bufferFrames }
-    var xruns: Int { pcm.xruns }
+    var xruns: Int { earlierXruns.load(ordering: .relaxed) + pcm.xruns }
 
     func start(_ cycle: OutputCycle) throws(LiveHost.Failure) {
         guard thread == nil else { return }
+        self.cycle = cycle
         let body = OutputLoop(cycle: cycle, pcm: pcm, realtime: realtime)
         do { thread = try JoinableThread(name: "output") { body.run() } } catch { throw .thread(error) }
+    }
+
+    func halt() {
+        thread?.join()
+        thread = nil
+    }
+
+    func reopen() throws(LiveHost.Failure) {
+        guard let cycle, thread == nil else { return }
+        let fresh: PCMPlayback
+        do { fresh = try PCMPlayback(configuration) } catch { throw .alsa(error) }
+        // The renderer keeps its rate and block: a device that comes back otherwise is not the one we played on.
+        guard fresh.sampleRate == sampleRate, fresh.periodFrames <= maxFrames else {
+            throw .deviceChanged("\(configuration.device) came back at \(fresh.sampleRate) Hz, \(fresh.periodFrames) frames a period; "
+                                 + "this session plays \(sampleRate) Hz, at most \(maxFrames) frames")
+        }
+        let old = current.withLock { pcm in defer { pcm = fresh }; return pcm }
+        earlierXruns.add(old.xruns, ordering: .relaxed)
+        self.cycle = nil
+        try start(cycle)
     }
 
     func finish() {
@@ -58,7 +93,7 @@ private final class OutputLoop: @unchecked Sendable {
         while !shared.stop.load(ordering: .acquiring) {
             cycle.render(frames: frames, into: buffer)
             if let error = pcm.write(UnsafeBufferPointer(buffer)) {
-                shared.failure.withLock { $0 = "\(error)" }
+                shared.fault.withLock { $0 = "\(error)" }
                 return
             }
         }

@@ -49,6 +49,10 @@ public final class OSCServer: @unchecked Sendable {
     private let hub: ControlHub
     private let notes: (@Sendable (MIDIMessage) -> Void)?
     private let duration: (@Sendable () -> Double?)?
+    /// The output's state: nil while it plays, "no audio: REASON, retrying" while it is gone (nil: always playing).
+    private let audioState: (@Sendable () -> String?)?
+    /// The server thread's: the state last sent to subscribers.
+    private var audioSent: String?
 
     private var fd: Int32 = -1
     private var dispatcher: lo_server?
@@ -80,13 +84,16 @@ public final class OSCServer: @unchecked Sendable {
 
     /// `notes`: where `/carillon/note` goes (nil: counted and dropped). `duration`: the
     /// piece's length in seconds for `/carillon/transport/seek` (nil or nil result: refused).
+    /// `audio`: the output's state, answered on `/carillon/audio` and sent to subscribers when it changes.
     public init(hub: ControlHub, configuration: OSCConfiguration,
-                notes: (@Sendable (MIDIMessage) -> Void)? = nil, duration: (@Sendable () -> Double?)? = nil) throws(OSCError) {
+                notes: (@Sendable (MIDIMessage) -> Void)? = nil, duration: (@Sendable () -> Double?)? = nil,
+                audio: (@Sendable () -> String?)? = nil) throws(OSCError) {
         try configuration.validate()
         self.hub = hub
         self.configuration = configuration
         self.notes = notes
         self.duration = duration
+        self.audioState = audio
     }
 
     deinit { stop() }
@@ -330,6 +337,8 @@ public final class OSCServer: @unchecked Sendable {
             else { refuse(.unknownPath("scene \(i) (the mapping has \(hub.sceneNames.count))")); applied = false }
         case .sceneName(let name):
             if !hub.selectScene(named: name) { refuse(.unknownPath("scene '\(name)'")); applied = false }
+        case .getAudio:
+            send(OSCAddressSpace.root + "/audio", .string(audioState?() ?? "playing"), to: sender)
         case .getScene:
             send(OSCAddressSpace.root + "/scene", .string(hub.currentScene ?? ""), to: sender)
         case .note(let channel, let key, let velocity):
@@ -383,6 +392,11 @@ public final class OSCServer: @unchecked Sendable {
         let now = Self.monotonic()
         guard now >= nextFeedback else { return }
         nextFeedback = now + configuration.feedbackInterval
+        let audio = audioState?()
+        if audio != audioSent {
+            audioSent = audio
+            for subscriber in subscribers { send(OSCAddressSpace.root + "/audio", .string(audio ?? "playing"), to: subscriber) }
+        }
         let changes = pending.take()
         guard !subscribers.isEmpty, !changes.isEmpty else { return }
         for (index, value) in changes.sorted(by: { $0.key < $1.key }) {

@@ -59,6 +59,7 @@ final class Session {
     }
 
     /// The view's loop until Ctrl-C, an audio failure or `isDone` (HostSession.watch).
+    /// An end while the output is gone (and being reopened) is `.audioFailed` too.
     func watch(header: () -> String? = { nil }, isDone: (LiveHost.Status, Double, Double) -> Bool) -> HostSession.Ending {
         HostSession.watch(host, view: view, web: surface, osc: osc, header: header, isDone: isDone)
     }
@@ -136,6 +137,8 @@ enum HostSession {
         var t = 0.0
         let step = 0.05
         var pagesOpen = 0, refusals = 0
+        var outage: String?
+        defer { if outage != nil { view.line("ended without audio") } }
         while !interrupted.load(ordering: .relaxed) {
             usleep(UInt32(step * 1_000_000))
             t += step
@@ -157,11 +160,13 @@ enum HostSession {
                 view.line("audio stopped: \(failure)")
                 return .audioFailed
             }
+            // Every session that ends while its output is gone ends as a failure (the status line said why).
+            outage = status.outage
             view.follow(host.hub)
             view.refresh(status: status, controls: host.controlStates(), seconds: t, header: header())
-            if isDone(status, t, step) { return .finished }
+            if isDone(status, t, step) { return outage == nil ? .finished : .audioFailed }
         }
-        return .interrupted
+        return outage == nil ? .interrupted : .audioFailed
     }
 
     /// Starts the web surface in front of the host's controls when `--web` asks for it,
@@ -190,7 +195,8 @@ enum HostSession {
         do { guard let c = try options.configuration else { return nil }; config = c } catch { Diagnostics.fail("--osc: \(error)") }
         do {
             let server = try OSCServer(hub: host.hub, configuration: config,
-                                       notes: { message in host.receive(message) }, duration: duration)
+                                       notes: { message in host.receive(message) }, duration: duration,
+                                       audio: { host.audioOutage })
             try server.start()
             view.line("osc: listening on udp \(server.listening)"
                       + (config.endpoint.isLoopback ? "" : " (taking packets from loopback and \(config.allowed.map(\.description).joined(separator: ", ")))"))
@@ -215,6 +221,6 @@ extension SurfaceStatus {
     init(_ s: LiveHost.Status) {
         self.init(load: s.load, xruns: s.xruns, blocks: s.blocks, voices: s.voices, peak: s.peak, rms: s.rms,
                   stripPeaks: s.stripPeaks, stripNames: s.stripNames, stripKeys: s.stripKeys, spectrum: s.spectrum,
-                  queueOverflows: s.queueOverflows, refusedParameters: s.refusedParameters, sync: s.sync)
+                  queueOverflows: s.queueOverflows, refusedParameters: s.refusedParameters, sync: s.sync, audio: s.outage)
     }
 }
