@@ -10,8 +10,10 @@ import Threads
 /// opens the device again (`reopen`) and starts a new thread on the same cycle.
 final class ALSAOutput: AudioOutput, @unchecked Sendable {
     private let configuration: PCMPlayback.Configuration
-    /// The open device; replaced by `reopen` only while no output thread runs.
-    private let current: Mutex<PCMPlayback>
+    /// The open device; closed by `halt` (the kernel frees an unplugged card only once every
+    /// handle on it is closed: an unbind through sysfs waits for it) and opened again by `reopen`,
+    /// only while no output thread runs.
+    private let current: Mutex<PCMPlayback?>
     private let realtime: Bool
     private var thread: JoinableThread?
     private var cycle: OutputCycle?
@@ -20,6 +22,9 @@ final class ALSAOutput: AudioOutput, @unchecked Sendable {
     let sampleRate: Int
     let maxFrames: Int
     let prefillFrames: Int
+    /// The device's summary when it was last open (the view shows it while there is none).
+    private let lastSummary: Mutex<String>
+    private let period: Atomic<Int>
 
     /// Opens the device (nothing plays until `start`).
     init(device: String, sampleRate: Int, periodFrames: Int, periods: Int, realtime: Bool) throws(LiveHost.Failure) {
@@ -27,19 +32,20 @@ final class ALSAOutput: AudioOutput, @unchecked Sendable {
         let pcm: PCMPlayback
         do { pcm = try PCMPlayback(configuration) } catch { throw .alsa(error) }
         current = Mutex(pcm)
+        lastSummary = Mutex(pcm.summary)
+        period = Atomic(pcm.periodFrames)
         self.sampleRate = pcm.sampleRate
         maxFrames = pcm.periodFrames
         prefillFrames = pcm.bufferFrames
         self.realtime = realtime
     }
 
-    var pcm: PCMPlayback { current.withLock { $0 } }
-    var summary: String { pcm.summary }
-    var periodDuration: Double { pcm.periodDuration }
-    var xruns: Int { earlierXruns.load(ordering: .relaxed) + pcm.xruns }
+    var summary: String { lastSummary.withLock { $0 } }
+    var periodDuration: Double { Double(period.load(ordering: .relaxed)) / Double(sampleRate) }
+    var xruns: Int { earlierXruns.load(ordering: .relaxed) + (current.withLock { $0?.xruns } ?? 0) }
 
     func start(_ cycle: OutputCycle) throws(LiveHost.Failure) {
-        guard thread == nil else { return }
+        guard thread == nil, let pcm = current.withLock({ $0 }) else { return }
         self.cycle = cycle
         let body = OutputLoop(cycle: cycle, pcm: pcm, realtime: realtime)
         do { thread = try JoinableThread(name: "output") { body.run() } } catch { throw .thread(error) }
@@ -48,6 +54,9 @@ final class ALSAOutput: AudioOutput, @unchecked Sendable {
     func halt() {
         thread?.join()
         thread = nil
+        // Closed now, not at the reopen: until then the kernel could not free the card that went away.
+        let old = current.withLock { pcm in defer { pcm = nil }; return pcm }
+        earlierXruns.add(old?.xruns ?? 0, ordering: .relaxed)
     }
 
     func reopen() throws(LiveHost.Failure) {
@@ -59,8 +68,9 @@ final class ALSAOutput: AudioOutput, @unchecked Sendable {
             throw .deviceChanged("\(configuration.device) came back at \(fresh.sampleRate) Hz, \(fresh.periodFrames) frames a period; "
                                  + "this session plays \(sampleRate) Hz, at most \(maxFrames) frames")
         }
-        let old = current.withLock { pcm in defer { pcm = fresh }; return pcm }
-        earlierXruns.add(old.xruns, ordering: .relaxed)
+        current.withLock { $0 = fresh }
+        lastSummary.withLock { $0 = fresh.summary }
+        period.store(fresh.periodFrames, ordering: .relaxed)
         self.cycle = nil
         try start(cycle)
     }
