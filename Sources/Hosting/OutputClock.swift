@@ -69,10 +69,13 @@ public final class OutputClock: @unchecked Sendable {
     private let offsets: UnsafeMutablePointer<Int64>
     private var published = 0
     private var earliest = Int64.max
+    /// Blocks starting before this frame are not published: `settleFrames` on from the (re)start.
+    private var settleBefore: UInt64
 
     /// `latencyFrames` is one period unless given; `settleFrames`: the output's prefill.
     public init(sampleRate: Double, periodFrames: Int, latencyFrames: Int? = nil, settleFrames: Int = 0) {
         self.settleFrames = UInt64(max(0, settleFrames))
+        settleBefore = self.settleFrames
         precondition(sampleRate > 0 && periodFrames > 0)
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
@@ -91,7 +94,7 @@ public final class OutputClock: @unchecked Sendable {
     /// sample clock began to render at `nanos` of the monotonic clock.
     public func publish(blockStart frame: UInt64, at nanos: UInt64) {
         nextRendered.store(frame &+ UInt64(periodFrames), ordering: .relaxed)
-        guard frame >= settleFrames else { return }
+        guard frame >= settleBefore else { return }
         let offset = Int64(bitPattern: nanos) &- Int64(Double(frame) * 1e9 / sampleRate)
         let slot = published % window
         let leaving = offsets[slot]
@@ -106,6 +109,19 @@ public final class OutputClock: @unchecked Sendable {
         }
         lastBlock.store(frame, ordering: .relaxed)
         origin.store(earliest, ordering: .releasing)
+    }
+
+    /// The output starts again at `frame` after an outage (its device reopened):
+    /// what was learnt of the old device's timing is forgotten, and its prefill
+    /// is not published again. Only while no output thread publishes; events
+    /// placed meanwhile go at once, as before the first block.
+    public func restart(at frame: UInt64) {
+        origin.store(.min, ordering: .releasing)
+        nextRendered.store(frame, ordering: .relaxed)
+        offsets.update(repeating: .max, count: window)
+        published = 0
+        earliest = .max
+        settleBefore = frame &+ settleFrames
     }
 
     /// Any thread: when the block holding `frame` was due to render, on the

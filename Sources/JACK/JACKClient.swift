@@ -69,9 +69,16 @@ public final class JACKClient: @unchecked Sendable {
         self.name = jack_get_client_name(client).map { String(cString: $0) } ?? name
     }
 
+    /// The server this client was on went away: it is never closed. libjack (jackd2
+    /// 1.9.21) crashes in `jack_client_close` of such a client (seen at the end of a
+    /// session whose server was killed, with or without a server started since); what
+    /// it holds is left to the process. Call after `deactivate`.
+    public func abandon() { abandoned = true }
+    private var abandoned = false
+
     deinit {
         deactivate()
-        jack_client_close(client)
+        if !abandoned { jack_client_close(client) }
         box?.release()
         timebaseBox?.release()
     }

@@ -24,11 +24,27 @@ protocol AudioOutput: AnyObject, Sendable {
     var prefillFrames: Int { get }
     /// Underruns (ALSA) or the server's xruns (JACK) so far.
     var xruns: Int { get }
-    /// Starts rendering blocks through `cycle` until `cycle.shared.stop` is set.
+    /// Starts rendering blocks through `cycle` until `cycle.shared.stop` is set,
+    /// or until the output fails for good: then it puts the reason in `shared.fault` and renders no more.
     func start(_ cycle: OutputCycle) throws(LiveHost.Failure)
+    /// After a fault: waits until nothing renders any more (the output thread
+    /// joined, the dead JACK client deactivated), so the caller may use the
+    /// renderer on its own thread. Not on the render thread.
+    func halt()
+    /// After `halt`: opens the same device or server again and renders through
+    /// the same cycle. Throws when it is not there yet, or comes back with
+    /// another sample rate or a larger period than the renderer was prepared for.
+    func reopen() throws(LiveHost.Failure)
     /// After `shared.stop` is set: the last block (all sound off, its release
     /// heard) and the end of the output. Idempotent.
     func finish()
+}
+
+extension AudioOutput {
+    /// Off the render thread, a few times a second while the output plays: the
+    /// chores a reopened output has (JACK: connections lost with the server, made
+    /// again as the other clients come back). Nothing by default.
+    func maintain() {}
 }
 
 /// The choice of `AudioOutput` (`-a alsa|jack`, as fluidsynth spells it).
@@ -42,7 +58,12 @@ final class OutputState: Sendable {
     let blocks = Atomic<Int>(0)
     let renderNanosTotal = Atomic<Int>(0)
     let renderNanosWorst = Atomic<Int>(0)
+    /// Set by the output when it fails for good (render, notification or output thread); taken by `AudioSupervisor`.
+    let fault = Mutex<String?>(nil)
+    /// Why the session must end (`--give-up-after` passed without audio): the view's loop ends on it.
     let failure = Mutex<String?>(nil)
+    /// "no audio: REASON, retrying" while the output is down, for the views.
+    let outage = Mutex<String?>(nil)
     let realtime = Mutex<String>("not requested")
 
     func recordBlock(nanos: Int) {

@@ -7,7 +7,8 @@ import Glibc
 #endif
 
 /// The control thread of a live session: ticks the hub once per rendered
-/// block (polled every half period, 1…10 ms; every 10 ms without audio), so
+/// block (polled every half period, 1…10 ms; every 10 ms without audio; at each
+/// poll while the output is gone and being reopened), so
 /// momentary controls fall back to 0 and the controllers get their feedback,
 /// and every ~100 ms feeds a playing piece's transport (position, tempo,
 /// loop) back to the controls; and at every poll does the session's other
@@ -36,7 +37,8 @@ final class ControlLoop {
                     hub.engineDidChange(.transport(.loop), to: transport.isLooping ? 1 : 0)
                 }
                 let blocks = shared.blocks.load(ordering: .relaxed)
-                if !withAudio || blocks != lastBlocks {
+                // While the output is gone (AudioSupervisor reopening it) the controls tick on the poll, as without audio.
+                if !withAudio || blocks != lastBlocks || shared.outage.withLock({ $0 != nil }) {
                     lastBlocks = blocks
                     hub.tick(blockFrames: blockFrames?())
                 }

@@ -18,7 +18,9 @@ import Sync
 /// thread never sees a half-made one.
 final class JACKMIDIOutputs: @unchecked Sendable {
     static let capacity = 16
-    private let client: JACKClient
+    /// The client on the server now (`rebind` moves the ports to another after a restart).
+    private let clientBox: Mutex<JACKClient>
+    private var client: JACKClient { clientBox.withLock { $0 } }
     private let ports: UnsafeMutablePointer<Port?>
     private let count = Atomic<Int>(0)
     /// Messages JACK did not take (a full port buffer).
@@ -28,13 +30,14 @@ final class JACKMIDIOutputs: @unchecked Sendable {
 
     final class Port: @unchecked Sendable {
         let name: String
-        let port: JACKPort
+        /// Replaced by `rebind` only while no process callback runs.
+        var port: JACKPort
         let ring = FrameMessageRing()
         init(name: String, port: JACKPort) { self.name = name; self.port = port }
     }
 
     init(client: JACKClient) {
-        self.client = client
+        clientBox = Mutex(client)
         ports = .allocate(capacity: Self.capacity)
         ports.initialize(repeating: nil, count: Self.capacity)
         Self.warmUp()
@@ -75,7 +78,9 @@ final class JACKMIDIOutputs: @unchecked Sendable {
     /// the names found. JACK connects only an active client's ports: before
     /// activation they are kept for `connectDeferred`.
     func connect(_ port: Port, to spec: String) throws(JACKError) -> [String] {
+        let client = self.client
         let found = try client.destinations(matching: spec, .midi)
+        asked.withLock { $0.append((port.name, spec)) }
         if client.isActive {
             for d in found { try client.connect(port.port.fullName, to: d) }
         } else {
@@ -87,9 +92,40 @@ final class JACKMIDIOutputs: @unchecked Sendable {
     /// After activation: the connections asked for before it.
     func connectDeferred() throws(JACKError) {
         let pairs = deferred.withLock { d in defer { d = [] }; return d }
+        let client = self.client
         for (source, destination) in pairs { try client.connect(source, to: destination) }
     }
     private let deferred = Mutex<[(String, String)]>([])
+    /// Every (port name, destination spec) connected so far: made again after a server restart.
+    private let asked = Mutex<[(String, String)]>([])
+    /// What `reconnectAfterRestart` still has to make (the other clients come back in their own time).
+    private let lostWithServer = Mutex<[(String, String)]>([])
+
+    /// After the server went away (no process callback runs): each port registered
+    /// again, under its name, on `fresh`, which is not active yet. Its connections
+    /// are made again as their destinations appear (`reconnectAfterRestart`).
+    func rebind(to fresh: JACKClient) throws(JACKError) {
+        let n = count.load(ordering: .acquiring)
+        for i in 0..<n { ports[i]!.port = try fresh.register(ports[i]!.name, .midi, .output) }
+        clientBox.withLock { $0 = fresh }
+        let pairs = asked.withLock { $0 }
+        lostWithServer.withLock { $0 = pairs }
+    }
+
+    /// Off the process thread: the connections lost with the server, to the destinations there now.
+    func reconnectAfterRestart() {
+        let lost = lostWithServer.withLock { $0 }
+        let client = self.client
+        guard !lost.isEmpty, client.isActive else { return }
+        let n = count.load(ordering: .acquiring)
+        var left: [(String, String)] = []
+        for (name, spec) in lost {
+            guard let port = (0..<n).lazy.compactMap({ self.ports[$0] }).first(where: { $0.name == name }),
+                  let found = try? client.destinations(matching: spec, .midi), !found.isEmpty else { left.append((name, spec)); continue }
+            for d in found { try? client.connect(port.port.fullName, to: d) }
+        }
+        lostWithServer.withLock { $0 = left }
+    }
 
     /// "JACK MIDI out: 2 messages not taken by JACK (a full port buffer)", nil when all went.
     var summary: String? {

@@ -29,15 +29,26 @@ public struct JACKOptions: Sendable {
 /// which places them in the renderer's queue at that frame. JACK already
 /// delivers events a period after they came, at their offsets, so their
 /// timing stays exact up to FluidSynth's 64-frame grid.
+///
+/// When the server goes (killed, restarted, `jack_on_shutdown`), the fault goes
+/// to `shared.fault`; `reopen` then opens a client of the same name on the
+/// server that came back, registers the same ports, and goes on with the same
+/// cycle. The client and its ports change only while no process callback runs
+/// (the old server's is gone, the new client not yet active).
 final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
-    let client: JACKClient
-    private let left: JACKPort, right: JACKPort, midiIn: JACKPort
+    /// The client on the server now; read by the views while `reopen` may replace it.
+    private let clientBox: Mutex<JACKClient>
+    var client: JACKClient { clientBox.withLock { $0 } }
+    private var left: JACKPort, right: JACKPort, midiIn: JACKPort
+    private let clientName: String
     private let options: JACKOptions
     let sampleRate: Int
     /// The period at activation: the renderer's block. A larger period later is rendered in pieces of this size.
     let maxFrames: Int
     private let period: Atomic<Int>
     private let xrunCount = Atomic<Int>(0)
+    /// Set when the server went away (not when only its rate changed): its client is abandoned, not closed.
+    private let serverGone = Atomic<Bool>(false)
     /// Set by the notification thread when the server's rate changes: the process callback outputs silence from then on.
     private let rateRefused = Atomic<Bool>(false)
     /// The last block after `stop` is rendered (the process thread's answer to `finish`).
@@ -52,13 +63,16 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
 
     /// Opens a client on the running server and registers its ports. Nothing plays until `start`.
     init(clientName: String, options: JACKOptions, midiInbox: EventQueue) throws(LiveHost.Failure) {
+        let client: JACKClient
         do {
             client = try JACKClient(name: clientName)
             left = try client.register("out_1", .audio, .output)
             right = try client.register("out_2", .audio, .output)
             midiIn = try client.register("midi_in", .midi, .input)
         } catch { throw .jack(error) }
+        clientBox = Mutex(client)
         self.options = options
+        self.clientName = clientName
         self.midiInbox = midiInbox
         midiOutputs = JACKMIDIOutputs(client: client)
         sampleRate = client.sampleRate
@@ -85,6 +99,18 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
     func start(_ cycle: OutputCycle) throws(LiveHost.Failure) {
         guard self.cycle == nil else { return }
         self.cycle = cycle
+        try activate(cycle, connections: .required)
+    }
+
+    /// At the start a connection asked for that cannot be made is a mistake to
+    /// report; after a server restart the other clients come back in their own
+    /// time, so what is missing is retried (`maintain`).
+    private enum Connections { case required, whenTheyAppear }
+    /// `--jack-midi-connect` sources to connect once they appear again after a restart.
+    private let missingSources = Mutex<[String]>([])
+
+    private func activate(_ cycle: OutputCycle, connections: Connections) throws(LiveHost.Failure) {
+        let client = self.client
         cycle.shared.realtime.withLock {
             $0 = client.isRealtime ? "JACK's process thread (real-time)" : "JACK's process thread (the server runs without real-time: jackd -R)"
         }
@@ -101,16 +127,65 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
                 try client.connect(right.fullName, to: playback[min(1, playback.count - 1)])
             }
             for spec in options.midiSources {
-                for source in try client.sources(matching: spec, .midi) { try client.connect(source, to: midiIn.fullName) }
+                do throws(JACKError) {
+                    for source in try client.sources(matching: spec, .midi) { try client.connect(source, to: midiIn.fullName) }
+                } catch {
+                    guard connections == .whenTheyAppear else { throw error }
+                    missingSources.withLock { $0.append(spec) }
+                }
             }
             try midiOutputs.connectDeferred()
         } catch { throw .jack(error) }
     }
 
+    func halt() {
+        // The server is gone: its process thread with it. Deactivating waits for one still running (it returns at once when none does).
+        client.deactivate()
+        // Never closed, even at the end (`JACKClient.abandon`: libjack crashes closing a client of a dead server).
+        if serverGone.load(ordering: .acquiring) { client.abandon() }
+    }
+
+    func reopen() throws(LiveHost.Failure) {
+        guard let cycle, !client.isActive else { return }
+        let fresh: JACKClient, ports: (JACKPort, JACKPort, JACKPort)
+        do {
+            fresh = try JACKClient(name: clientName)
+            ports = (try fresh.register("out_1", .audio, .output), try fresh.register("out_2", .audio, .output),
+                     try fresh.register("midi_in", .midi, .input))
+        } catch { throw .jack(error) }
+        // The renderer keeps its rate and block: a server that comes back otherwise is refused (and tried again).
+        guard fresh.sampleRate == sampleRate else {
+            throw .deviceChanged("the JACK server came back at \(fresh.sampleRate) Hz; this session plays \(sampleRate) Hz")
+        }
+        do { try midiOutputs.rebind(to: fresh) } catch { throw .jack(error) }
+        // The old client goes: abandoned by `halt` if its server went away, closed if the server lives (its rate changed).
+        serverGone.store(false, ordering: .releasing)
+        clientBox.withLock { $0 = fresh }
+        (left, right, midiIn) = ports
+        period.store(fresh.bufferSize, ordering: .relaxed)
+        rateRefused.store(false, ordering: .relaxed)
+        ended.store(false, ordering: .relaxed)
+        do { try activate(cycle, connections: .whenTheyAppear) } catch {
+            fresh.deactivate()   // tried again from the start, on another new client
+            throw error
+        }
+    }
+
+    func maintain() {
+        midiOutputs.reconnectAfterRestart()
+        let specs = missingSources.withLock { $0 }
+        guard !specs.isEmpty, client.isActive else { return }
+        for spec in specs {
+            guard let sources = try? client.sources(matching: spec, .midi) else { continue }
+            for source in sources { try? client.connect(source, to: midiIn.fullName) }
+            missingSources.withLock { $0.removeAll { $0 == spec } }
+        }
+    }
+
     func finish() {
-        guard let cycle else { return }
+        guard let cycle, client.isActive else { return }
         // The process thread renders the last block (all sound off) once it sees `stop`; wait up to 0.5 s for it.
-        for _ in 0..<100 where !ended.load(ordering: .acquiring) && cycle.shared.failure.withLock({ $0 }) == nil { usleep(5_000) }
+        for _ in 0..<100 where !ended.load(ordering: .acquiring) && cycle.shared.fault.withLock({ $0 }) == nil { usleep(5_000) }
         client.deactivate()
     }
 
@@ -166,12 +241,13 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
         guard rate != sampleRate else { return }   // the call at activation, with the current rate
         rateRefused.store(true, ordering: .relaxed)
         let error = JACKError(kind: .sampleRateChanged(from: sampleRate, to: rate), function: "jack_set_sample_rate_callback", code: 0)
-        cycle?.shared.failure.withLock { $0 = "\(error)" }
+        cycle?.shared.fault.withLock { $0 = "\(error)" }
     }
 
     func xrun() { xrunCount.add(1, ordering: .relaxed) }
 
     func serverDidShutDown(reason: String) {
-        cycle?.shared.failure.withLock { $0 = "the JACK server stopped or dropped carillon (\(reason)) — start jackd again, or use -a alsa" }
+        serverGone.store(true, ordering: .releasing)
+        cycle?.shared.fault.withLock { $0 = "the JACK server stopped or dropped carillon (\(reason))" }
     }
 }

@@ -97,6 +97,9 @@ public final class LiveHost: @unchecked Sendable {
         public var transportMaster = false
         /// `--link`: a peer in the Ableton Link session (tempo shared, the piece on its bars).
         public var link = false
+        /// `--give-up-after`: seconds without audio (the device or server gone and not
+        /// back) before the session ends with `Status.failure`; nil: it retries for ever.
+        public var giveUpAfter: Double?
         public init() {}
     }
 
@@ -149,7 +152,10 @@ public final class LiveHost: @unchecked Sendable {
         public var stripKeys: [String] = []
         public var messagesBySource: [SeqAddress: Int]
         public var sources: Set<SeqAddress>
+        /// Why the session must end (`--give-up-after` passed without audio); nil while it may go on.
         public var failure: String?
+        /// "no audio: REASON, retrying" while the output is gone and being reopened; nil while it plays.
+        public var outage: String? = nil
         /// How live input is placed (`--timing`); nil without audio.
         public var timing: EventTiming? = nil
         /// What the transport is in time with (`syncDescription`); nil when it keeps its own time.
@@ -169,9 +175,12 @@ public final class LiveHost: @unchecked Sendable {
         case spectrum(SpectrumError)
         case plugin(LV2Error)
         case link(LinkError)
+        /// The device or server came back otherwise than the session was built for (another rate, a larger period).
+        case deviceChanged(String)
 
         public var description: String {
             switch self {
+            case .deviceChanged(let text): text
             case .plugin(let e): "\(e)"
             case .track(let e): "\(e)"
             case .spectrum(let e): "\(e)"
@@ -203,6 +212,8 @@ public final class LiveHost: @unchecked Sendable {
     private let audio: LiveAudio?
     private let midiRecorder: MIDIRecorder?
     private var control: ControlLoop?
+    /// Reopens the output when it fails for good (with audio, once started).
+    private var supervisor: AudioSupervisor?
     private var watcher: MappingWatcher?
     private var feedback: ControllerFeedback?
     /// The loaded piece's first tempo (bpm): `transport.tempo` is relative to it.
@@ -277,6 +288,9 @@ public final class LiveHost: @unchecked Sendable {
 
     /// The sequencer's transport, with audio. Any thread.
     public var transport: Transport? { audio?.renderer.transport }
+
+    /// "no audio: REASON, retrying" while the output is gone and being reopened; nil while it plays. Any thread, cheap.
+    public var audioOutage: String? { shared.outage.withLock { $0 } }
 
     /// The output's sample rate (nil without audio): what `--record` is written at.
     public var outputSampleRate: Int? { audio?.output.sampleRate }
@@ -354,6 +368,11 @@ public final class LiveHost: @unchecked Sendable {
             if !hasPiece, !audio.tracks.isEmpty { load(Score(events: [])) }
             try startSync(audio)
             try audio.start(shared)
+            let parts = AudioSupervisor.Parts(output: audio.output, shared: shared, renderer: audio.renderer, clock: audio.clock,
+                                              keyboard: keyboard, transport: hasPiece ? audio.renderer.transport : nil,
+                                              log: log, verbose: options.logParameterChanges)
+            do { supervisor = try AudioSupervisor(parts, recovery: AudioRecovery(giveUpAfter: options.giveUpAfter)) }
+            catch { throw .thread(error) }
         }
         // With a mapping, even one without controls yet: a reload may bring some.
         if control == nil, hub.mapping != nil {
@@ -432,12 +451,15 @@ public final class LiveHost: @unchecked Sendable {
             stripNames: renderer.map { $0.meters.names } ?? [],
             stripKeys: renderer.map { $0.meters.strips.map(\.key) } ?? [],
             messagesBySource: router.messagesBySource, sources: router.sources,
-            failure: shared.failure.withLock { $0 }, timing: audio?.events.timing, sync: syncDescription)
+            failure: shared.failure.withLock { $0 }, outage: shared.outage.withLock { $0 }, timing: audio?.events.timing, sync: syncDescription)
     }
 
     /// Ends cleanly: input stopped (sources' held notes no longer matter),
     /// all sound off, the device drained, the ports closed. Idempotent.
     public func stop() {
+        // No reopen from here on: the output is finished as it is (playing, or gone).
+        supervisor?.stop()
+        supervisor = nil
         watcher?.cancel()
         watcher = nil
         client?.stop()

@@ -36,6 +36,8 @@ public enum OSCRequest: Equatable, Sendable {
     case sceneName(String)
     /// `/carillon/scene` with no argument: the scene switched to last.
     case getScene
+    /// `/carillon/audio` with no argument: the output's state ("playing", or "no audio: REASON, retrying").
+    case getAudio
     /// `/carillon/note i i i`: channel 1…16, key, velocity (0 = off).
     case note(channel: Int, key: Int, velocity: Int)
     /// `/carillon/transport/seek f seconds`: needs a piece (`play`).
@@ -140,6 +142,9 @@ public enum OSCAddressSpace {
                   (0...127).contains(n[0]) || (n[0] == 128 && channel == 10), (0...127).contains(n[1])
             else { return wrong(expected) }
             return .success(.preset(channel: channel, .number(bank: Int(n[0]), program: Int(n[1]))))
+        case "audio":
+            guard arguments.isEmpty else { return wrong("no argument: it answers the output's state") }
+            return .success(.getAudio)
         case "transport/seek":
             guard let s = one?.number, s.isFinite, s >= 0 else { return wrong("one number: seconds from the piece's start") }
             return .success(.seek(seconds: s))

@@ -50,6 +50,10 @@ public final class OSCServer: @unchecked Sendable {
     private let notes: (@Sendable (MIDIMessage) -> Void)?
     private let duration: (@Sendable () -> Double?)?
     private let presetNamed: (@Sendable (_ name: String, _ channel: Channel) -> Result<FontPreset, PresetNameError>)?
+    /// The output's state: nil while it plays, "no audio: REASON, retrying" while it is gone (nil: always playing).
+    private let audioState: (@Sendable () -> String?)?
+    /// The server thread's: the state last sent to subscribers.
+    private var audioSent: String?
 
     private var fd: Int32 = -1
     private var dispatcher: lo_server?
@@ -83,15 +87,18 @@ public final class OSCServer: @unchecked Sendable {
     /// piece's length in seconds for `/carillon/transport/seek` (nil or nil result: refused).
     /// `presetNamed`: a preset by its name on a channel, for `/carillon/channel/N/preset s`
     /// (nil: names refused; bank and program still taken).
+    /// `audio`: the output's state, answered on `/carillon/audio` and sent to subscribers when it changes.
     public init(hub: ControlHub, configuration: OSCConfiguration,
                 notes: (@Sendable (MIDIMessage) -> Void)? = nil, duration: (@Sendable () -> Double?)? = nil,
-                presetNamed: (@Sendable (_ name: String, _ channel: Channel) -> Result<FontPreset, PresetNameError>)? = nil) throws(OSCError) {
+                presetNamed: (@Sendable (_ name: String, _ channel: Channel) -> Result<FontPreset, PresetNameError>)? = nil,
+                audio: (@Sendable () -> String?)? = nil) throws(OSCError) {
         try configuration.validate()
         self.hub = hub
         self.configuration = configuration
         self.notes = notes
         self.duration = duration
         self.presetNamed = presetNamed
+        self.audioState = audio
     }
 
     deinit { stop() }
@@ -335,6 +342,8 @@ public final class OSCServer: @unchecked Sendable {
             else { refuse(.unknownPath("scene \(i) (the mapping has \(hub.sceneNames.count))")); applied = false }
         case .sceneName(let name):
             if !hub.selectScene(named: name) { refuse(.unknownPath("scene '\(name)'")); applied = false }
+        case .getAudio:
+            send(OSCAddressSpace.root + "/audio", .string(audioState?() ?? "playing"), to: sender)
         case .getScene:
             send(OSCAddressSpace.root + "/scene", .string(hub.currentScene ?? ""), to: sender)
         case .note(let channel, let key, let velocity):
@@ -403,6 +412,11 @@ public final class OSCServer: @unchecked Sendable {
         let now = Self.monotonic()
         guard now >= nextFeedback else { return }
         nextFeedback = now + configuration.feedbackInterval
+        let audio = audioState?()
+        if audio != audioSent {
+            audioSent = audio
+            for subscriber in subscribers { send(OSCAddressSpace.root + "/audio", .string(audio ?? "playing"), to: subscriber) }
+        }
         let changes = pending.take()
         guard !subscribers.isEmpty, !changes.isEmpty else { return }
         for (index, value) in changes.sorted(by: { $0.key < $1.key }) {

@@ -109,6 +109,7 @@ enum Page {
       <span class="stat">blocks <b id="blocks">–</b></span><span class="stat">voices <b id="voices">–</b></span>
       <span class="stat">master</span><span class="meter" id="master"><i class="rms"></i><i class="peak"></i></span>
       <span class="stat" id="sync" hidden></span>
+      <span class="stat" id="audio" role="alert" hidden></span>
     </header>
     <section id="bar"><div id="transport">
       <button id="t-play" title="play">▶</button><button id="t-stop" title="stop">■</button>
@@ -314,6 +315,7 @@ enum Page {
       if(s.xruns!=null)$("xruns").textContent=s.xruns;if(s.blocks!=null)$("blocks").textContent=s.blocks;
       if(s.voices!=null)$("voices").textContent=s.voices;
       $("sync").hidden=!s.sync;$("sync").textContent=s.sync||"";
+      $("audio").hidden=!s.audio;$("audio").textContent=s.audio||"";
       const db=x=>x>0?clamp((20*Math.log10(x)+60)/60):0;
       $("master").querySelector(".peak").style.width=(db(s.peak)*100)+"%";
       $("master").querySelector(".rms").style.width=(db(s.rms)*100)+"%";

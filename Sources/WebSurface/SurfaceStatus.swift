@@ -26,11 +26,14 @@ public struct SurfaceStatus: Sendable, Equatable {
     /// What the transport is in time with: "following 24:0 'Digitakt' at 120.0 BPM",
     /// "leading the JACK transport at 80.0 BPM"; nil when it keeps its own time.
     public var sync: String?
+    /// "no audio: REASON, retrying" while the output is gone; nil while it plays.
+    public var audio: String?
 
     public init(load: Double, xruns: Int, blocks: Int, voices: Int, peak: Float, rms: Float,
                 stripPeaks: [Float] = [], stripNames: [String] = [], stripKeys: [String] = [], spectrum: [Float] = [],
-                queueOverflows: Int = 0, refusedParameters: Int = 0, sync: String? = nil) {
+                queueOverflows: Int = 0, refusedParameters: Int = 0, sync: String? = nil, audio: String? = nil) {
         self.sync = sync
+        self.audio = audio
         self.load = load; self.xruns = xruns; self.blocks = blocks; self.voices = voices
         self.peak = peak; self.rms = rms; self.stripPeaks = stripPeaks; self.stripNames = stripNames
         self.stripKeys = stripKeys

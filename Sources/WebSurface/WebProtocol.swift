@@ -26,7 +26,7 @@ import Parameters
 /// - `{"type":"controls","controls":[C…]}` what changed (coalesced: at most one per
 ///   control every ~20 ms), same fields as in hello minus the static ones.
 /// - `{"type":"status","load":0.12,"xruns":0,"blocks":123,"voices":12,"peak":0.5,"rms":0.1,"strips":[p…],"stripNames":[n…],"stripKeys":[k…],
-///   "spectrum":[dB…30],"overflows":0,"refused":0,"sync":"following … at 120.0 BPM","transport":{"position":s,"duration":s,"playing":b,"looping":b,"bpm":x}}`
+///   "spectrum":[dB…30],"overflows":0,"refused":0,"sync":"following … at 120.0 BPM","audio":"no audio: …, retrying","transport":{"position":s,"duration":s,"playing":b,"looping":b,"bpm":x}}`
 ///   about every 100 ms (`transport` for `play` only; numbers absent without audio).
 /// - `{"type":"refused","reason":"unknown-control"}` answer to a refused message (not to floods).
 /// - `{"type":"pong"}` answer to `{"type":"ping"}`.
@@ -288,6 +288,8 @@ struct StatusMessage: Encodable {
     var refused: Int?
     /// "following 24:0 'Digitakt' at 120.0 BPM" (`--sync`), "leading the JACK transport at 80.0 BPM"; absent otherwise.
     var sync: String?
+    /// "no audio: REASON, retrying" while the output is gone; absent while it plays.
+    var audio: String?
     var transport: TransportSnapshot?
 }
 

@@ -360,6 +360,7 @@ public final class WebSurface: @unchecked Sendable {
             if !s.spectrum.isEmpty { m.spectrum = s.spectrum.map { $0.isFinite ? Double($0) : -90 } }
             m.overflows = s.queueOverflows; m.refused = s.refusedParameters
             m.sync = s.sync
+            m.audio = s.audio
         }
         if var t = transport?() {
             if !t.position.isFinite { t.position = 0 }

@@ -18,6 +18,13 @@ import Testing
         #expect(ParameterAddress.builtIn.count > 2000)
     }
 
+    @Test func audio_isAQuery_withoutArguments() {
+        #expect(A.request(path: "/carillon/audio", types: "", arguments: []) == .success(.getAudio))
+        guard case .failure(.wrongArguments) = A.request(path: "/carillon/audio", types: "i", arguments: [.int(1)]) else {
+            Issue.record("an argument to /carillon/audio is refused"); return
+        }
+    }
+
     @Test func textForms_mapToSlashes() {
         #expect(A.path(of: .strip(.channel(2), .gain)) == "/carillon/strip/3/gain")
         #expect(A.path(of: .channelCC(0, 74)) == "/carillon/channel/1/cc/74")

@@ -48,6 +48,29 @@ import Testing
         #expect(got.withLock { $0 } == [.noteOn(36, velocity: 100, channel: 9), .noteOff(36, channel: 9)])
     }
 
+    /// The output's state (issue 40): `/carillon/audio` answers it, and a subscriber is sent it when it changes.
+    @Test func audio_answersTheOutputsState_andSubscribersHearItChange() throws {
+        let outage = Mutex<String?>(nil)
+        let hub = ControlHub(mapping: nil)
+        let server = try OSCServer(hub: hub, configuration: OSCConfiguration(endpoint: OSCEndpoint(port: 0)),
+                                   audio: { outage.withLock { $0 } })
+        try server.start()
+        defer { server.stop() }
+        let client = try LoopbackClient()
+        client.send(bytes: LoopbackClient.message("/carillon/audio"), to: server.port)
+        let playing = client.receive(timeout: 2)
+        #expect(playing?.path == "/carillon/audio" && playing?.value == "playing", "\(String(describing: playing))")
+        client.send(bytes: LoopbackClient.message("/carillon/subscribe"), to: server.port)
+        #expect(eventually(2) { server.counters.subscribers == 1 })
+        outage.withLock { $0 = "no audio: snd_pcm_writei failed: No such device, retrying" }
+        let down = client.receive(timeout: 2)
+        #expect(down?.path == "/carillon/audio" && down?.value == "no audio: snd_pcm_writei failed: No such device, retrying",
+                "\(String(describing: down))")
+        outage.withLock { $0 = nil }
+        let back = client.receive(timeout: 2)
+        #expect(back?.path == "/carillon/audio" && back?.value == "playing", "\(String(describing: back))")
+    }
+
     /// A fader on CC 7 moved as a controller moves it: `oscdump`, subscribed, prints the change;
     /// a sweep of 128 values in a few milliseconds comes back as a handful of messages.
     @Test func subscriber_getsAControllersChange_coalesced() throws {

@@ -52,4 +52,28 @@ struct StatusMessageTests {
         #expect(none["sync"] == nil)
         #expect(Page.html.contains(#"<span class="stat" id="sync" hidden>"#))
     }
+
+    /// The output gone (issue 40): the page says "no audio: …, retrying" while it lasts; nothing while it plays.
+    @Test func status_carriesTheOutage_onlyWhileThereIsNoAudio() throws {
+        let down: SurfaceStatus = {
+            var s = Self.status()
+            s.audio = "no audio: the JACK server stopped or dropped carillon (killed), retrying"
+            return s
+        }()
+        let surface = try WebSurface(hub: ControlHub(mapping: nil), configuration: WebSurfaceConfiguration(port: 0),
+                                     status: { down })
+        let port = try surface.start()
+        defer { surface.stop() }
+        let message = try RawClient.webSocket(port: port).receive(type: "status")
+        #expect(message["audio"] as? String == "no audio: the JACK server stopped or dropped carillon (killed), retrying")
+
+        let plain = try WebSurface(hub: ControlHub(mapping: nil), configuration: WebSurfaceConfiguration(port: 0),
+                                   status: { Self.status() })
+        let plainPort = try plain.start()
+        defer { plain.stop() }
+        let none = try RawClient.webSocket(port: plainPort).receive(type: "status")
+        #expect(none["audio"] == nil)
+        #expect(Page.html.contains(#"<span class="stat" id="audio" role="alert" hidden>"#))
+        #expect(Page.html.contains(#"$("audio").textContent=s.audio"#))
+    }
 }

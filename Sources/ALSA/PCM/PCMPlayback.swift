@@ -5,7 +5,9 @@ import Synchronization
 /// Interleaved playback on one ALSA PCM device, blocking writes, with the
 /// recovery a live instrument needs: an underrun (`-EPIPE`) is counted and
 /// the device prepared again, a suspend (`-ESTRPIPE`) resumed or prepared,
-/// `-EAGAIN` waited out. Xruns are counted, never fatal.
+/// `-EAGAIN` waited out. Xruns are counted, never fatal — unless recovery
+/// after recovery lets no frame through (`maxFruitlessRecoveries`): then, as for
+/// `-EIO` and `-ENODEV` (an unplugged device), `write` returns the error.
 ///
 /// Threads: open it on any thread; `write` belongs to one output (render)
 /// thread and neither allocates, locks nor throws; `xruns` may be read from
@@ -189,17 +191,28 @@ public final class PCMPlayback: @unchecked Sendable {
     private func writeFrames(_ data: UnsafeRawPointer, frames: Int) -> ALSAError? {
         let frameBytes = channels * format.bytesPerSample
         var done = 0
+        // Recoveries in a row that let no frame through: a device that "recovers" and fails again at once is gone.
+        var fruitless = 0
         while done < frames {
             let rc = snd_pcm_writei(pcm, data + done * frameBytes, snd_pcm_uframes_t(frames - done))
             if rc >= 0 {
                 done += rc
+                if rc > 0 { fruitless = 0 }
                 counters.framesWritten.add(rc, ordering: .relaxed)
                 continue
             }
             if let error = recover(Int32(rc)) { return error }
+            if rc != -EAGAIN && rc != -EINTR { fruitless += 1 }
+            if fruitless >= Self.maxFruitlessRecoveries {
+                return ALSAError(function: "snd_pcm_writei", code: Int32(rc),
+                                 context: "\(requested.device): \(fruitless) recoveries in a row and no frame written")
+            }
         }
         return nil
     }
+
+    /// Recoveries in a row with no frame written before `write` gives the device up.
+    public static let maxFruitlessRecoveries = 8
 
     /// The recovery of one failed write; nil when writing may go on.
     private func recover(_ code: Int32) -> ALSAError? {

@@ -41,6 +41,12 @@ struct AudioDeviceOptions: ParsableArguments {
         valueName: "mode"))
     var timing: EventTiming = .stamped
 
+    @Option(name: .customLong("give-up-after"), help: ArgumentHelp(
+        "When the audio device or JACK server is gone: end with a failure after this many seconds without audio.",
+        discussion: "Without it the session keeps its controls, zones, MIDI input, OSC and web page alive and reopens the same device or server about once a second until it is back. With it, the command exits non-zero after that long without audio, for a service manager that restarts it (systemd's Restart=on-failure).",
+        valueName: "seconds"))
+    var giveUpAfter: Double?
+
     var backend: AudioBackend { AudioBackend(rawValue: driver) ?? .alsa }
 
     func validate() throws {
@@ -50,6 +56,7 @@ struct AudioDeviceOptions: ParsableArguments {
         }
         guard (16...8192).contains(period) else { throw ValidationError("--period must be 16…8192 frames") }
         guard (2...32).contains(periods) else { throw ValidationError("--periods must be 2…32") }
+        if let s = giveUpAfter, !(s.isFinite && s > 0) { throw ValidationError("--give-up-after must be a number of seconds above 0, not \(s)") }
     }
 
     func apply(to options: inout LiveHost.Options) {
@@ -62,6 +69,7 @@ struct AudioDeviceOptions: ParsableArguments {
         options.periods = periods
         options.realtime = !noRealtime
         options.timing = timing
+        options.giveUpAfter = giveUpAfter
     }
 }
 

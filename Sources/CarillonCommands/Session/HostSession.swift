@@ -82,6 +82,8 @@ enum HostSession {
         var t = 0.0
         let step = 0.05
         var pagesOpen = 0, refusals = 0
+        var outage: String?
+        defer { if outage != nil { view.line("ended without audio") } }
         while !interrupted.load(ordering: .relaxed) {
             usleep(UInt32(step * 1_000_000))
             t += step
@@ -103,11 +105,13 @@ enum HostSession {
                 view.line("audio stopped: \(failure)")
                 return .audioFailed
             }
+            // Every session that ends while its output is gone ends as a failure (the status line said why).
+            outage = status.outage
             view.follow(host.hub)
             view.refresh(status: status, controls: host.controlStates(), seconds: t, header: header())
-            if isDone(status, t, step) { return .finished }
+            if isDone(status, t, step) { return outage == nil ? .finished : .audioFailed }
         }
-        return .interrupted
+        return outage == nil ? .interrupted : .audioFailed
     }
 
     /// Starts the web surface in front of the host's controls when `--web` asks for it,
@@ -137,7 +141,8 @@ enum HostSession {
         do {
             let server = try OSCServer(hub: host.hub, configuration: config,
                                        notes: { message in host.receive(message) }, duration: duration,
-                                       presetNamed: presetNamed(in: soundFont, hub: host.hub))
+                                       presetNamed: presetNamed(in: soundFont, hub: host.hub),
+                                       audio: { host.audioOutage })
             try server.start()
             view.line("osc: listening on udp \(server.listening)"
                       + (config.endpoint.isLoopback ? "" : " (taking packets from loopback and \(config.allowed.map(\.description).joined(separator: ", ")))"))
@@ -162,6 +167,6 @@ extension SurfaceStatus {
     init(_ s: LiveHost.Status) {
         self.init(load: s.load, xruns: s.xruns, blocks: s.blocks, voices: s.voices, peak: s.peak, rms: s.rms,
                   stripPeaks: s.stripPeaks, stripNames: s.stripNames, stripKeys: s.stripKeys, spectrum: s.spectrum,
-                  queueOverflows: s.queueOverflows, refusedParameters: s.refusedParameters, sync: s.sync)
+                  queueOverflows: s.queueOverflows, refusedParameters: s.refusedParameters, sync: s.sync, audio: s.outage)
     }
 }

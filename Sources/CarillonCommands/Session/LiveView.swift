@@ -147,6 +147,8 @@ final class LiveView {
 
     static func summary(_ s: LiveHost.Status) -> String {
         var parts: [String] = []
+        // The outage first: it is what the player needs to know.
+        if let outage = s.outage { parts.append(outage) }
         if s.budget > 0 {
             parts.append("blocks=\(s.blocks) xruns=\(s.xruns) voices=\(s.voices) load=\(formatted(s.load * 100, 1))%"
                 + " render mean=\(formatted(s.renderMean * 1000, 3, trimmed: true))ms worst=\(formatted(s.renderWorst * 1000, 3, trimmed: true))ms budget=\(formatted(s.budget * 1000, 3, trimmed: true))ms")

@@ -55,6 +55,7 @@ final class Session {
     }
 
     /// The view's loop until Ctrl-C, an audio failure or `isDone` (HostSession.watch).
+    /// An end while the output is gone (and being reopened) is `.audioFailed` too.
     func watch(header: () -> String? = { nil }, isDone: (LiveHost.Status, Double, Double) -> Bool) -> HostSession.Ending {
         HostSession.watch(host, view: view, web: surface, osc: osc, header: header, isDone: isDone)
     }

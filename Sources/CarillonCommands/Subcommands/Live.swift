@@ -70,12 +70,14 @@ struct Live: ParsableCommand {
         // MIDI learn and scenes from the keyboard (a terminal only): arrows, l, x, s.
         let learnKeys = LiveKeys(hub: session.host.hub, view: view)
         let host = session.host
-        _ = session.watch(header: { host.syncDescription }) { _, seconds, _ in
+        let ending = session.watch(header: { host.syncDescription }) { _, seconds, _ in
             learnKeys?.poll()
             return duration.map { seconds >= $0 } ?? false
         }
         learnKeys?.restore()
         session.end(command: "live")
+        // After a fault (given up, or ended while the output was gone): non-zero, so systemd's on-failure restarts it.
+        if ending == .audioFailed { throw ExitCode.failure }
     }
 
 }
