@@ -62,11 +62,11 @@ extension RenderJob {
             do throws(MIDIFileError) { file = try StandardMIDIFile(contentsOf: input) } catch { throw .midiFile(error) }
             if let rules = options.limits {
                 // Before anything reads the tempo map: the score, the augmentation and the labels' beats follow.
-                let tempos = file.implausibleTempos(plausible: rules.plausibleTempo, quarters: rules.tempoQuarters)
+                let tempos = file.damagedTempos(rules)
                 if !tempos.isEmpty {
                     let before = file.duration
-                    file = file.ignoringTempos(tempos, plausible: rules.plausibleTempo)
-                    limits.append(PieceLimits.Cut(reason: .tempo(tempos.map { (beatsPerMinute: $0.beatsPerMinute, seconds: $0.seconds) }),
+                    file = file.replacingTempos(tempos)
+                    limits.append(PieceLimits.Cut(reason: .tempo(tempos.map { (beatsPerMinute: $0.change.beatsPerMinute, seconds: $0.change.seconds) }),
                                                   seconds: max(0, before - file.duration)))
                 }
             }

@@ -52,8 +52,8 @@ public final class RenderJob {
         /// what the damage rules (`limits`) leave of a damaged file stops there.
         public var maxDuration: Double? = Self.defaultMaxDuration
         public static let defaultMaxDuration = 3600.0
-        /// The rules that tell damage from music (`PieceLimits`: tempos no one
-        /// plays, a piece that thins out); nil: none (`--no-limit`).
+        /// The rules that tell damage from music (`PieceLimits`: tempos that
+        /// stretch the music out of shape, a piece that thins out); nil: none (`--no-limit`).
         public var limits: PieceLimits? = .default
         /// `--keep-end-of-track`: render to the file's end of track, however
         /// long after the last event it comes (the stretch is not cut by

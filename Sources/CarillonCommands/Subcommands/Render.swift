@@ -39,10 +39,14 @@ struct Render: ParsableCommand {
             the latest, and says how much it left out. --keep-end-of-track renders \
             to the End of Track however late (not cut by --max-gap either).
 
-            Damage has limits (unless --no-limit): a tempo slower than 20 or faster than \
-            1000 BPM in force for more than 4 quarter notes is ignored (the tempo \
-            before it goes on); where a piece thins out to fewer than 10 notes, \
-            or than a tenth of its busiest 10 minutes (at most 600), in the 10 \
+            Damage has limits (unless --no-limit): a tempo is judged by what it does \
+            to the notes, not by its number. A stretch 8 times slower than the tempo \
+            around it that adds over 30 s and makes its notes 8 times sparser than \
+            the piece elsewhere (or stretches silence), or 8 times faster squashing \
+            them past 100 onsets a second, plays at the tempo around it; a slow \
+            movement, a ritardando, a fermata stay as written. Where a piece \
+            thins out to fewer than 10 notes, or than a tenth of its busiest 10 \
+            minutes (at most 600), in the 10 \
             minutes after a note (all before its last event), it ends 10 s \
             after that note; and a render stops at --max-duration (3600 s unless \
             given). Each is said on stderr and in the manifest (limits, \

@@ -7,7 +7,8 @@ import Testing
 
 /// No dead air (a late End of Track is not rendered past where the sound dies
 /// away, unless `keepsEndOfTrack`), and the damage rules (`PieceLimits`):
-/// tempos no one plays ignored, a piece that thins out ended.
+/// tempos that stretch the music out of shape played at the tempo around them,
+/// a piece that thins out ended.
 @Suite struct DeadAirAndLimitsTests {
     /// 480 PPQN, 120 bpm unless `tempo` events say otherwise: 960 ticks a second.
     static func write(_ events: [TrackEvent], endOfTrack: UInt64? = nil, to path: String) {
@@ -83,7 +84,7 @@ import Testing
         #expect(s.deadAir == 0)
     }
 
-    @Test func aTempoNoOnePlays_isIgnored_aShortOneIsMusic() throws {
+    @Test func aTempoThatStretchesTheMusic_playsAtTheTempoAround_aShortOneIsMusic() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // 32 notes a quarter apart; at the 8th a tempo of 16,000,000 µs (3.75 BPM) for the rest: hours of piece.
@@ -140,27 +141,73 @@ import Testing
         #expect(slow.limits.isEmpty && abs(slow.pieceDuration - 880.5) < 0.01)
     }
 
-    @Test func implausibleTempos_lastingLong_areFound_andIgnoredWithTheTempoBeforeGoingOn() {
-        // 100 bpm, then at beat 2 a corrupt 2.5 bpm (24,000,000 µs) in two tracks for 6 beats, at beat 8 an
-        // equally corrupt 1 bpm for 1 beat (a fermata: short, music), then 5,000 bpm (12,000 µs) for 8 beats.
-        let conductor = Track(events: [
-            TrackEvent(tick: 0, event: .meta(.tempo(microsecondsPerQuarterNote: 600_000))),
-            TrackEvent(tick: 960, event: .meta(.tempo(microsecondsPerQuarterNote: 24_000_000))),
-            TrackEvent(tick: 3840, event: .meta(.tempo(microsecondsPerQuarterNote: 60_000_000))),
-            TrackEvent(tick: 4320, event: .meta(.tempo(microsecondsPerQuarterNote: 12_000))),
-        ])
-        let echo = Track(events: [TrackEvent(tick: 960, event: .meta(.tempo(microsecondsPerQuarterNote: 24_000_000)))]
-                         + [TrackEvent(tick: 8160, event: .midi(.noteOn(60, velocity: 90, channel: 0))),
-                            TrackEvent(tick: 8400, event: .midi(.noteOff(60, channel: 0)))])
-        let file = StandardMIDIFile(division: .ticksPerQuarterNote(480), tracks: [conductor, echo])
-        let found = file.implausibleTempos()
-        #expect(found.map(\.tick) == [960, 4320])
-        let fixed = file.ignoringTempos(found)
-        #expect(fixed.tempoMap.changes.map(\.microsecondsPerQuarterNote) == [600_000, 60_000_000, 600_000])
-        #expect(fixed.tracks.map(\.events.count) == file.tracks.map(\.events.count))   // rewritten, not removed
-        #expect(fixed.implausibleTempos().isEmpty)
-        // 17 beats at 100 bpm and the fermata's 60 s.
-        #expect(abs(fixed.duration - (16 * 0.6 + 60 + 0.5 * 0.6)) < 1e-6, "\(fixed.duration)")
-        #expect(file.ignoringTempos([]) == file)
+    /// A steady beat of eighth notes (240 ticks at 480 PPQN) over `bars` 4/4 bars, `tempos` (tick, µs a quarter) set on the conductor track.
+    static func beat(bars: UInt64, tempos: [(UInt64, UInt32)], tail: UInt64 = 0, endEvent: Bool = false) -> StandardMIDIFile {
+        let conductor = Track(events: tempos.map { TrackEvent(tick: $0.0, event: .meta(.tempo(microsecondsPerQuarterNote: $0.1))) })
+        var events: [TrackEvent] = []
+        for k in 0..<(bars * 8) {
+            let note: UInt7 = k % 2 == 0 ? 36 : 42
+            events.append(TrackEvent(tick: k * 240, event: .midi(.noteOn(note, velocity: 100, channel: 9))))
+            events.append(TrackEvent(tick: k * 240 + 120, event: .midi(.noteOff(note, channel: 9))))
+        }
+        // A controller after the last note, `tail` ticks on: the piece lasts to it.
+        if endEvent { events.append(TrackEvent(tick: bars * 1920 + tail, event: .midi(.cc(64, value: 0, channel: 9)))) }
+        return StandardMIDIFile(division: .ticksPerQuarterNote(480), tracks: [conductor, Track(events: events)])
+    }
+
+    @Test func damagedTempos_judgeWhatATempoDoesToTheNotes_notItsNumber() {
+        let beat196: UInt32 = 306_122, crawl10: UInt32 = 6_000_000
+        // 196 BPM for 40 bars, bars 10–21 at 10 BPM and back: the same beat 19.6× sparser, 273 s added.
+        let crawl = Self.beat(bars: 40, tempos: [(0, beat196), (10 * 1920, crawl10), (22 * 1920, beat196)])
+        let found = crawl.damagedTempos()
+        #expect(found.map(\.change.tick) == [10 * 1920] && found.map(\.instead) == [beat196], "\(found)")
+        let fixed = crawl.replacingTempos(found)
+        #expect(fixed.tempoMap.changes.map(\.microsecondsPerQuarterNote) == [beat196])
+        #expect(fixed.tracks.map(\.events.count) == crawl.tracks.map(\.events.count))   // rewritten, not removed
+        #expect(abs(fixed.duration - 159.75 * 0.306122) < 1e-6, "\(fixed.duration)")
+        #expect(fixed.damagedTempos().isEmpty)
+        // Damage in two steps (10, then 9 BPM) is judged against the tempo kept before, 196.
+        let twoSteps = Self.beat(bars: 40, tempos: [(0, beat196), (10 * 1920, crawl10), (16 * 1920, 6_666_667), (22 * 1920, beat196)])
+        #expect(twoSteps.damagedTempos().map(\.instead) == [beat196, beat196])
+
+        // Stretched silence: 10 BPM from the last note to a controller 8 quarters on (48 s).
+        let silence = Self.beat(bars: 16, tempos: [(0, beat196), (16 * 1920 - 120, crawl10)], tail: 8 * 480, endEvent: true)
+        #expect(silence.damagedTempos().map(\.change.tick) == [16 * 1920 - 120])
+        // Absurd tempos for 8 bars: 16.7 s a quarter (the most 3 bytes hold), 1 µs, 0 (read as 1).
+        for absurd: UInt32 in [0xFF_FFFF, 1, 0] {
+            let file = Self.beat(bars: 40, tempos: [(0, beat196), (10 * 1920, absurd), (18 * 1920, beat196)])
+            #expect(file.damagedTempos().map(\.change.tick) == [10 * 1920], "\(absurd) µs")
+        }
+        // Damage at the start is judged against the piece's prevailing tempo; a piece's first minute
+        // is not judged against a squashed stretch after it.
+        let first = Self.beat(bars: 40, tempos: [(0, crawl10), (12 * 1920, beat196)])
+        #expect(first.damagedTempos() == [StandardMIDIFile.DamagedTempo(change: first.tempoMap.changes[0], instead: beat196)])
+        let squashedLate = Self.beat(bars: 60, tempos: [(0, beat196), (40 * 1920, 1), (48 * 1920, beat196)])
+        #expect(squashedLate.damagedTempos().map(\.change.tick) == [40 * 1920])
+
+        // Music, left as written:
+        // one tempo, however slow (a movement at 19.99998 BPM, or at 16.7 s a quarter: nothing to compare with);
+        #expect(Self.beat(bars: 40, tempos: [(0, 3_000_003)]).damagedTempos().isEmpty)
+        #expect(Self.beat(bars: 40, tempos: [(0, 0xFF_FFFF)]).damagedTempos().isEmpty)
+        // a final ritardando from 196 to 10 BPM, a bar a step;
+        let steps: [UInt32] = [400_000, 550_000, 750_000, 1_000_000, 1_400_000, 1_900_000, 2_600_000, 3_500_000, 4_600_000, crawl10]
+        let ritardando = Self.beat(bars: 40, tempos: [(0, beat196)] + steps.enumerated().map { (UInt64(30 + $0.offset) * 1920, $0.element) })
+        #expect(ritardando.damagedTempos().isEmpty)
+        // a fermata: one quarter at 10 BPM (6 s) in the 196 BPM beat;
+        let fermata = Self.beat(bars: 40, tempos: [(0, beat196), (20 * 1920, crawl10), (20 * 1920 + 480, beat196)])
+        #expect(fermata.damagedTempos().isEmpty)
+        // a slow section written in short notes: 12 bars at 10 BPM whose notes come 8× as often in ticks;
+        var section = Self.beat(bars: 40, tempos: [(0, beat196), (10 * 1920, crawl10), (22 * 1920, beat196)])
+        for k in 0..<(12 * 64) as Range<UInt64> {
+            let tick = 10 * 1920 + k * 30
+            section.tracks[1].events.append(TrackEvent(tick: tick, event: .midi(.noteOn(60, velocity: 80, channel: 0))))
+            section.tracks[1].events.append(TrackEvent(tick: tick + 15, event: .midi(.noteOff(60, channel: 0))))
+        }
+        section.tracks[1].events.sort { $0.tick < $1.tick }
+        #expect(section.damagedTempos().isEmpty)
+        // a short slow stretch after the last note (12 s: the tail and the end-of-track rule see to it).
+        #expect(Self.beat(bars: 16, tempos: [(0, beat196), (16 * 1920 - 120, crawl10)], tail: 2 * 480, endEvent: true)
+            .damagedTempos().isEmpty)
+        #expect(crawl.replacingTempos([]) == crawl)
     }
 }
