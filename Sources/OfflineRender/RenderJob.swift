@@ -360,7 +360,7 @@ public final class RenderJob {
         let gaps = piece.gaps, maps = piece.maps, notesDropped = piece.notesDropped
         let trackNames = piece.trackNames, groups = piece.groups, splitPlan = piece.samples
         if let stems {
-            do throws(BatchPlanError) { try BatchPlan.makeFolders(stems.staging ?? stems.directory) } catch { throw .stemsFolder("\(error)") }
+            do throws(FolderError) { try Folders.make(stems.staging ?? stems.directory) } catch { throw .stemsFolder("\(error)") }
         }
         // The piece lasts until its longest track ends.
         let trackEnd = tracks.map(\.duration).max() ?? 0

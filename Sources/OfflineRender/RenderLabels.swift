@@ -281,24 +281,21 @@ extension RenderLabels {
     /// The label files beside an output `dir/song.wav`: `dir/song.notes.csv`,
     /// `dir/song.beats.csv`, `dir/song.tempo.csv` (`.jsonl` with that format).
     public static func paths(beside output: String, format: Format) -> (notes: String, beats: String, tempo: String) {
-        let slash = output.lastIndex(of: "/")
-        let nameStart = slash.map { output.index(after: $0) } ?? output.startIndex
-        let dot = output[nameStart...].lastIndex(of: ".")
-        let base = String(output[..<(dot ?? output.endIndex)])
         let ext = format.rawValue
-        return (base + ".notes." + ext, base + ".beats." + ext, base + ".tempo." + ext)
+        return (AtomicFile.companion(of: output, suffix: ".notes." + ext), AtomicFile.companion(of: output, suffix: ".beats." + ext),
+                AtomicFile.companion(of: output, suffix: ".tempo." + ext))
     }
 
     /// Writes the three files beside `output`, each whole or not at all.
     /// Returns their paths.
     @discardableResult
-    public func write(beside output: String, format: Format) throws(ManifestError) -> [String] {
+    public func write(beside output: String, format: Format) throws(AtomicFileError) -> [String] {
         let p = Self.paths(beside: output, format: format)
         let files = [(p.notes, noteRows(format)), (p.beats, beatRows(format)), (p.tempo, tempoRows(format))]
         var written: [String] = []
-        do throws(ManifestError) {
+        do throws(AtomicFileError) {
             for (path, lines) in files {
-                try ManifestWriter.replace(path, with: lines)
+                try AtomicFile.replace(path, with: lines)
                 written.append(path)
             }
         } catch {
