@@ -355,7 +355,7 @@ public final class RenderJob {
         let clock = ContinuousClock()
         let start = clock.now
         // What is rendered, worked out before anything renders (see `PiecePlan`).
-        let piece = try plan(input: input, augmentation: augmentation, stems: stems != nil)
+        let piece = try plan(input: input, augmentation: augmentation, stems: stems != nil, labels: options.labels)
         var score = piece.score
         let gaps = piece.gaps, maps = piece.maps, notesDropped = piece.notesDropped
         let trackNames = piece.trackNames, groups = piece.groups, splitPlan = piece.samples
@@ -424,19 +424,17 @@ public final class RenderJob {
         }
     }
 
-    /// The labels of `input` as this job would render it, without rendering:
-    /// for a recording of the piece played at `tempo` times its speed (`play
-    /// --record --labels`), whose first frame is the piece's start.
+    /// The labels of `input` as this job would render it, without rendering,
+    /// from the same plan a render plays (`plan`: the job's gap cuts and
+    /// damage rules included): for a recording of the piece played at `tempo`
+    /// times its speed (`play --record --labels`, whose job cuts nothing),
+    /// whose first frame is the piece's start.
     public func labels(of input: String, tempo: Double = 1) throws(Failure) -> RenderLabels {
-        let file: StandardMIDIFile
-        do throws(MIDIFileError) { file = try StandardMIDIFile(contentsOf: input) } catch { throw .midiFile(error) }
-        // The transport divides the piece's times by its tempo scale: so do the notes here
-        // (the beats come from the file's tempo events scaled, a µs rounded at most).
-        var score = Score(file).faster(by: tempo)
-        let gaps = options.maxGap.map { score.shortenGaps(longerThan: $0) } ?? []
-        let maps = RenderLabels.FileMaps(file.scalingTempo(by: tempo), score: score, gaps: gaps, maxGap: options.maxGap)
-        let plan = try planSamples(score)
-        return RenderLabels(maps, score: score, rendering: rendering(plan: plan, grid: scout.instrument.eventGranularity))
+        let piece = try plan(input: input, augmentation: nil, stems: false, labels: true, playedAt: tempo)
+        guard let maps = piece.maps else { preconditionFailure("a plan with labels has their maps") }
+        let samples: SampleSelection.Plan
+        if let split = piece.samples { samples = split } else { samples = try planSamples(piece.score) }
+        return RenderLabels(maps, score: piece.score, rendering: rendering(plan: samples, grid: scout.instrument.eventGranularity))
     }
 
     /// The piece's labels as `rig` rendered it: its grid, the oscillator's and
