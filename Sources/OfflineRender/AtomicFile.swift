@@ -65,7 +65,7 @@ public enum AtomicFile {
     }
 
     /// `bytes` written to `fd` whole (short writes and EINTR retried); the reason when a write fails.
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         var done = 0
         while done < bytes.count {
             let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
@@ -123,4 +123,4 @@ public struct FolderError: Error, Equatable, CustomStringConvertible {
 }
 
 /// The text of the last C call's `errno`.
-func errnoText() -> String { String(cString: strerror(errno)) }
+public func errnoText() -> String { String(cString: strerror(errno)) }

@@ -465,7 +465,7 @@ public final class RenderJob {
                                                oscillatorChannels: Set(options.host.oscillatorChannels),
                                                presets: presets, notePresets: Self.notePresets(plan),
                                                pluginChannels: plugins?.instrumentNames ?? [:],
-                                               soundFont: SoundFontSet.Font(path: soundFontPath).fileName)
+                                               soundFont: AtomicFile.split(soundFontPath).1)
         return rendering
     }
 
@@ -651,7 +651,7 @@ public final class RenderJob {
     /// after its last sound (ends at silence), or the tail after its end.
     private enum BlockPart { case piece, deadAir, tail }
 
-    static func seconds(_ duration: Duration) -> Double {
+    public static func seconds(_ duration: Duration) -> Double {
         let (s, atto) = duration.components
         return Double(s) + Double(atto) * 1e-18
     }

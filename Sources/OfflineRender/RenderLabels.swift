@@ -308,7 +308,7 @@ extension RenderLabels {
     static let noteColumns = ["onset", "offset", "pitch", "velocity", "channel", "program", "bank", "preset",
                               "track", "track_name", "drum", "stem", "soundfont"]
 
-    func noteRows(_ format: Format) -> [String] {
+    public func noteRows(_ format: Format) -> [String] {
         let rows = notes.map { n -> [Field] in
             [.number(n.onset), .number(n.offset), .int(n.pitch), .int(n.velocity), .int(n.channel), .int(n.program),
              .int(n.bank), .text(n.preset), .int(n.track), .text(n.trackName), .bool(n.drum), .text(n.stem), .text(soundFont)]
@@ -316,13 +316,13 @@ extension RenderLabels {
         return Self.lines(Self.noteColumns, rows, format)
     }
 
-    func beatRows(_ format: Format) -> [String] {
+    public func beatRows(_ format: Format) -> [String] {
         Self.lines(["time", "bar", "beat", "downbeat", "numerator", "denominator"], beats.map {
             [.number($0.time), .int($0.bar), .int($0.beat), .bool($0.isDownbeat), .int($0.numerator), .int($0.denominator)]
         }, format)
     }
 
-    func tempoRows(_ format: Format) -> [String] {
+    public func tempoRows(_ format: Format) -> [String] {
         Self.lines(["time", "tick", "bpm"], tempos.map { [.number($0.time), .int(Int($0.tick)), .number($0.beatsPerMinute)] }, format)
     }
 

@@ -1,6 +1,7 @@
 import Analysis
 import ArgumentParser
 import OfflineRender
+import RenderBatch
 import Engine
 import Hosting
 import SoundFile

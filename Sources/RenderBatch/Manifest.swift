@@ -1,3 +1,4 @@
+import OfflineRender
 import Foundation
 import Synchronization
 #if canImport(Glibc)

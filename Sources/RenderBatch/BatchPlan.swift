@@ -1,3 +1,4 @@
+import OfflineRender
 #if canImport(Glibc)
 import Glibc
 #endif

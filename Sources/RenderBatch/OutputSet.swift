@@ -1,3 +1,4 @@
+import OfflineRender
 import Foundation
 import SoundFile
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import Analysis
+import OfflineRender
 import Sampling
 import SoundFile
 import Synchronization
