@@ -96,11 +96,15 @@ let package = Package(
             "MIDI", "Parameters", "Controls", "MappingFiles", "Rig", "Engine", "Sampling", "Hosting", "ALSA", "JACK", "FluidSynth", "LV2", "Sync",
             "SoundFile", "Analysis", "Threads", "Link",
         ]),
-        // The offline render and its dataset outputs: jobs, batches, manifest, labels, stems, augmentation.
+        // The offline render of one piece: its plan (limits, augmentation, stem groups, a take),
+        // the block loop, and what it yields (labels, stems and their report, loudness).
         .target(name: "OfflineRender", dependencies: [
             "MIDI", "Parameters", "Controls", "MappingFiles", "Engine", "Sampling", "Hosting", "FluidSynth", "LV2", "SoundFile",
             "Analysis", "Threads",
         ]),
+        // Dataset outputs of many renders: the batch's items and workers, each rendering's
+        // output set (moved into place whole), the manifest, the SoundFont pick.
+        .target(name: "RenderBatch", dependencies: ["OfflineRender", "Sampling", "SoundFile", "Threads"]),
 
         // OSC (Open Sound Control) over UDP: liblo parses and builds the packets; the address
         // space, subscriptions and timetags are Carillon's. Not `Carillon`: notes go to a sink the session gives.
@@ -120,7 +124,7 @@ let package = Package(
         // The `carillon` command-line tool's commands, one file per subcommand: a library, so the
         // tests link them without the executable's release linker flags.
         .target(name: "CarillonCommands", dependencies: [
-            "Sampling", "Hosting", "LiveSession", "OfflineRender",
+            "Sampling", "Hosting", "LiveSession", "OfflineRender", "RenderBatch",
             "MIDI", "Parameters", "Controls", "MappingFiles", "Engine", "ALSA", "SoundFile", "WebSurface", "Analysis", "LV2", "Threads", "OSC",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -178,7 +182,7 @@ let package = Package(
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"]),
         // The four stages after the engine, in one target for their shared fixtures; folders mirror Sources/.
-        .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Analysis", "ALSA", "MIDI", "Controls", "ControlDefinitions", "MappingFiles", "Rig", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "CAllocationCounter"]),
+        .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "RenderBatch", "Analysis", "ALSA", "MIDI", "Controls", "ControlDefinitions", "MappingFiles", "Rig", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "CAllocationCounter"]),
         .testTarget(name: "CarillonCLITests", dependencies: [
             // The help-defaults test parses the commands and reads the values they hand the library.
             "CarillonCommands", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "MappingFiles", "SoundFile", "ChildProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -12,7 +12,7 @@ import Foundation
 /// `.0`: `-23`), strings as UTF-8 with `"`, `\` and control characters escaped.
 /// JSON has no ±∞ or NaN: every Double goes through `encodeNumber`, which writes
 /// them as null (a silent stem's loudness, −∞ LUFS). Any thread.
-enum DatasetJSON {
+public enum DatasetJSON {
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -21,7 +21,7 @@ enum DatasetJSON {
     private static let decoder = JSONDecoder()
 
     /// `value` as one line of JSON (no newline).
-    static func line(_ value: some Encodable) -> String {
+    public static func line(_ value: some Encodable) -> String {
         do {
             return String(decoding: try encoder.encode(value), as: UTF8.self)
         } catch {
@@ -31,14 +31,14 @@ enum DatasetJSON {
     }
 
     /// The value one JSON text holds; nil when it is not JSON or not that value.
-    static func decode<Value: Decodable>(_ type: Value.Type, from text: some StringProtocol) -> Value? {
+    public static func decode<Value: Decodable>(_ type: Value.Type, from text: some StringProtocol) -> Value? {
         try? decoder.decode(type, from: Data(text.utf8))
     }
 }
 
 extension KeyedEncodingContainer {
     /// A number, or null when it is absent or not finite (JSON has no ±∞ or NaN).
-    mutating func encodeNumber(_ value: Double?, forKey key: Key) throws {
+    public mutating func encodeNumber(_ value: Double?, forKey key: Key) throws {
         if let value, value.isFinite { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
     }
 }

@@ -10,9 +10,11 @@ import Sampling
 /// What one file becomes before anything renders: the score after the
 /// augmentation and the gap cuts, split into stem groups (`--stems-by`), the
 /// maps the labels are drawn from and the sample plan the split was checked
-/// with. `RenderJob.plan` makes it from a file and the job's options; the
-/// render (`RenderJob.render`) only plays it, in its one block loop, and
-/// writes what it asks for.
+/// with. `RenderJob.plan` makes it from a file and the job's options (the
+/// damage rules, `PieceLimits`, included): the one producer of what a piece
+/// becomes, for the render (`RenderJob.render`, which only plays it, in its
+/// one block loop, and writes what it asks for) and for labels without a
+/// render (`RenderJob.labels(of:tempo:)`).
 struct PiecePlan {
     /// The score the render thread plays (its duration the piece's; the
     /// `--track` files' lengths are the render's business).
@@ -44,10 +46,13 @@ extension RenderJob {
     /// Reads `input` and works out what is rendered of it (see `PiecePlan`):
     /// the augmentation applied (tempo to the file's tempo events, an
     /// SMPTE-timed score's times; notes and programs on the scout), gaps cut,
-    /// label maps drawn, and with `stems` and `Options.stemsBy` the score
-    /// split into stem groups, the scout replaying the selections before and
-    /// after the split.
-    func plan(input: String, augmentation: Augmentation.Draw?, stems: Bool) throws(Failure) -> PiecePlan {
+    /// label maps drawn (with `labels`), and with `stems` and `Options.stemsBy`
+    /// the score split into stem groups, the scout replaying the selections
+    /// before and after the split. `playedAt`: the piece as a transport plays
+    /// it at that tempo scale (`play --tempo`): the score's times divided by
+    /// it, the labels' beats from the file's tempo events scaled.
+    func plan(input: String, augmentation: Augmentation.Draw?, stems: Bool, labels: Bool,
+              playedAt tempo: Double = 1) throws(Failure) -> PiecePlan {
         var score: Score
         let gaps: [Score.Gap]
         var maps: RenderLabels.FileMaps? = nil
@@ -72,6 +77,12 @@ extension RenderJob {
             }
             if let augmentation { file = file.scalingTempo(by: augmentation.tempo) }
             score = Score(file)
+            if tempo != 1 {
+                // The transport divides the piece's times by its tempo scale: so do the notes here
+                // (the beats come from the file's tempo events scaled, a µs rounded at most).
+                score = score.faster(by: tempo)
+                file = file.scalingTempo(by: tempo)
+            }
             if let mapping = options.mapping {
                 if options.take {
                     // The performance through the rig, on a hub of its own (the job's stays as it started).
@@ -115,7 +126,7 @@ extension RenderJob {
                     deadAirCut = 0
                 }
             }
-            if options.labels { maps = RenderLabels.FileMaps(file, score: score, gaps: cuts, maxGap: options.maxGap) }
+            if labels { maps = RenderLabels.FileMaps(file, score: score, gaps: cuts, maxGap: options.maxGap) }
             if stems && options.stemsBy != nil { trackNames = RenderLabels.trackNames(file) }
         }
         /// With `--stems-by`: the score split so each channel carries one stem group.

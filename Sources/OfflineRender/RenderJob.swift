@@ -356,12 +356,12 @@ public final class RenderJob {
         let clock = ContinuousClock()
         let start = clock.now
         // What is rendered, worked out before anything renders (see `PiecePlan`).
-        let piece = try plan(input: input, augmentation: augmentation, stems: stems != nil)
+        let piece = try plan(input: input, augmentation: augmentation, stems: stems != nil, labels: options.labels)
         var score = piece.score
         let gaps = piece.gaps, maps = piece.maps, notesDropped = piece.notesDropped
         let trackNames = piece.trackNames, groups = piece.groups, splitPlan = piece.samples
         if let stems {
-            do throws(BatchPlanError) { try BatchPlan.makeFolders(stems.staging ?? stems.directory) } catch { throw .stemsFolder("\(error)") }
+            do throws(FolderError) { try Folders.make(stems.staging ?? stems.directory) } catch { throw .stemsFolder("\(error)") }
         }
         // The piece lasts until its longest track ends.
         let trackEnd = tracks.map(\.duration).max() ?? 0
@@ -425,19 +425,17 @@ public final class RenderJob {
         }
     }
 
-    /// The labels of `input` as this job would render it, without rendering:
-    /// for a recording of the piece played at `tempo` times its speed (`play
-    /// --record --labels`), whose first frame is the piece's start.
+    /// The labels of `input` as this job would render it, without rendering,
+    /// from the same plan a render plays (`plan`: the job's gap cuts and
+    /// damage rules included): for a recording of the piece played at `tempo`
+    /// times its speed (`play --record --labels`, whose job cuts nothing),
+    /// whose first frame is the piece's start.
     public func labels(of input: String, tempo: Double = 1) throws(Failure) -> RenderLabels {
-        let file: StandardMIDIFile
-        do throws(MIDIFileError) { file = try StandardMIDIFile(contentsOf: input) } catch { throw .midiFile(error) }
-        // The transport divides the piece's times by its tempo scale: so do the notes here
-        // (the beats come from the file's tempo events scaled, a µs rounded at most).
-        var score = Score(file).faster(by: tempo)
-        let gaps = options.maxGap.map { score.shortenGaps(longerThan: $0) } ?? []
-        let maps = RenderLabels.FileMaps(file.scalingTempo(by: tempo), score: score, gaps: gaps, maxGap: options.maxGap)
-        let plan = try planSamples(score)
-        return RenderLabels(maps, score: score, rendering: rendering(plan: plan, grid: scout.instrument.eventGranularity))
+        let piece = try plan(input: input, augmentation: nil, stems: false, labels: true, playedAt: tempo)
+        guard let maps = piece.maps else { preconditionFailure("a plan with labels has their maps") }
+        let samples: SampleSelection.Plan
+        if let split = piece.samples { samples = split } else { samples = try planSamples(piece.score) }
+        return RenderLabels(maps, score: piece.score, rendering: rendering(plan: samples, grid: scout.instrument.eventGranularity))
     }
 
     /// The piece's labels as `rig` rendered it: its grid, the oscillator's and
@@ -468,7 +466,7 @@ public final class RenderJob {
                                                oscillatorChannels: Set(options.host.oscillatorChannels),
                                                presets: presets, notePresets: Self.notePresets(plan),
                                                pluginChannels: plugins?.instrumentNames ?? [:],
-                                               soundFont: SoundFontSet.Font(path: soundFontPath).fileName)
+                                               soundFont: AtomicFile.split(soundFontPath).1)
         return rendering
     }
 
@@ -654,7 +652,7 @@ public final class RenderJob {
     /// after its last sound (ends at silence), or the tail after its end.
     private enum BlockPart { case piece, deadAir, tail }
 
-    static func seconds(_ duration: Duration) -> Double {
+    public static func seconds(_ duration: Duration) -> Double {
         let (s, atto) = duration.components
         return Double(s) + Double(atto) * 1e-18
     }

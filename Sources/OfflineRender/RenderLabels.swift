@@ -281,24 +281,21 @@ extension RenderLabels {
     /// The label files beside an output `dir/song.wav`: `dir/song.notes.csv`,
     /// `dir/song.beats.csv`, `dir/song.tempo.csv` (`.jsonl` with that format).
     public static func paths(beside output: String, format: Format) -> (notes: String, beats: String, tempo: String) {
-        let slash = output.lastIndex(of: "/")
-        let nameStart = slash.map { output.index(after: $0) } ?? output.startIndex
-        let dot = output[nameStart...].lastIndex(of: ".")
-        let base = String(output[..<(dot ?? output.endIndex)])
         let ext = format.rawValue
-        return (base + ".notes." + ext, base + ".beats." + ext, base + ".tempo." + ext)
+        return (AtomicFile.companion(of: output, suffix: ".notes." + ext), AtomicFile.companion(of: output, suffix: ".beats." + ext),
+                AtomicFile.companion(of: output, suffix: ".tempo." + ext))
     }
 
     /// Writes the three files beside `output`, each whole or not at all.
     /// Returns their paths.
     @discardableResult
-    public func write(beside output: String, format: Format) throws(ManifestError) -> [String] {
+    public func write(beside output: String, format: Format) throws(AtomicFileError) -> [String] {
         let p = Self.paths(beside: output, format: format)
         let files = [(p.notes, noteRows(format)), (p.beats, beatRows(format)), (p.tempo, tempoRows(format))]
         var written: [String] = []
-        do throws(ManifestError) {
+        do throws(AtomicFileError) {
             for (path, lines) in files {
-                try ManifestWriter.replace(path, with: lines)
+                try AtomicFile.replace(path, with: lines)
                 written.append(path)
             }
         } catch {
@@ -311,7 +308,7 @@ extension RenderLabels {
     static let noteColumns = ["onset", "offset", "pitch", "velocity", "channel", "program", "bank", "preset",
                               "track", "track_name", "drum", "stem", "soundfont"]
 
-    func noteRows(_ format: Format) -> [String] {
+    public func noteRows(_ format: Format) -> [String] {
         let rows = notes.map { n -> [Field] in
             [.number(n.onset), .number(n.offset), .int(n.pitch), .int(n.velocity), .int(n.channel), .int(n.program),
              .int(n.bank), .text(n.preset), .int(n.track), .text(n.trackName), .bool(n.drum), .text(n.stem), .text(soundFont)]
@@ -319,13 +316,13 @@ extension RenderLabels {
         return Self.lines(Self.noteColumns, rows, format)
     }
 
-    func beatRows(_ format: Format) -> [String] {
+    public func beatRows(_ format: Format) -> [String] {
         Self.lines(["time", "bar", "beat", "downbeat", "numerator", "denominator"], beats.map {
             [.number($0.time), .int($0.bar), .int($0.beat), .bool($0.isDownbeat), .int($0.numerator), .int($0.denominator)]
         }, format)
     }
 
-    func tempoRows(_ format: Format) -> [String] {
+    public func tempoRows(_ format: Format) -> [String] {
         Self.lines(["time", "tick", "bpm"], tempos.map { [.number($0.time), .int(Int($0.tick)), .number($0.beatsPerMinute)] }, format)
     }
 

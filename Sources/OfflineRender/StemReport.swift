@@ -108,17 +108,14 @@ public struct StemReport: Sendable, Equatable {
 
     /// `NAME.stems.json` beside `output` (its extension replaced).
     public static func path(beside output: String) -> String {
-        let slash = output.lastIndex(of: "/")
-        let nameStart = slash.map { output.index(after: $0) } ?? output.startIndex
-        let dot = output[nameStart...].lastIndex(of: ".")
-        return String(output[..<(dot ?? output.endIndex)]) + ".stems.json"
+        AtomicFile.companion(of: output, suffix: ".stems.json")
     }
 
     /// Writes the report beside `output`, atomically (a temporary file renamed); returns its path.
     @discardableResult
-    public func write(beside output: String) throws(ManifestError) -> String {
+    public func write(beside output: String) throws(AtomicFileError) -> String {
         let path = Self.path(beside: output)
-        try ManifestWriter.replace(path, with: [json])
+        try AtomicFile.replace(path, with: [json])
         return path
     }
 }

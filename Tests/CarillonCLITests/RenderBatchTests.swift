@@ -60,7 +60,8 @@ import Testing
                                   "--manifest", "\(dir)/m.jsonl", "--soundfont", Self.timGM, "--tail", "1"])
         #expect(r.status == 1)
         #expect(r.stderr.contains("b.MIDI") && r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
-        #expect(Self.tree("\(dir)/out") == ["a.wav", "sub/deeper/c.wav"])
+        // Each finished input's manifest line also beside its audio; the failed one has neither.
+        #expect(Self.tree("\(dir)/out") == ["a.manifest.json", "a.wav", "sub/deeper/c.manifest.json", "sub/deeper/c.wav"])
         #expect(r.stdout.contains("2 rendered, 0 skipped, 1 failed"))
         let lines = try Self.manifest("\(dir)/m.jsonl")
         #expect(lines.count == 3)
@@ -137,7 +138,7 @@ import Testing
         usleep(20_000)
         let r = try CLI.carillon(args + ["--skip-existing"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(Self.tree("\(dir)/out") == ["f0.wav", "f1.wav", "f2.wav"])
+        #expect(Self.tree("\(dir)/out") == (0..<3).flatMap { ["f\($0).manifest.json", "f\($0).wav"] })
         #expect(try FileManager.default.attributesOfItem(atPath: "\(dir)/out/f0.wav")[.modificationDate] as? Date == before)
         // One line per input: the skipped files keep their first run's lines, f1 has its new one.
         // (The first run's two workers finish f0 and f2 in either order.)
@@ -149,6 +150,35 @@ import Testing
         #expect(try CLI.carillon(args).status == 0)
         #expect(try Self.manifest("\(dir)/m.jsonl").map { $0["input"] as! String }.sorted()
                 == (0..<3).map { "\(dir)/in/f\($0).mid" })
+    }
+
+    /// A run killed after an input's files were moved into place and before its
+    /// manifest line was appended (here: f1's line lost, f2's cut short) resumes
+    /// with `--skip-existing` to the first run's lines, figures and all,
+    /// rendering nothing: each input's line is part of its output set
+    /// (`NAME.manifest.json`).
+    @Test func skipExisting_aLineTheManifestLost_comesBackFromTheOutputSet() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for i in 0..<3 { Self.write(Self.smf(gap: 0.3, key: UInt8(50 + i)), "\(dir)/in/f\(i).mid") }
+        let args = ["render", "\(dir)/in", "--output-dir", "\(dir)/out", "--manifest", "\(dir)/m.jsonl",
+                    "--soundfont", Self.timGM, "--tail", "1"]
+        #expect(try CLI.carillon(args).status == 0)
+        let first = try Self.manifest("\(dir)/m.jsonl")
+        let kept = try String(contentsOfFile: "\(dir)/m.jsonl", encoding: .utf8).split(separator: "\n")
+            .filter { !$0.contains("f1.mid") }.map { $0.contains("f2.mid") ? String($0.prefix(40)) : String($0) }
+        try kept.joined(separator: "\n").write(toFile: "\(dir)/m.jsonl", atomically: true, encoding: .utf8)
+        let r = try CLI.carillon(args + ["--skip-existing"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("0 rendered, 3 skipped, 0 failed"), "\(r.stdout)")
+        #expect(r.stderr.contains("1 unreadable line(s) dropped"), "\(r.stderr)")
+        let resumed = try Self.manifest("\(dir)/m.jsonl")
+        func byInput(_ lines: [[String: Any]]) -> [String: NSDictionary] {
+            Dictionary(uniqueKeysWithValues: lines.map { ($0["input"] as! String, $0 as NSDictionary) })
+        }
+        #expect(resumed.count == 3)
+        #expect(byInput(resumed) == byInput(first))
+        for line in resumed { #expect(line["status"] as? String == "ok" && line["piece_seconds"] is Double) }
     }
 
     /// A font Carillon's SF2 reader refuses but FluidSynth loads (4 stray bytes
@@ -215,7 +245,9 @@ import Testing
         let forward = try runShards(try list(paths, "a"), tag: "a")
         // Every file exactly once over the shards, and every output written, sub-folders mirrored.
         #expect(forward.flatMap { $0 }.map { String($0.split(separator: " ")[0]) }.sorted() == paths.sorted())
-        #expect(Self.tree("\(dir)/out-a").count == 14 && Self.tree("\(dir)/out-a").contains("dup/n1.wav"))
+        // Each with its manifest line beside it.
+        #expect(Self.tree("\(dir)/out-a").count == 2 * 14 && Self.tree("\(dir)/out-a").contains("dup/n1.wav")
+                && Self.tree("\(dir)/out-a").contains("dup/n1.manifest.json"))
         #expect(forward.filter(\.isEmpty).isEmpty)   // 14 files hash into all 3 shards
         #expect(try runShards(try list(paths.reversed(), "b"), tag: "b") == forward)
         #expect(try runShards(["\(dir)/in"], tag: "c") == forward)
@@ -352,7 +384,8 @@ import Testing
                                   "--output-dir", dir, "--normalize", "\(target)", "--true-peak", "-1", "--bits", "24",
                                   "--manifest", "\(dir)/m.jsonl", "--soundfont", Self.timGM, "-q"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(CLI.contents(dir) == ["coconut_run2.wav", "m.jsonl", "train_filled_with_cash.wav"])   // no scratch left
+        #expect(CLI.contents(dir) == ["coconut_run2.manifest.json", "coconut_run2.wav", "m.jsonl",
+                                      "train_filled_with_cash.manifest.json", "train_filled_with_cash.wav"])   // no scratch left
         for line in try Self.manifest("\(dir)/m.jsonl") {
             let measured = try Self.ffmpegLoudness(line["output"] as! String)
             let before = try #require(line["loudness_lufs"] as? Double)
@@ -381,7 +414,7 @@ import Testing
         let r = try CLI.carillon(["render", "\(dir)/gap.mid", "-o", "\(dir)/gap.flac", "-r", "8000", "--normalize", "-23",
                                   "--manifest", "\(dir)/m.jsonl", "--soundfont", Self.timGM, "-q"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(CLI.contents(dir) == ["gap.flac", "gap.mid", "m.jsonl"])   // the sparse scratch file is gone
+        #expect(CLI.contents(dir) == ["gap.flac", "gap.manifest.json", "gap.mid", "m.jsonl"])   // the sparse scratch file is gone
         let rendered = try #require(try Self.manifest("\(dir)/m.jsonl").first?["rendered_seconds"] as? Double)
         #expect(rendered > 301 && rendered < 315, "\(rendered) s rendered")
         #expect(abs(try Self.ffmpegLoudness("\(dir)/gap.flac").integrated - -23) < 0.5)
@@ -409,9 +442,9 @@ import Testing
         #expect(r.status == 128 + signal)
         #expect(r.stderr.contains("interrupted (\(name))"), "\(r.stderr)")
         #expect(r.stderr.contains("; not written: \(dir)/out/"), "\(r.stderr)")   // a long file was under way
-        let files = Self.tree("\(dir)/out")
+        let files = Self.tree("\(dir)/out").filter { $0.hasSuffix(".wav") }
         #expect(files.contains("a-short.wav"))
-        #expect(!files.contains(where: { $0.hasPrefix(".") }), "\(files)")   // no temporary or scratch file
+        #expect(!Self.tree("\(dir)/out").contains(where: { $0.hasPrefix(".") }), "\(files)")   // no temporary or scratch file
         // Every output present is complete: it has a manifest line, and the manifest names nothing missing.
         let done = try Self.manifest("\(dir)/m.jsonl").map { ($0["output"] as! String).replacingOccurrences(of: "\(dir)/out/", with: "") }
         #expect(done.sorted() == files)

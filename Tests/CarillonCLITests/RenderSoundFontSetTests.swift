@@ -84,7 +84,7 @@ import Testing
         let chosen = try #require(try Batch.manifest("\(dir)/m.jsonl").first?["soundfont"] as? String)
         let all = try CLI.carillon(["render", song, "-o", "\(dir)/all.wav", "--soundfont-pick", "all"] + Self.two + common)
         #expect(all.status == 0, "\(all.stderr)")
-        #expect(CLI.contents(dir) == ["all.FluidR3_GM.wav", "all.TimGM6mb.wav", "hash.wav", "m.jsonl"])
+        #expect(CLI.contents(dir) == ["all.FluidR3_GM.wav", "all.TimGM6mb.wav", "hash.manifest.json", "hash.wav", "m.jsonl"])
         for font in [Self.fluidR3, Self.timGM] {
             let name = (font as NSString).lastPathComponent.replacingOccurrences(of: ".sf2", with: "")
             let alone = try CLI.carillon(["render", song, "-o", "\(dir)/\(name).wav", "--soundfont", font] + common)
@@ -117,7 +117,7 @@ import Testing
         var expected: [String] = []
         for name in ["a", "sub/b"] {
             for font in ["FluidR3_GM", "TimGM6mb"] {
-                expected += ["beats.csv", "notes.csv", "tempo.csv", "wav"].map { "\(name).\(font).\($0)" }
+                expected += ["beats.csv", "manifest.json", "notes.csv", "tempo.csv", "wav"].map { "\(name).\(font).\($0)" }
             }
         }
         #expect(Batch.tree("\(dir)/out") == expected.sorted())

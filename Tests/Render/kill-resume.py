@@ -2,7 +2,12 @@
 """A batch killed with SIGKILL at 200 pseudo-random moments and resumed with
 --skip-existing ends equal, byte for byte, to an uninterrupted run; after
 every kill each input is complete or without audio (its audio is the mark of
-a finished rendering, moved into place after its labels, stems and report).
+a finished rendering, moved into place after its labels, stems, report and
+manifest line). The batch writes a manifest (--manifest): after every kill
+each of its lines is an uninterrupted run's line (timing aside), and after
+the final run it holds one line per input, each equal to the uninterrupted
+run's (render_seconds aside) and to the line in the input's output set
+(NAME.manifest.json), so an input finished before a kill keeps its figures.
 
   Tests/Render/kill-resume.py [CARILLON]   (default .build/debug/carillon)
   KILLS=50 SEED=7 Tests/Render/kill-resume.py
@@ -14,7 +19,7 @@ comes 0-30 ms later, the run going under strace, which delays each rename by
 10 ms (nothing changed in the binary): so kills land in the middle of a set's
 moves (an audio moved before its labels is caught). The others come at a
 random moment within startup + 3 inputs' time. After a kill, one finished input in four loses
-a companion (a label file, its report, a stem file or its stems folder) so
+a companion (a label file, its report, its manifest line, a stem file or its stems folder) so
 the runs keep having work, and `--skip-existing` must render it again rather
 than take its audio as done. Exits non-zero on the first broken invariant.
 """
@@ -27,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import json
 
 KILLS = int(os.environ.get("KILLS", "200"))
 SEED = int(os.environ.get("SEED", "28"))
@@ -49,14 +55,37 @@ assert len(inputs) == 40
 
 def command(out):
     return [carillon, "render", corpus, "--output-dir", f"{out}/audio", "--labels", "--stems", f"{out}/stems",
-            "--stems-by", "track", "-r", "8000", "--soundfont", FONT, "--max-duration", "2", "--jobs", "2", "-q"]
+            "--stems-by", "track", "-r", "8000", "--soundfont", FONT, "--max-duration", "2", "--jobs", "2", "-q",
+            "--manifest", f"{out}/manifest.jsonl"]
 
 
 def files_of(out, name):
-    """The set's files, by path: audio, labels, report; its stems folder apart."""
+    """The set's files, by path: audio, labels, report, manifest line; its stems folder apart."""
     base = f"{out}/audio/{name}"
-    return [f"{base}.wav", f"{base}.notes.csv", f"{base}.beats.csv", f"{base}.tempo.csv", f"{base}.stems.json"], \
-        f"{out}/stems/{name}"
+    return [f"{base}.wav", f"{base}.notes.csv", f"{base}.beats.csv", f"{base}.tempo.csv", f"{base}.stems.json",
+            f"{base}.manifest.json"], f"{out}/stems/{name}"
+
+
+TIMING = "render_seconds"
+
+
+def figures(data):
+    """A manifest line without its timing field (the only one that differs between runs), or None when not a line."""
+    try:
+        line = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(line, dict):
+        return None
+    line.pop(TIMING, None)
+    return line
+
+
+def same(rel, got, want):
+    """A set's file as the uninterrupted run wrote it: bytes, a manifest line's timing aside."""
+    if rel.endswith(".manifest.json"):
+        return got.endswith(b"\n") and got.count(b"\n") == 1 and figures(got) is not None and figures(got) == figures(want)
+    return got == want
 
 
 def tree(folder):
@@ -93,6 +122,31 @@ for name in inputs:
     expected[name] = want
 print(f"reference run: {full:.1f} s, {sum(len(v) for v in expected.values())} files")
 
+
+def manifest_lines(path):
+    """The manifest's lines by input: (figures, raw); a cut last line (a kill mid-append) apart."""
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    cut = lines.pop()   # b"" when the file ends with a newline
+    by_input = {}
+    for raw in lines:
+        line = figures(raw)
+        if line is None:
+            fail(f"an unreadable line inside the manifest: {raw[:80]!r}")
+        by_input.setdefault(line.get("input"), []).append(line)
+    return by_input, cut
+
+
+reference_lines, _ = manifest_lines(f"{reference}/manifest.jsonl")
+want_line = {}   # input path -> the uninterrupted run's line, as the resumed run names its outputs
+for name in inputs:
+    sub, song = name.split("/")
+    found = reference_lines.get(os.path.join(corpus, sub, song + ".mid"), [])
+    if len(found) != 1 or found[0].get("status") != "ok":
+        fail(f"the reference manifest has no single ok line for {name}: {found}")
+    want_line[os.path.join(corpus, sub, song + ".mid")] = json.loads(json.dumps(found[0]).replace(reference, out))
+
 rng = random.Random(SEED)
 damaged = {}   # name -> inode of its audio when a companion was removed
 counts = {"complete": 0, "absent": 0, "damaged": 0}
@@ -115,9 +169,16 @@ def check(after):
             if not os.path.isfile(path):
                 fail(f"{after}: {name} has its audio but not {rel}")
             with open(path, "rb") as f:
-                if f.read() != data:
+                if not same(rel, f.read(), data):
                     fail(f"{after}: {rel} differs from the uninterrupted run's")
         counts["complete"] += 1
+    # Every whole line of the manifest is an uninterrupted run's line (a cut last line is left by a kill mid-append).
+    if os.path.exists(f"{out}/manifest.jsonl"):
+        got, _ = manifest_lines(f"{out}/manifest.jsonl")
+        for path, lines in got.items():
+            for line in lines:
+                if line != want_line.get(path):
+                    fail(f"{after}: the manifest's line for {path} differs from the uninterrupted run's: {line}")
 
 
 def damage():
@@ -126,11 +187,13 @@ def damage():
         if rng.random() >= 0.25:
             continue
         paths, stems = files_of(out, name)
-        choice = rng.randrange(5)
+        choice = rng.randrange(6)
         if choice < 3:
             os.unlink(paths[1 + choice])
         elif choice == 3:
             os.unlink(paths[4])
+        elif choice == 4:
+            os.unlink(paths[5])
         else:
             stem = sorted(os.listdir(stems))
             if stem and rng.random() < 0.5:
@@ -196,12 +259,30 @@ got = tree(out)
 left = [p for p in got if STAGED in p or p.endswith(".tmp")]
 if left:
     fail(f"temporary names left after the final run: {left[:5]}")
+# The manifest: one whole line per input, the uninterrupted run's, and the line its set holds.
+final_lines, cut = manifest_lines(f"{out}/manifest.jsonl")
+if cut:
+    fail(f"the final manifest ends in a cut line: {cut[:80]!r}")
+if set(final_lines) != set(want_line):
+    fail(f"the final manifest's inputs differ: extra {sorted(set(final_lines) - set(want_line))[:3]}, "
+         f"missing {sorted(set(want_line) - set(final_lines))[:3]}")
+for path, lines in final_lines.items():
+    if len(lines) != 1 or lines[0] != want_line[path]:
+        fail(f"the final manifest's lines for {path} are not the uninterrupted run's one line: {lines}")
+for name in inputs:
+    sub, song = name.split("/")
+    held = figures(got[f"audio/{name}.manifest.json"])
+    if held != final_lines[os.path.join(corpus, sub, song + ".mid")][0]:
+        fail(f"{name}.manifest.json differs from its line in the manifest")
+del got["manifest.jsonl"]
 want_all = {rel.lstrip("/"): data for v in expected.values() for rel, data in v.items()}
-if got != want_all:
+if set(got) != set(want_all) or any(not same(rel, got[rel], want_all[rel]) for rel in got):
     extra = sorted(set(got) - set(want_all))[:5]
     missing = sorted(set(want_all) - set(got))[:5]
-    fail(f"the resumed tree differs from the uninterrupted run's: extra {extra}, missing {missing}")
+    differ = sorted(rel for rel in set(got) & set(want_all) if not same(rel, got[rel], want_all[rel]))[:5]
+    fail(f"the resumed tree differs from the uninterrupted run's: extra {extra}, missing {missing}, differ {differ}")
 print(f"{KILLS} kills (seed {SEED}), every input complete or without audio after each "
       f"(complete {counts['complete']}, without audio {counts['absent']}, left damaged {counts['damaged']} input-checks); "
-      f"final tree equal to the uninterrupted run's ({len(got)} files); {time.monotonic() - start:.0f} s")
+      f"final tree equal to the uninterrupted run's ({len(got)} files), manifest one line per input equal to its "
+      f"set's and the uninterrupted run's (render_seconds aside); {time.monotonic() - start:.0f} s")
 shutil.rmtree(work)

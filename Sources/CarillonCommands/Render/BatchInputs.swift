@@ -1,5 +1,6 @@
 import ArgumentParser
 import OfflineRender
+import RenderBatch
 #if canImport(Glibc)
 import Glibc
 #endif

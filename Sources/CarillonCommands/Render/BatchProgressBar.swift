@@ -1,4 +1,5 @@
 import OfflineRender
+import RenderBatch
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -147,6 +147,7 @@ struct Play: ParsableCommand {
         options.sampleRate = sampleRate
         options.host = synth.hostOptions
         options.maxGap = nil   // play cuts no gap
+        options.limits = nil   // nor damage: it plays the file as it is
         options.labels = true
         do {
             let labels = try RenderJob(soundFont: soundFont, options: options).labels(of: file, tempo: tempo)

@@ -1,6 +1,7 @@
 import Analysis
 import ArgumentParser
 import OfflineRender
+import RenderBatch
 import Engine
 import Hosting
 import SoundFile
@@ -177,10 +178,10 @@ struct Render: ParsableCommand {
     @Option(help: ArgumentHelp("Frames per render block (default: 512 for one synth, 2048 for a pool and 256 for a take). A take gives live's samples at live's period (its --period, JACK's buffer size): a control moves its parameter at a block's start.", valueName: "frames"))
     var block: Int?
 
-    @Option(help: ArgumentHelp("Write one JSON line per input (per input and font with --soundfont-pick all) to this file (JSON Lines; a rerun replaces the lines of what it renders again).", valueName: "file.jsonl"))
+    @Option(help: ArgumentHelp("Write one JSON line per input (per input and font with --soundfont-pick all) to this file (JSON Lines; a rerun replaces the lines of what it renders again); each input's line is also written beside its output (NAME.manifest.json), so a resumed batch has the figures of every finished input.", valueName: "file.jsonl"))
     var manifest: String?
 
-    @Flag(name: .customLong("skip-existing"), help: "Leave renderings already finished alone (resume a batch): the output and every file asked for with it (labels, stems, NAME.stems.json); one missing renders the input again.")
+    @Flag(name: .customLong("skip-existing"), help: "Leave renderings already finished alone (resume a batch): the output and every file asked for with it (labels, stems, NAME.stems.json, NAME.manifest.json); one missing renders the input again.")
     var skipExisting = false
 
     @Option(help: ArgumentHelp("Render only shard K of N (0 <= K < N), chosen by a hash of each file's key; 'slurm': K and N from the Slurm array task.", valueName: "K/N|slurm"))
@@ -338,6 +339,7 @@ struct Render: ParsableCommand {
         settings.skipExisting = skipExisting
         settings.version = CarillonCommand.configuration.version
         settings.augmentation = augmentation
+        settings.manifestLines = manifest != nil
         if let normalize { settings.loudness = .normalize(LoudnessTarget(integrated: normalize, truePeakCeiling: truePeak)) }
         else if manifest != nil { settings.loudness = .measure }
 
@@ -352,7 +354,7 @@ struct Render: ParsableCommand {
         let writer: ManifestWriter?
         do {
             if let manifest, let slash = manifest.lastIndex(of: "/"), slash != manifest.startIndex {
-                try BatchPlan.makeFolders(String(manifest[..<slash]))
+                try Folders.make(String(manifest[..<slash]))
             }
             let skipExisting = skipExisting
             writer = try manifest.map { path throws(ManifestError) in

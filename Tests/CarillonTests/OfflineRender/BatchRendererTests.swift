@@ -1,5 +1,6 @@
 import Foundation
 import OfflineRender
+import RenderBatch
 import Testing
 import Threads
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import OfflineRender
+@testable import RenderBatch
 
 /// The one JSON encoder and decoder (`DatasetJSON`) of the manifest, the stems
 /// report and the JSON labels: text that needs escaping comes out escaped, a

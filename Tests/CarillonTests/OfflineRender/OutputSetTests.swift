@@ -1,5 +1,6 @@
 import Foundation
 import OfflineRender
+import RenderBatch
 import Testing
 import Threads
 
@@ -7,7 +8,7 @@ import Threads
 /// together, the audio last; all gone on a failure; `--skip-existing` asks for all of them.
 @Suite(.serialized) struct OutputSetTests {
     /// A batch of real openmsx files with labels, stems by track and their report, in `dir`.
-    static func batch(in dir: String, names: [String], skipExisting: Bool = false) throws
+    static func batch(in dir: String, names: [String], skipExisting: Bool = false, manifestLines: Bool = false) throws
         -> (BatchRenderer, [BatchItem]) {
         let fonts = try SoundFontSet(paths: [timGM], pick: .hash)
         let items = names.map {
@@ -22,6 +23,7 @@ import Threads
         settings.job.labels = true
         settings.labels = .csv
         settings.skipExisting = skipExisting
+        settings.manifestLines = manifestLines
         try BatchPlan.createFolders(for: items)
         return (try BatchRenderer(soundFonts: fonts, settings: settings), items)
     }
@@ -95,6 +97,42 @@ import Threads
         for o in outcomes { status[o.item.output] = o.entry.status }
         #expect(items.map { status[$0.output] } == [.ok, .ok, .ok, .skipped])
         #expect(Self.tree(dir) == before, "the set rendered again differs from the first")
+    }
+
+    /// With a manifest, each rendering's line is a member of its set: written
+    /// with it (the outcome's line, byte for byte), wanted by `isComplete`
+    /// (missing or not a manifest line: not complete), and what a skipped
+    /// rendering hands the manifest (`Outcome.storedLine`).
+    @Test func manifestLine_isAMemberOfTheSet() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let names = ["chemistry_lab", "coconut_run2"]
+        let (first, items) = try Self.batch(in: dir, names: names, manifestLines: true)
+        let done = try Self.run(first, items)
+        #expect(done.count == 2 && done.allSatisfy { $0.entry.status == .ok })
+        let sets = items.map(first.outputSet)
+        for (set, item) in zip(sets, items) {
+            let line = try #require(set.manifestLine)
+            #expect(line.final == "\(dir)/out/\(item.key.dropLast(4)).manifest.json")
+            let outcome = try #require(done.first { $0.item == item })
+            #expect(set.storedManifestLine() == outcome.entry.jsonLine)
+            #expect(set.isComplete())
+        }
+        // Without its line, or with a line cut short, a set is not finished.
+        try FileManager.default.removeItem(atPath: sets[0].manifestLine!.final)
+        try Data("{\"input\":\"a".utf8).write(to: URL(fileURLWithPath: sets[1].manifestLine!.final))
+        for set in sets { #expect(!set.isComplete() && set.storedManifestLine() == nil) }
+        // Rendered again, then skipped: the skipped outcome carries the line of the run that rendered it.
+        let again = try Self.run(try Self.batch(in: dir, names: names, manifestLines: true).0, items)
+        #expect(again.allSatisfy { $0.entry.status == .ok })
+        let skipped = try Self.run(try Self.batch(in: dir, names: names, skipExisting: true, manifestLines: true).0, items)
+        for o in skipped {
+            #expect(o.entry.status == .skipped)
+            let rendered = try #require(again.first { $0.item == o.item })
+            #expect(o.storedLine == rendered.entry.jsonLine)
+        }
+        // Without a manifest the set has no line and does not ask for one.
+        #expect(try Self.batch(in: dir, names: names).0.outputSet(items[0]).manifestLine == nil)
     }
 
     /// Staged names a killed run left (audio, a label, a stems folder) are no

@@ -1,4 +1,5 @@
 import OfflineRender
+import RenderBatch
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import OfflineRender
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -184,7 +185,10 @@ public struct ManifestError: Error, Equatable, CustomStringConvertible {
 /// `--soundfont-pick all`: each its own output), even across reruns: before
 /// anything renders, the lines of this batch's inputs are dropped, except
 /// the line of a rendering that will be skipped (`--skip-existing`, its
-/// output there), which is kept and gets no new line (`reconcile`). When a
+/// output there), which is kept and gets no new line (`reconcile`); a
+/// skipped rendering without a kept line gets the line its output set holds
+/// (`OutputSet.manifestLine`: a run killed after the set was committed and
+/// before its line was appended). When a
 /// line goes, the file is rewritten whole (a temporary file beside it,
 /// renamed over it), so a reader never sees a half-rewritten manifest.
 /// Lines of other inputs are kept.
@@ -206,7 +210,11 @@ public final class ManifestWriter: Sendable {
     public init(path: String, items: [BatchItem] = [], skipped: (BatchItem) -> Bool = { _ in false }) throws(ManifestError) {
         self.path = path
         var kept = Reconciled(lines: [], recorded: [], recordedOutputs: [], unreadable: 0, changed: false)
-        if let text = try Self.contents(path) {
+        // A run killed while rewriting the manifest left its temporary file: not a manifest, not kept.
+        AtomicFile.removeAbandonedTemporaries(of: path)
+        let earlier: String?
+        do throws(AtomicFileError) { earlier = try AtomicFile.contents(path) } catch { throw ManifestError(path: path, reason: error.reason) }
+        if let text = earlier {
             kept = Self.reconcile(text, items: items, skipped: skipped)
             // A file with text but not one manifest line is someone else's (a MIDI
             // file named by mistake, e.g. `--manifest` taking the first input as its
@@ -214,7 +222,11 @@ public final class ManifestWriter: Sendable {
             if kept.lines.isEmpty && kept.unreadable > 0 {
                 throw ManifestError(path: path, reason: "it exists and is not a manifest (none of its lines is a JSON object with an \"input\"); name a new file, or remove this one")
             }
-            if kept.changed { try Self.replace(path, with: kept.lines) }
+            if kept.changed {
+                do throws(AtomicFileError) { try AtomicFile.replace(path, with: kept.lines) } catch {
+                    throw ManifestError(path: path, reason: error.reason)
+                }
+            }
         }
         recorded = kept.recorded
         recordedOutputs = kept.recordedOutputs
@@ -278,66 +290,15 @@ public final class ManifestWriter: Sendable {
                           changed: changed)
     }
 
-    /// The file's text, nil when there is none.
-    static func contents(_ path: String) throws(ManifestError) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw ManifestError(path: path, reason: errnoText())
-        }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; throw ManifestError(path: path, reason: errnoText()) }
-            if n == 0 { break }
-            bytes += chunk[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// Writes `lines` to a hidden file beside `path`, flushes it to disk and
-    /// renames it over `path`: readers see the old manifest or the new one.
-    static func replace(_ path: String, with lines: [String]) throws(ManifestError) {
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { String(path[..<$0]) } ?? ""
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        let temporary = (slash == nil ? "" : folder + "/") + ".\(name).\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-        guard fd >= 0 else { throw ManifestError(path: temporary, reason: errnoText()) }
-        var text = lines.map { $0 + "\n" }.joined()
-        let failure: String? = text.withUTF8 { bytes in
-            var done = 0
-            while done < bytes.count {
-                let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
-                if n < 0 { if errno == EINTR { continue }; return errnoText() }
-                done += n
-            }
-            return fsync(fd) == 0 ? nil : errnoText()
-        }
-        close(fd)
-        if let failure { unlink(temporary); throw ManifestError(path: path, reason: failure) }
-        guard rename(temporary, path) == 0 else {
-            let reason = errnoText()
-            unlink(temporary)
-            throw ManifestError(path: path, reason: reason)
-        }
-    }
-
+    /// Appends `entry`'s line.
     public func append(_ entry: ManifestEntry) throws(ManifestError) {
-        var line = entry.jsonLine + "\n"
-        let failure: String? = lock.withLock { _ in
-            line.withUTF8 { bytes in
-                var done = 0
-                while done < bytes.count {
-                    let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
-                    if n < 0 { if errno == EINTR { continue }; return errnoText() }
-                    done += n
-                }
-                return nil
-            }
-        }
+        try append(line: entry.jsonLine)
+    }
+
+    /// Appends one line (JSON, without its newline): one write(2) under the lock.
+    public func append(line: String) throws(ManifestError) {
+        var line = line + "\n"
+        let failure: String? = lock.withLock { _ in line.withUTF8 { AtomicFile.writeAll(fd, $0) } }
         if let failure { throw ManifestError(path: path, reason: failure) }
     }
 }

@@ -1,3 +1,4 @@
+import OfflineRender
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -208,23 +209,9 @@ public enum BatchPlan {
             guard let slash = item.output.lastIndex(of: "/") else { continue }
             let folder = String(item.output[..<slash])
             guard !folder.isEmpty, done.insert(folder).inserted else { continue }
-            try makeFolders(folder)
-        }
-    }
-
-    /// Creates `path` and its missing parents (like `mkdir -p`).
-    public static func makeFolders(_ path: String) throws(BatchPlanError) {
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for part in path.split(separator: "/") {
-            prefix += part
-            if mkdir(prefix, 0o777) != 0 && errno != EEXIST { throw .cannotCreateFolder(path: prefix, reason: errnoText()) }
-            prefix += "/"
-        }
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw .cannotCreateFolder(path: path, reason: "a file of that name is in the way")
+            do throws(FolderError) { try Folders.make(folder) } catch {
+                throw .cannotCreateFolder(path: error.path, reason: error.reason)
+            }
         }
     }
 }
-
-func errnoText() -> String { String(cString: strerror(errno)) }

@@ -1,3 +1,4 @@
+import OfflineRender
 /// The SoundFonts a render plays with (`--soundfont`, repeatable) and which
 /// of them renders each input (`--soundfont-pick`):
 ///

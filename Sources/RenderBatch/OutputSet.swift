@@ -1,3 +1,4 @@
+import OfflineRender
 import Foundation
 import SoundFile
 #if canImport(Glibc)
@@ -5,15 +6,18 @@ import Glibc
 #endif
 
 /// Every file one rendering writes: its audio, its labels (`--labels`), its
-/// stems folder (`--stems`) and its stems report (`--stems-by`), named once.
+/// stems folder (`--stems`), its stems report (`--stems-by`) and its manifest
+/// line (`--manifest`: `NAME.manifest.json`, the line the batch appends to the
+/// manifest, so a run resumed after a kill between the set's commit and that
+/// append still has the input's figures), named once.
 ///
 /// A rendering writes each of them under a staged name in its final folder
 /// (`NAME.carillon-part` hidden beside the final name: `.song.wav.carillon-part`,
 /// the stems into the folder `.song.carillon-part/`), then `commit` moves
 /// them onto their names together: first the final audio goes (the input is
 /// unfinished from then on), then the stems folder (renamed whole, or its
-/// files into a folder that is already there), the labels and the report,
-/// and the audio LAST. The audio under its name is the mark of a finished
+/// files into a folder that is already there), the labels, the report and
+/// the manifest line, and the audio LAST. The audio under its name is the mark of a finished
 /// rendering, so a process killed at any moment leaves each rendering
 /// complete or without audio, and `isComplete` (what `--skip-existing` asks)
 /// wants the audio and every companion. A failure during `commit` removes
@@ -37,6 +41,8 @@ public struct OutputSet: Sendable, Equatable {
     public let stemReport: Member?
     /// The stems folder, with `--stems`.
     public let stems: Member?
+    /// `NAME.manifest.json`, the rendering's manifest line, with `--manifest`.
+    public let manifestLine: Member?
     /// The audio goes to standard output (`-o -`): not staged, not renamed.
     public let audioToStandardOutput: Bool
 
@@ -44,8 +50,9 @@ public struct OutputSet: Sendable, Equatable {
     public static let stagedSuffix = ".carillon-part"
 
     /// The set of `item` with the batch's companions: `labels` in that format,
-    /// a stems report when `stemReport` (`--stems-by`) and stems are written.
-    public init(item: BatchItem, labels: RenderLabels.Format?, stemReport: Bool) {
+    /// a stems report when `stemReport` (`--stems-by`) and stems are written,
+    /// the manifest line when `manifestLine` (`--manifest`) and the audio goes to a file.
+    public init(item: BatchItem, labels: RenderLabels.Format?, stemReport: Bool, manifestLine: Bool = false) {
         audioToStandardOutput = item.output == AudioFileWriter.standardOutput
         audio = Member(staged: audioToStandardOutput ? item.output : Self.staged(item.output), final: item.output)
         labelFormat = labels
@@ -59,10 +66,20 @@ public struct OutputSet: Sendable, Equatable {
         stems = stemsFolder.map { Member(staged: Self.stagedFolder($0), final: $0) }
         self.stemReport = stemReport && stemsFolder != nil
             ? Member(staged: Self.staged(StemReport.path(beside: item.output)), final: StemReport.path(beside: item.output)) : nil
+        let line = Self.manifestLinePath(beside: item.output)
+        self.manifestLine = manifestLine && !audioToStandardOutput ? Member(staged: Self.staged(line), final: line) : nil
+    }
+
+    /// `NAME.manifest.json` beside `NAME.wav`: the rendering's manifest line.
+    public static func manifestLinePath(beside output: String) -> String {
+        AtomicFile.companion(of: output, suffix: ".manifest.json")
     }
 
     /// The companions (everything but the audio), in the order `commit` moves them.
-    var companions: [Member] { (stems.map { [$0] } ?? []) + labels + (stemReport.map { [$0] } ?? []) }
+    var companions: [Member] { (stems.map { [$0] } ?? []) + files.filter { $0 != audio } }
+
+    /// The set's files (not the stems folder): audio, labels, report, manifest line.
+    var files: [Member] { [audio] + labels + (stemReport.map { [$0] } ?? []) + (manifestLine.map { [$0] } ?? []) }
 
     /// `dir/.name.carillon-part` for `dir/name`.
     static func staged(_ path: String) -> String {
@@ -100,6 +117,7 @@ public struct OutputSet: Sendable, Equatable {
         guard Self.isFile(audio.final) else { return false }
         for member in labels where !Self.isFile(member.final) { return false }
         if let stemReport, !Self.isFile(stemReport.final) { return false }
+        if manifestLine != nil && storedManifestLine() == nil { return false }
         if let stems, !Self.isFolder(stems.final) { return false }
         if stemReport != nil {
             guard let files = stemFilesInReport() else { return false }
@@ -111,8 +129,17 @@ public struct OutputSet: Sendable, Equatable {
 
     /// The stem files the report names, nil when it cannot be read.
     func stemFilesInReport() -> [String]? {
-        guard let stemReport, let text = try? ManifestWriter.contents(stemReport.final) else { return nil }
+        guard let stemReport, let text = try? AtomicFile.contents(stemReport.final) else { return nil }
         return Self.stemFiles(inReport: text)
+    }
+
+    /// The manifest line the set holds (`manifestLine`), nil when there is
+    /// none or it is not one line of a manifest.
+    public func storedManifestLine() -> String? {
+        guard let manifestLine, let text = try? AtomicFile.contents(manifestLine.final) else { return nil }
+        let line = text.hasSuffix("\n") ? String(text.dropLast()) : text
+        guard !line.contains("\n"), DatasetJSON.decode(ManifestEntry.Record.self, from: line) != nil else { return nil }
+        return line
     }
 
     /// The `file` of each stem in a report's JSON (silent stems have none); nil when it is not a report.
@@ -123,7 +150,7 @@ public struct OutputSet: Sendable, Equatable {
     /// Removes what a killed run left under the set's staged names (and the
     /// writers' own temporary files beside them), so a rendering starts clean.
     public func sweep() {
-        for member in [audio] + labels + (stemReport.map { [$0] } ?? []) where !(member == audio && audioToStandardOutput) {
+        for member in files where !(member == audio && audioToStandardOutput) {
             Self.removeTree(member.staged)
             Self.removeTemporaries(of: member.staged)
         }
@@ -134,7 +161,7 @@ public struct OutputSet: Sendable, Equatable {
     public func prepare() throws(OutputSetError) {
         if let stems {
             Self.removeTree(stems.staged)
-            do throws(BatchPlanError) { try BatchPlan.makeFolders(stems.staged) } catch {
+            do throws(FolderError) { try Folders.make(stems.staged) } catch {
                 throw .cannotWrite(path: stems.staged, reason: "\(error)")
             }
         }
@@ -146,8 +173,10 @@ public struct OutputSet: Sendable, Equatable {
     /// the whole set onto its names, the audio last (see the type). The
     /// audio and the stems must be complete under their staged names. On any
     /// failure everything of the set is removed, staged and final.
-    /// `stemFiles`: the stem files the render wrote, by their final paths.
-    public func commit(labels rendered: RenderLabels?, report: StemReport?, stemFiles: [String]) throws(OutputSetError) {
+    /// `stemFiles`: the stem files the render wrote, by their final paths;
+    /// `manifestLine`: the rendering's line, with `--manifest`.
+    public func commit(labels rendered: RenderLabels?, report: StemReport?, stemFiles: [String],
+                       manifestLine line: String? = nil) throws(OutputSetError) {
         do throws(OutputSetError) {
             if let labelFormat {
                 guard let rendered else { throw .missing("labels") }
@@ -158,11 +187,16 @@ public struct OutputSet: Sendable, Equatable {
                 guard let report else { throw .missing("stems report") }
                 try Self.writeLines(stemReport.staged, [report.json])
             }
+            if let manifestLine {
+                guard let line else { throw .missing("manifest line") }
+                try Self.writeLines(manifestLine.staged, [line])
+            }
             // From here the input is unfinished until its audio is back.
             if !audioToStandardOutput { try Self.remove(audio.final) }
             if let stems { try Self.moveFolder(stems) }
             for member in labels { try Self.rename(member) }
             if let stemReport { try Self.rename(stemReport) }
+            if let manifestLine { try Self.rename(manifestLine) }
             if !audioToStandardOutput { try Self.rename(audio) }
         } catch {
             removeAll(stemFiles: stemFiles)
@@ -182,8 +216,7 @@ public struct OutputSet: Sendable, Equatable {
     /// folder goes too when nothing else is in it (it may hold a user's files).
     public func removeAll(stemFiles: [String]) {
         sweep()
-        for member in labels + (stemReport.map { [$0] } ?? []) { unlink(member.final) }
-        if !audioToStandardOutput { unlink(audio.final) }
+        for member in files where !(member == audio && audioToStandardOutput) { unlink(member.final) }
         if let stems {
             for file in stemFiles { unlink(file) }
             rmdir(stems.final)
@@ -259,7 +292,7 @@ public struct OutputSet: Sendable, Equatable {
     }
 
     static func writeLines(_ path: String, _ lines: [String]) throws(OutputSetError) {
-        do throws(ManifestError) { try ManifestWriter.replace(path, with: lines) } catch {
+        do throws(AtomicFileError) { try AtomicFile.replace(path, with: lines) } catch {
             throw .cannotWrite(path: path, reason: error.reason)
         }
     }

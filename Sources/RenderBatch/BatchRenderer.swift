@@ -1,4 +1,4 @@
-import Analysis
+import OfflineRender
 import Sampling
 import SoundFile
 import Synchronization
@@ -32,6 +32,10 @@ public final class BatchRenderer: Sendable {
         public var loudness: RenderJob.Loudness = .off
         /// Written in every manifest line.
         public var version = ""
+        /// `--manifest`: each rendering's manifest line is written into its
+        /// output set too (`OutputSet.manifestLine`), so a resumed batch has
+        /// the figures of every finished rendering.
+        public var manifestLines = false
         /// `--labels`: each output's notes, beats and tempo beside it in this
         /// format (`RenderLabels`); needs `job.labels`.
         public var labels: RenderLabels.Format? = nil
@@ -52,6 +56,9 @@ public final class BatchRenderer: Sendable {
         /// What the job noted while it rendered this file (e.g. samples loaded by
         /// preset because the font could not be read by note): warnings to show.
         public var notes: [String] = []
+        /// A skipped rendering's manifest line as its output set holds it (the
+        /// run that rendered it wrote it), appended instead of `entry`.
+        public var storedLine: String? = nil
     }
 
     /// The batch as a whole, for a progress display.
@@ -179,7 +186,8 @@ public final class BatchRenderer: Sendable {
 
     /// The files `item`'s rendering writes with these settings.
     public func outputSet(_ item: BatchItem) -> OutputSet {
-        OutputSet(item: item, labels: settings.labels, stemReport: settings.job.stemsBy != nil && settings.job.stems)
+        OutputSet(item: item, labels: settings.labels, stemReport: settings.job.stemsBy != nil && settings.job.stems,
+                  manifestLine: settings.manifestLines)
     }
 
     private func work(worker: Int, items: [BatchItem], manifest: ManifestWriter?, cancel: CancellationFlag,
@@ -222,7 +230,9 @@ public final class BatchRenderer: Sendable {
     private func renderOrSkip(_ item: BatchItem, with job: RenderJob, worker: Int, cancel: CancellationFlag) -> Outcome {
         let set = outputSet(item)
         if settings.skipExisting && set.isComplete() {
-            return Outcome(item: item, entry: entry(item, .skipped))
+            var skipped = Outcome(item: item, entry: entry(item, .skipped))
+            skipped.storedLine = set.storedManifestLine()
+            return skipped
         }
         // What a killed run left under the set's staged names goes first.
         set.sweep()
@@ -248,13 +258,6 @@ public final class BatchRenderer: Sendable {
             var s = rendered.0
             let loudness = rendered.1
             s.output = item.output
-            // Labels and report written, then the set moved onto its names, the audio last.
-            do throws(OutputSetError) {
-                try set.commit(labels: settings.labels != nil ? s.labels : nil, report: set.stemReport != nil ? s.stemReport : nil,
-                               stemFiles: s.stems)
-            } catch {
-                return Outcome(item: item, entry: entry(item, .failed, error: "\(error)"))
-            }
             var e = entry(item, .ok)
             e.stemReport = set.stemReport?.final
             if e.stemReport != nil { e.stems = s.stems }
@@ -269,6 +272,13 @@ public final class BatchRenderer: Sendable {
                 e.loudness = loudness.loudness; e.truePeak = loudness.truePeak
                 e.gain = loudness.gain; e.normalizedLoudness = loudness.normalizedLoudness
             }
+            // Labels, report and manifest line written, then the set moved onto its names, the audio last.
+            do throws(OutputSetError) {
+                try set.commit(labels: settings.labels != nil ? s.labels : nil, report: set.stemReport != nil ? s.stemReport : nil,
+                               stemFiles: s.stems, manifestLine: set.manifestLine != nil ? e.jsonLine : nil)
+            } catch {
+                return Outcome(item: item, entry: entry(item, .failed, error: "\(error)"))
+            }
             return Outcome(item: item, entry: e, summary: s, loudness: loudness)
         } catch {
             // A message names the output, not its staged name.
@@ -281,7 +291,7 @@ public final class BatchRenderer: Sendable {
         // A skipped rendering whose line from the earlier run was kept gets no second line.
         let recorded = outcome.entry.status == .skipped && manifest?.recordedOutputs.contains(outcome.item.output) == true
         if !outcome.interrupted, !recorded, let manifest {
-            do { try manifest.append(outcome.entry) } catch { manifestFailure = error }
+            do { try manifest.append(line: outcome.storedLine ?? outcome.entry.jsonLine) } catch { manifestFailure = error }
         }
         state.withLock { s in
             s.snapshot.current[worker] = nil
