@@ -37,6 +37,8 @@ struct PiecePlan {
     var samples: SampleSelection.Plan?
     /// With `--take`: the parameters the mapping's controls moved, by time (`TakeRouting`).
     var changes: [(seconds: Double, change: ParameterChange)] = []
+    /// What the reader salvaged of a damaged file (`StandardMIDIFile.warnings`).
+    var warnings: [SMFWarning] = []
 }
 
 extension RenderJob {
@@ -45,8 +47,9 @@ extension RenderJob {
     /// SMPTE-timed score's times; notes and programs on the scout), gaps cut,
     /// label maps drawn, and with `stems` and `Options.stemsBy` the score
     /// split into stem groups, the scout replaying the selections before and
-    /// after the split.
-    func plan(input: String, augmentation: Augmentation.Draw?, stems: Bool) throws(Failure) -> PiecePlan {
+    /// after the split. With `midi`, the file's bytes are those (in memory:
+    /// the C ABI's render) and `input` only names it.
+    func plan(input: String, midi: [UInt8]? = nil, augmentation: Augmentation.Draw?, stems: Bool) throws(Failure) -> PiecePlan {
         var score: Score
         let gaps: [Score.Gap]
         var maps: RenderLabels.FileMaps? = nil
@@ -55,10 +58,18 @@ extension RenderJob {
         var changes: [(seconds: Double, change: ParameterChange)] = []
         var deadAirCut = 0.0
         var limits: [PieceLimits.Cut] = []
+        var warnings: [SMFWarning] = []
         do {
             // The file lives only here: a render keeps its score, not the file.
             var file: StandardMIDIFile
-            do throws(MIDIFileError) { file = try StandardMIDIFile(contentsOf: input) } catch { throw .midiFile(error) }
+            do throws(MIDIFileError) {
+                if let midi {
+                    do throws(SMFError) { file = try StandardMIDIFile(bytes: midi) } catch { throw .notReadable(path: input, error) }
+                } else {
+                    file = try StandardMIDIFile(contentsOf: input)
+                }
+            } catch { throw .midiFile(error) }
+            warnings = file.warnings
             if let rules = options.limits {
                 // Before anything reads the tempo map: the score, the augmentation and the labels' beats follow.
                 let tempos = file.implausibleTempos(plausible: rules.plausibleTempo, quarters: rules.tempoQuarters)
@@ -146,7 +157,7 @@ extension RenderJob {
         }
         return PiecePlan(score: score, gaps: gaps, deadAirCut: deadAirCut, limits: limits, maps: maps,
                          notesDropped: notesDropped, trackNames: trackNames, groups: groups, samples: splitPlan,
-                         changes: changes)
+                         changes: changes, warnings: warnings)
     }
 
     /// The presets `mapping` starts with, as messages at the piece's start: its

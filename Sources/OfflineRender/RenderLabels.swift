@@ -311,7 +311,7 @@ extension RenderLabels {
     static let noteColumns = ["onset", "offset", "pitch", "velocity", "channel", "program", "bank", "preset",
                               "track", "track_name", "drum", "stem", "soundfont"]
 
-    func noteRows(_ format: Format) -> [String] {
+    public func noteRows(_ format: Format) -> [String] {
         let rows = notes.map { n -> [Field] in
             [.number(n.onset), .number(n.offset), .int(n.pitch), .int(n.velocity), .int(n.channel), .int(n.program),
              .int(n.bank), .text(n.preset), .int(n.track), .text(n.trackName), .bool(n.drum), .text(n.stem), .text(soundFont)]
