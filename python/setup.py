@@ -1,6 +1,7 @@
 """Builds libcarillonc.so (the Swift package's `carillonc` product, one folder up)
 and ships it inside the `carillon` package: the wheel is platform-specific."""
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,9 +25,9 @@ class BuildWithSwift(build_py):
     def run(self):
         super().run()
         root = swift_package()
-        # release unless told (the tests may reuse a debug build: CARILLON_BUILD_CONFIGURATION=debug).
-        configuration = os.environ.get("CARILLON_BUILD_CONFIGURATION", "release")
-        command = ["swift", "build", "-c", configuration, "--product", "carillonc"]
+        # Release unless told: scripts/test passes its own CARILLON_BUILD_FLAGS, so nothing is built twice.
+        flags = shlex.split(os.environ.get("CARILLON_BUILD_FLAGS", "-c release"))
+        command = ["swift", "build", *flags, "--product", "carillonc"]
         if shutil.which("swift") is None:
             raise SystemExit("carillon: the Swift toolchain (swift) is not on PATH; scripts/setup installs it")
         subprocess.run(command, cwd=root, check=True)
