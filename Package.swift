@@ -103,7 +103,7 @@ let package = Package(
         // The offline render in memory behind a C ABI (@_cdecl, opaque handles): MIDI bytes and a
         // JSON object of the CLI's long option names in, float frames, labels and facts out.
         .target(name: "CarillonC", dependencies: [
-            "OfflineRender", "Parameters", "Controls", "Engine", "Sampling", "Hosting", "Analysis",
+            "OfflineRender", "Parameters", "Controls", "Engine", "Sampling", "Hosting", "Analysis", "Threads",
         ]),
 
         // OSC (Open Sound Control) over UDP: liblo parses and builds the packets; the address

@@ -6,7 +6,7 @@ import Glibc
 // `carillon_renderer_free`) and a result (`carillon_render`, freed by
 // `carillon_result_free`); what a result's accessors return lives as long as
 // the result. A failing call returns NULL and sets `*kind` (1 MIDI, 2
-// SoundFont, 3 option, 4 render) and `*message` (a malloc'd UTF-8 string the
+// SoundFont, 3 option, 4 render, 5 a stream stopped by its consumer) and `*message` (a malloc'd UTF-8 string the
 // caller frees with `carillon_string_free`). No global mutable state: a
 // renderer may be used from several threads at once; a result from one.
 
@@ -42,6 +42,12 @@ public func carillon_renderer_free(_ renderer: UnsafeMutableRawPointer?) {
 public func carillon_render(_ renderer: UnsafeMutableRawPointer?, _ midi: UnsafePointer<UInt8>?, _ length: Int64,
                             _ name: UnsafePointer<CChar>?, _ key: UnsafePointer<CChar>?, _ kind: UnsafeMutablePointer<Int32>?,
                             _ message: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> UnsafeMutableRawPointer? {
+    render(renderer, midi, length, name, key, kind, message, stream: nil)
+}
+
+private func render(_ renderer: UnsafeMutableRawPointer?, _ midi: UnsafePointer<UInt8>?, _ length: Int64,
+                    _ name: UnsafePointer<CChar>?, _ key: UnsafePointer<CChar>?, _ kind: UnsafeMutablePointer<Int32>?,
+                    _ message: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, stream: CallbackSink?) -> UnsafeMutableRawPointer? {
     kind?.pointee = 0
     guard let renderer else { report(.option("no renderer (NULL)"), kind, message); return nil }
     guard length >= 0, midi != nil || length == 0 else { report(.option("no MIDI bytes (NULL, or a negative length)"), kind, message); return nil }
@@ -50,12 +56,30 @@ public func carillon_render(_ renderer: UnsafeMutableRawPointer?, _ midi: Unsafe
     let key = key.map { String(cString: $0) } ?? name
     let job = Unmanaged<MemoryRenderer>.fromOpaque(renderer).takeUnretainedValue()
     do throws(CarillonError) {
-        let result = try job.render(midi: bytes, name: name, key: key)
+        let result = try job.render(midi: bytes, name: name, key: key, stream: stream)
         return Unmanaged.passRetained(result).toOpaque()
     } catch {
         report(error, kind, message)
         return nil
     }
+}
+
+/// Renders as `carillon_render` does, handing the frames to `callback`
+/// (interleaved stereo, `frames` of them, `context` passed back) in chunks of
+/// `chunk_frames` as they come, on the calling thread; the result holds the
+/// facts and labels, no frames. `callback` returns non-zero to stop the
+/// render: then NULL, kind 5.
+@_cdecl("carillon_render_stream")
+public func carillon_render_stream(_ renderer: UnsafeMutableRawPointer?, _ midi: UnsafePointer<UInt8>?, _ length: Int64,
+                                   _ name: UnsafePointer<CChar>?, _ key: UnsafePointer<CChar>?, _ chunkFrames: Int64,
+                                   _ callback: (@convention(c) (UnsafePointer<Float>?, Int64, UnsafeMutableRawPointer?) -> Int32)?, _ context: UnsafeMutableRawPointer?,
+                                   _ kind: UnsafeMutablePointer<Int32>?,
+                                   _ message: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> UnsafeMutableRawPointer? {
+    kind?.pointee = 0
+    guard let callback else { report(.option("no callback (NULL)"), kind, message); return nil }
+    guard chunkFrames > 0, chunkFrames <= 1 << 24 else { report(.option("chunk frames must be 1...16777216"), kind, message); return nil }
+    return render(renderer, midi, length, name, key, kind, message,
+                  stream: CallbackSink(callback: callback, context: context, chunkFrames: Int(chunkFrames)))
 }
 
 private func result(_ handle: UnsafeMutableRawPointer) -> MemoryRender {

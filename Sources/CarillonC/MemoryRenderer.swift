@@ -3,6 +3,7 @@ import Hosting
 import OfflineRender
 import Sampling
 import Synchronization
+import Threads
 import Glibc
 
 /// Why a call failed, by kind: the C ABI's `kind` out-parameter, and the
@@ -12,6 +13,8 @@ enum CarillonError: Error {
     case soundFont(String)
     case option(String)
     case render(String)
+    /// A stream's consumer asked the render to stop.
+    case stopped
 
     /// The number the C ABI reports (0 is success).
     var kind: Int32 {
@@ -20,12 +23,14 @@ enum CarillonError: Error {
         case .soundFont: 2
         case .option: 3
         case .render: 4
+        case .stopped: 5
         }
     }
 
     var message: String {
         switch self {
         case .midi(let m), .soundFont(let m), .option(let m), .render(let m): m
+        case .stopped: "stopped by the stream's consumer"
         }
     }
 
@@ -48,6 +53,44 @@ final class MemorySink: RenderSink {
     }
     func finish() throws(RenderJob.Failure) {}
     func discard() { samples = [] }
+}
+
+/// A render's frames handed on as they come, in chunks of `chunkFrames`
+/// (the last shorter), to a C function: `carillon_render_stream`'s sink.
+/// Memory stays bounded whatever the piece's length. The function returns
+/// non-zero to stop the render (`stopped`).
+final class CallbackSink: RenderSink {
+    typealias Callback = @convention(c) (UnsafePointer<Float>?, Int64, UnsafeMutableRawPointer?) -> Int32
+    private let callback: Callback
+    private let context: UnsafeMutableRawPointer?
+    private let chunkFrames: Int
+    private var pending: [Float] = []
+    let stop = CancellationFlag()
+
+    init(callback: Callback, context: UnsafeMutableRawPointer?, chunkFrames: Int) {
+        self.callback = callback; self.context = context; self.chunkFrames = max(1, chunkFrames)
+        pending.reserveCapacity(2 * self.chunkFrames)
+    }
+
+    func write(_ block: UnsafeBufferPointer<Float>, frames: Int) throws(RenderJob.Failure) {
+        var from = 0
+        while from < frames {
+            let take = min(frames - from, chunkFrames - pending.count / 2)
+            pending.append(contentsOf: block[(2 * from)..<(2 * (from + take))])
+            from += take
+            if pending.count / 2 == chunkFrames { flush() }
+        }
+    }
+
+    func finish() throws(RenderJob.Failure) { flush() }
+    func discard() { pending.removeAll(keepingCapacity: true) }
+
+    private func flush() {
+        guard !pending.isEmpty, !stop.isSet else { pending.removeAll(keepingCapacity: true); return }
+        let stopped = pending.withUnsafeBufferPointer { callback($0.baseAddress, Int64($0.count / 2), context) } != 0
+        pending.removeAll(keepingCapacity: true)
+        if stopped { stop.set() }
+    }
 }
 
 /// One render's output: the frames, the manifest line's facts and the labels.
@@ -107,9 +150,14 @@ final class MemoryRenderer: Sendable {
     }
 
     /// Renders the MIDI file `midi` (named `name` in messages; `key` picks its
-    /// font and draws its augmentation, as a batch's key does).
-    func render(midi: [UInt8], name: String, key: String) throws(CarillonError) -> MemoryRender {
+    /// font and draws its augmentation, as a batch's key does). With `stream`,
+    /// the frames go to it as they come and the result holds none.
+    func render(midi: [UInt8], name: String, key: String, stream: CallbackSink? = nil) throws(CarillonError) -> MemoryRender {
         let configuration = self.configuration.value
+        if stream != nil && configuration.job.threads > 1 {
+            throw .option("a stream renders on one synth (threads=1): a pool may start a piece again on one synth, "
+                + "and blocks handed on cannot be taken back")
+        }
         let font = soundFonts.picks(forKey: key)[0]
         let job: RenderJob
         if let taken = idle.withLock({ $0[font].popLast() }) { job = taken.job } else {
@@ -123,13 +171,19 @@ final class MemoryRenderer: Sendable {
         let summary: RenderJob.Summary
         do throws(RenderJob.Failure) {
             // A piece rendered again on one synth asks for a new sink: the last one holds it.
-            summary = try job.render(input: name, midi: midi, output: name, augmentation: draw) { () throws(RenderJob.Failure) -> any RenderSink in
+            // (A stream is on one synth: its blocks, once handed on, cannot be taken back.)
+            summary = try job.render(input: name, midi: midi, output: name, augmentation: draw,
+                                     cancel: stream?.stop) { () throws(RenderJob.Failure) -> any RenderSink in
+                if let stream { return stream }
                 let made = MemorySink()
                 sink = made
                 return made
             }
-        } catch { throw CarillonError(error) }
-        guard let samples = sink?.samples else { preconditionFailure("the render made its sink") }
+        } catch {
+            if case .interrupted = error { throw .stopped }
+            throw CarillonError(error)
+        }
+        guard let samples = stream == nil ? sink?.samples : [] else { preconditionFailure("the render made its sink") }
         var entry = ManifestEntry(input: name, output: "", status: .ok, carillonVersion: Self.version,
                                   soundFont: soundFonts.fonts[font].path, soundFontBytes: soundFontBytes[font])
         entry.augmentation = draw

@@ -15,16 +15,17 @@ import hashlib
 import io
 import json
 import os
+import queue
 import threading
 from pathlib import Path
 
 import numpy as np
 
-from ._native import lib as _lib, take_string as _take_string
-from .errors import BY_KIND as _BY_KIND, Error, MIDIError, OptionError, RenderError, SoundFontError
+from ._native import STREAM_CALLBACK as _STREAM_CALLBACK, lib as _lib, take_string as _take_string
+from .errors import BY_KIND as _BY_KIND, Error, MIDIError, OptionError, RenderError, SoundFontError, _Stopped
 import ctypes as _ctypes
 
-__all__ = ["render", "Renderer", "Result", "Error", "MIDIError", "SoundFontError", "OptionError", "RenderError",
+__all__ = ["render", "Renderer", "Result", "Stream", "Error", "MIDIError", "SoundFontError", "OptionError", "RenderError",
            "midi_bytes"]
 __version__ = "0.1.0"
 
@@ -180,6 +181,15 @@ class Renderer:
             _lib.carillon_result_free(result)
         return Result(audio, facts, _labels(notes) if notes is not None else None)
 
+    def stream(self, midi, key=None, chunk_frames=65536):
+        """The render as it comes: a `Stream` of float32 (frames, 2) chunks of `chunk_frames`
+        (the last shorter), a few chunks held at once whatever the piece's length. The
+        chunks put together are `render(midi).audio`; the stream's `.result` (facts, labels,
+        no audio) is there once it is exhausted. Needs threads=1 (see `Stream`)."""
+        if self._handle is None:
+            raise Error("this Renderer is closed")
+        return Stream(self, *midi_bytes(midi), key, chunk_frames)
+
     def __call__(self, midi, key=None):
         return self.render(midi, key).audio
 
@@ -197,6 +207,95 @@ class Renderer:
 
     def __del__(self):
         if getattr(self, "_handle", None):
+            self.close()
+
+
+class Stream:
+    """An iterator over a render's chunks. The render runs on a thread of its own, each
+    chunk handed over a queue of one: the render waits while the consumer has not taken
+    the last, so memory stays bounded. Leaving the loop early (or `close()`) stops the
+    render. A pool of synths (threads > 1) may start a piece again on one synth, and
+    chunks handed on cannot be taken back: a stream needs threads=1 (OptionError)."""
+
+    def __init__(self, renderer, data, name, default_key, key, chunk_frames):
+        self._queue = queue.Queue(maxsize=1)
+        self._stop = threading.Event()
+        self.result = None
+        self._error = None
+        key = (key or default_key).encode()
+
+        def on_chunk(samples, frames, _context):
+            if self._stop.is_set():
+                return 1
+            chunk = np.ctypeslib.as_array(samples, shape=(frames * 2,)).copy().reshape(frames, 2)
+            while not self._stop.is_set():
+                try:
+                    self._queue.put(chunk, timeout=0.1)
+                    return 0
+                except queue.Full:
+                    continue
+            return 1
+
+        self._callback = _STREAM_CALLBACK(on_chunk)   # kept alive as long as the render runs
+
+        def run():
+            kind, message = _ctypes.c_int32(0), _ctypes.c_void_p(None)
+            result = _lib.carillon_render_stream(renderer._handle, data, len(data), name.encode(), key, chunk_frames,
+                                                 self._callback, None, _ctypes.byref(kind), _ctypes.byref(message))
+            try:
+                if not result:
+                    _raise(kind, message)
+                try:
+                    facts = json.loads(_take_string(_lib.carillon_result_facts(result)))
+                    notes = _take_string(_lib.carillon_result_notes_csv(result))
+                finally:
+                    _lib.carillon_result_free(result)
+                self.result = Result(np.empty((0, 2), np.float32), facts, _labels(notes) if notes is not None else None)
+            except _Stopped:
+                pass
+            except Error as e:
+                self._error = e
+            finally:
+                self._queue.put(None)   # the end (the consumer takes it, or close() drains)
+
+        self._thread = threading.Thread(target=run, name="carillon-stream", daemon=True)
+        self._thread.start()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._thread is None:
+            raise StopIteration
+        chunk = self._queue.get()
+        if chunk is None:
+            self._thread.join()
+            self._thread = None
+            if self._error is not None:
+                raise self._error
+            raise StopIteration
+        return chunk
+
+    def close(self):
+        """Stops the render (if still under way) and waits for its thread."""
+        self._stop.set()
+        if self._thread is not None:
+            while self._thread.is_alive():
+                try:
+                    self._queue.get(timeout=0.1)
+                except queue.Empty:
+                    pass
+            self._thread.join()
+            self._thread = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_thread", None) is not None:
             self.close()
 
 

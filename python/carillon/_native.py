@@ -9,6 +9,10 @@ from pathlib import Path
 _here = Path(__file__).resolve().parent
 
 
+# A stream's chunk: interleaved stereo samples, their frames, the context; non-zero stops the render.
+STREAM_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_float), ctypes.c_int64, ctypes.c_void_p)
+
+
 def _load() -> ctypes.CDLL:
     path = os.environ.get("CARILLON_LIBRARY") or str(_here / "libcarillonc.so")
     if not Path(path).is_file():
@@ -23,6 +27,9 @@ def _load() -> ctypes.CDLL:
     lib.carillon_renderer_free.restype = None
     lib.carillon_render.argtypes = [handle, ctypes.c_char_p, ctypes.c_int64, char_p, char_p, out_kind, out_message]
     lib.carillon_render.restype = handle
+    lib.carillon_render_stream.argtypes = [handle, ctypes.c_char_p, ctypes.c_int64, char_p, char_p, ctypes.c_int64,
+                                           STREAM_CALLBACK, ctypes.c_void_p, out_kind, out_message]
+    lib.carillon_render_stream.restype = handle
     lib.carillon_result_frames.argtypes = [handle]
     lib.carillon_result_frames.restype = ctypes.c_int64
     lib.carillon_result_copy_samples.argtypes = [handle, ctypes.c_void_p, ctypes.c_int64]

@@ -21,5 +21,9 @@ class RenderError(Error):
     """The render itself failed (a plugin, a thread, …)."""
 
 
+class _Stopped(Error):
+    """A stream's consumer stopped the render (not raised to callers)."""
+
+
 # The C ABI's kinds (CarillonError.kind in Sources/CarillonC).
-BY_KIND = {1: MIDIError, 2: SoundFontError, 3: OptionError, 4: RenderError}
+BY_KIND = {1: MIDIError, 2: SoundFontError, 3: OptionError, 4: RenderError, 5: _Stopped}

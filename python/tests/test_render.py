@@ -149,3 +149,20 @@ def test_errors_are_exceptions_by_kind_with_the_cli_messages(tmp_path):
     with pytest.raises(carillon.OptionError):
         carillon.render(12345, soundfont=FONT)
     assert issubclass(carillon.MIDIError, carillon.Error) and issubclass(carillon.OptionError, carillon.Error)
+
+
+def test_a_stream_is_the_render_in_bounded_chunks(renderer):
+    whole = renderer.render(FILE)
+    stream = renderer.stream(FILE, chunk_frames=4096)
+    chunks = list(stream)
+    assert all(c.shape == (4096, 2) for c in chunks[:-1]) and 0 < len(chunks[-1]) <= 4096
+    assert np.concatenate(chunks).tobytes() == whole.audio.tobytes()
+    assert stream.result.facts["rendered_seconds"] == whole.duration
+    # Leaving early stops the render; the renderer goes on.
+    with renderer.stream(FILE, chunk_frames=1024) as early:
+        assert next(early).shape == (1024, 2)
+    assert np.array_equal(renderer.render(FILE).audio, whole.audio)
+    with pytest.raises(carillon.MIDIError):
+        list(renderer.stream(b"garbage"))
+    with pytest.raises(carillon.OptionError, match="threads=1"):
+        list(carillon.Renderer(FONT, threads=2).stream(FILE))
