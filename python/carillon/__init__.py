@@ -149,9 +149,14 @@ class Renderer:
                 else os.fspath(soundfont)
         config["rate"] = sample_rate
         config["threads"] = threads
+        def path_or_refuse(value):   # a pathlib.Path for mapping=, program_map=, …
+            if isinstance(value, os.PathLike):
+                return os.fspath(value)
+            raise TypeError(f"{type(value).__name__} is not one")
+
         try:
-            text = json.dumps(config)
-        except TypeError as e:
+            text = json.dumps(config, default=path_or_refuse)
+        except (TypeError, ValueError) as e:
             raise OptionError(f"the options must be numbers, strings, booleans or lists of them: {e}") from None
         kind, message = _ctypes.c_int32(0), _ctypes.c_void_p(None)
         handle = _lib.carillon_renderer_new(text.encode(), _ctypes.byref(kind), _ctypes.byref(message))

@@ -166,3 +166,29 @@ def test_a_stream_is_the_render_in_bounded_chunks(renderer):
         list(renderer.stream(b"garbage"))
     with pytest.raises(carillon.OptionError, match="threads=1"):
         list(carillon.Renderer(FONT, threads=2).stream(FILE))
+
+
+def test_program_map_set_and_mapping_equal_the_cli(tmp_path):
+    program_map = tmp_path / "map.yaml"
+    program_map.write_text("0..7: 5\n24..31: 0\n")
+    options = {"program_map": program_map, "set": ["master.gain=-6"], "max_duration": 10.0}
+    out = tmp_path / "out.wav"
+    cli("render", OPENMSX[5], "-o", out, "--bits", "32", "-r", RATE, "--soundfont", FONT, "--threads", 1, "-q",
+        "--program-map", program_map, "--set", "master.gain=-6", "--max-duration", 10)
+    result = carillon.Renderer(FONT, sample_rate=RATE, **options).render(OPENMSX[5])
+    assert result.audio.tobytes() == float_wav(out)
+    assert result.facts["augment"]["program_map"] == str(program_map)
+    plain = carillon.Renderer(FONT, sample_rate=RATE, max_duration=10.0).render(OPENMSX[5])
+    assert not np.array_equal(plain.audio, result.audio)   # the options did something
+
+
+def test_a_take_through_a_mapping_plays_as_the_cli_plays_it(tmp_path):
+    # The file played into the rig as the keyboard (--take): its zones split, layer and transpose.
+    mapping = Path(__file__).resolve().parents[2] / "mappings/stage-piano.yaml"
+    out = tmp_path / "out.wav"
+    cli("render", OPENMSX[6], "-o", out, "--bits", "32", "-r", RATE, "--soundfont", FONT, "-q",
+        "--mapping", mapping, "--take", "--max-duration", 10)
+    result = carillon.Renderer(FONT, sample_rate=RATE, mapping=mapping, take=True, max_duration=10.0).render(OPENMSX[6])
+    assert result.audio.tobytes() == float_wav(out)
+    plain = carillon.Renderer(FONT, sample_rate=RATE, max_duration=10.0).render(OPENMSX[6])
+    assert plain.audio.shape != result.audio.shape or not np.array_equal(plain.audio, result.audio)
