@@ -101,3 +101,21 @@ def test_rss_after_1000_renders_within_5_mib_of_after_10():
     after1000 = _rss_kib()
     print(f"RSS after 10 renders {after10} KiB, after 1000 {after1000} KiB")
     assert after1000 - after10 < 5 * 1024
+
+
+_inherited = None
+
+
+def _render_inherited(path):
+    return _inherited.render(path).audio
+
+
+def test_a_renderer_made_before_a_fork_renders_in_the_children(renderer):
+    # A DataLoader-style pool whose dataset made its Renderer in the parent.
+    global _inherited
+    _inherited = carillon.Renderer(FONT, sample_rate=RATE, **SHORT)
+    serial = [renderer.render(f).audio for f in FILES[:2]]
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        pooled = pool.map(_render_inherited, FILES[:2])
+    for a, b in zip(pooled, serial):
+        assert np.array_equal(a, b)
