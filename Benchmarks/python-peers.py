@@ -2,7 +2,7 @@
 """carillon (the Python package) against the Python peers and the CLI batch,
 side by side in one run: wall time, files/s and peak memory (issue 39).
 
-  python-peers.py [--font SF2] [--carillon BIN] [--only NAME...] [FILES...]   (default: the 31 openmsx songs)
+  python-peers.py [--font SF2] [--carillon BIN] [--only NAME,NAME] [FILES...]   (default: the 31 openmsx songs)
 
 Each contender runs in a process of its own (its peak RSS is that process's,
 from wait4): carillon.Renderer reused, on 1 thread and on 2 threads (the GIL
@@ -39,7 +39,7 @@ def run_one(name, files, font):
     elif name == "pretty_midi":
         import pretty_midi
         for f in files:
-            audio_seconds += len(pretty_midi.PrettyMIDI(f).fluidsynth(fs=44100, sf2_path=font)) / 44100
+            audio_seconds += len(pretty_midi.PrettyMIDI(f).fluidsynth(fs=44100, synthesizer=font)) / 44100
     elif name == "symusic":
         import symusic
         synth = symusic.Synthesizer(sf_path=font, sample_rate=44100)
@@ -62,7 +62,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--font", default="/usr/share/sounds/sf2/FluidR3_GM.sf2")
     parser.add_argument("--carillon", default=".build/release/carillon")
-    parser.add_argument("--only", nargs="*", default=CONTENDERS)
+    parser.add_argument("--only", default=",".join(CONTENDERS), help="contenders, comma-separated: " + ",".join(CONTENDERS))
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("files", nargs="*")
     args = parser.parse_args()
@@ -71,7 +71,9 @@ def main():
         return run_one(args.one, files, args.font)
     print(f"{len(files)} files, {os.path.basename(args.font)}, 44.1 kHz, {os.cpu_count()} cores")
     print(f"{'contender':<12} {'wall s':>8} {'files/s':>8} {'audio s':>9} {'peak MiB':>9}")
-    for name in args.only:
+    for name in args.only.split(","):
+        if name not in CONTENDERS:
+            raise SystemExit(f"unknown contender {name} (use {', '.join(CONTENDERS)})")
         if name == "cli-jobs-2":
             with tempfile.TemporaryDirectory() as tmp:
                 folder = os.path.join(tmp, "in")
