@@ -188,7 +188,7 @@ final class MemoryRenderer: Sendable {
                                   soundFont: soundFonts.fonts[font].path, soundFontBytes: soundFontBytes[font])
         entry.augmentation = draw
         entry.record(summary, loudness: nil)
-        entry.loudness = try Self.loudness(samples, sampleRate: configuration.job.sampleRate)
+        if configuration.measuresLoudness { entry.loudness = try Self.loudness(samples, sampleRate: configuration.job.sampleRate) }
         let csv = configuration.labels ? summary.labels.map { $0.noteRows(.csv).joined(separator: "\n") + "\n" } : nil
         return MemoryRender(samples: samples, facts: entry.jsonLine, notesCSV: csv)
     }

@@ -121,7 +121,8 @@ class Result:
     duration = property(lambda self: self.facts["rendered_seconds"], doc="Seconds of audio rendered.")
     piece_duration = property(lambda self: self.facts["piece_seconds"], doc="Seconds of the piece to its last event.")
     peak_dbfs = property(lambda self: self.facts["peak_dbfs"], doc="Highest sample, dBFS (None: silent).")
-    loudness = property(lambda self: self.facts["loudness_lufs"], doc="Integrated loudness, LUFS (None: silent).")
+    loudness = property(lambda self: self.facts["loudness_lufs"],
+                        doc="Integrated loudness, LUFS, with loudness=True (None: not asked, or silent).")
     limits = property(lambda self: self.facts["limits"], doc="What the damage rules and max_duration cut, one sentence each.")
     limit_seconds_cut = property(lambda self: self.facts["limit_seconds_cut"])
     dead_air_seconds = property(lambda self: self.facts["dead_air_seconds"], doc="A late end of track not rendered.")
@@ -140,7 +141,8 @@ class Renderer:
     as `carillon render --soundfont a --soundfont b`); None finds the default as the CLI does.
     `options` are `carillon render`'s long options, dashes as underscores: gain=, reverb=False,
     chorus_level=, transpose=, tempo=, velocity_scale=, program_map=, seed=, labels=True, mapping=,
-    take=True, max_duration=, no_limit=True, tail=, block=, set=[...], …"""
+    take=True, max_duration=, no_limit=True, tail=, block=, set=[...], …; and loudness=True, Python's
+    own, for the integrated loudness in each result (the CLI measures it for its manifest)."""
 
     def __init__(self, soundfont=None, sample_rate=44100, threads=1, **options):
         config = dict(options)

@@ -75,7 +75,7 @@ def test_samples_equal_the_cli_float_wav_byte_for_byte(midi, options, tmp_path):
     out = tmp_path / "out.wav"
     cli("render", midi, "-o", out, "--bits", "32", "-r", RATE, "--soundfont", FONT, "--threads", threads,
         "--labels", "--manifest", tmp_path / "m.jsonl", "-q", *_flags(options))
-    result = carillon.Renderer(FONT, sample_rate=RATE, threads=threads, labels=True, **options).render(midi)
+    result = carillon.Renderer(FONT, sample_rate=RATE, threads=threads, labels=True, loudness=True, **options).render(midi)
     wav = float_wav(out)
     assert len(wav) == result.audio.nbytes
     assert result.audio.tobytes() == wav
