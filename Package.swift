@@ -8,6 +8,9 @@ let package = Package(
     products: [
         .executable(name: "carillon", targets: ["CarillonCLI"]),
                 .library(name: "MIDI", targets: ["MIDI"]),
+        // libcarillonc.so: the offline render behind a C ABI, for the Python package (python/)
+        // (not "carillon": product names are one namespace, and that is the executable).
+        .library(name: "carillonc", type: .dynamic, targets: ["CarillonC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -105,6 +108,12 @@ let package = Package(
         // Dataset outputs of many renders: the batch's items and workers, each rendering's
         // output set (moved into place whole), the manifest, the SoundFont pick.
         .target(name: "RenderBatch", dependencies: ["OfflineRender", "Sampling", "SoundFile", "Threads"]),
+
+        // The offline render in memory behind a C ABI (@_cdecl, opaque handles): MIDI bytes and a
+        // JSON object of the CLI's long option names in, float frames, labels and facts out.
+        .target(name: "CarillonC", dependencies: [
+            "OfflineRender", "RenderBatch", "Parameters", "MappingFiles", "Engine", "Sampling", "Hosting", "Analysis", "Threads",
+        ]),
 
         // OSC (Open Sound Control) over UDP: liblo parses and builds the packets; the address
         // space, subscriptions and timetags are Carillon's. Not `Carillon`: notes go to a sink the session gives.

@@ -40,6 +40,8 @@ struct PiecePlan {
     var samples: SampleSelection.Plan?
     /// With `--take`: the parameters the mapping's controls moved, by time (`TakeRouting`).
     var changes: [(seconds: Double, change: ParameterChange)] = []
+    /// What the reader salvaged of a damaged file (`StandardMIDIFile.warnings`).
+    var warnings: [SMFWarning] = []
 }
 
 extension RenderJob {
@@ -50,8 +52,10 @@ extension RenderJob {
     /// the score split into stem groups, the scout replaying the selections
     /// before and after the split. `playedAt`: the piece as a transport plays
     /// it at that tempo scale (`play --tempo`): the score's times divided by
-    /// it, the labels' beats from the file's tempo events scaled.
-    func plan(input: String, augmentation: Augmentation.Draw?, stems: Bool, labels: Bool,
+    /// it, the labels' beats from the file's tempo events scaled. With `midi`,
+    /// the file's bytes are those (in memory: the C ABI's render) and `input`
+    /// only names it.
+    func plan(input: String, midi: [UInt8]? = nil, augmentation: Augmentation.Draw?, stems: Bool, labels: Bool,
               playedAt tempo: Double = 1) throws(Failure) -> PiecePlan {
         var score: Score
         let gaps: [Score.Gap]
@@ -61,10 +65,18 @@ extension RenderJob {
         var changes: [(seconds: Double, change: ParameterChange)] = []
         var deadAirCut = 0.0
         var limits: [PieceLimits.Cut] = []
+        var warnings: [SMFWarning] = []
         do {
             // The file lives only here: a render keeps its score, not the file.
             var file: StandardMIDIFile
-            do throws(MIDIFileError) { file = try StandardMIDIFile(contentsOf: input) } catch { throw .midiFile(error) }
+            do throws(MIDIFileError) {
+                if let midi {
+                    do throws(SMFError) { file = try StandardMIDIFile(bytes: midi) } catch { throw .notReadable(path: input, error) }
+                } else {
+                    file = try StandardMIDIFile(contentsOf: input)
+                }
+            } catch { throw .midiFile(error) }
+            warnings = file.warnings
             if let rules = options.limits {
                 // Before anything reads the tempo map: the score, the augmentation and the labels' beats follow.
                 let tempos = file.damagedTempos(rules)
@@ -158,7 +170,7 @@ extension RenderJob {
         }
         return PiecePlan(score: score, gaps: gaps, deadAirCut: deadAirCut, limits: limits, maps: maps,
                          notesDropped: notesDropped, trackNames: trackNames, groups: groups, samples: splitPlan,
-                         changes: changes)
+                         changes: changes, warnings: warnings)
     }
 
     /// The presets `mapping` starts with, as messages at the piece's start: its

@@ -141,6 +141,8 @@ public final class RenderJob {
         public var augmentation: Augmentation.Draw?
         /// Notes the transposition pushed outside 0...127, dropped with their note-offs.
         public var notesDropped = 0
+        /// What the MIDI reader salvaged of a damaged file (a truncated track, …): rendered as read.
+        public var warnings: [SMFWarning] = []
 
         public var peakDBFS: Double { peak > 0 ? 20 * log10(Double(peak)) : -.infinity }
         public var speed: Double { elapsed > 0 ? duration / elapsed : .infinity }
@@ -347,8 +349,11 @@ public final class RenderJob {
     /// one synth would have stolen voices where the pool does not: the piece
     /// is rendered again on one synth from the start, into a new sink
     /// (`makeSink` is called again; the first is discarded).
+    ///
+    /// With `midi`, the MIDI file is those bytes, already in memory, and
+    /// `input` only names it (the C ABI renders bytes into a memory sink).
     public func render(
-        input: String, output: String, stems: StemTarget? = nil, augmentation: Augmentation.Draw? = nil,
+        input: String, midi: [UInt8]? = nil, output: String, stems: StemTarget? = nil, augmentation: Augmentation.Draw? = nil,
         cancel: CancellationFlag? = nil, progress: ((Progress) -> Void)? = nil,
         makeSink: () throws(Failure) -> any RenderSink
     ) throws(Failure) -> Summary {
@@ -356,7 +361,7 @@ public final class RenderJob {
         let clock = ContinuousClock()
         let start = clock.now
         // What is rendered, worked out before anything renders (see `PiecePlan`).
-        let piece = try plan(input: input, augmentation: augmentation, stems: stems != nil, labels: options.labels)
+        let piece = try plan(input: input, midi: midi, augmentation: augmentation, stems: stems != nil, labels: options.labels)
         var score = piece.score
         let gaps = piece.gaps, maps = piece.maps, notesDropped = piece.notesDropped
         let trackNames = piece.trackNames, groups = piece.groups, splitPlan = piece.samples
@@ -404,6 +409,7 @@ public final class RenderJob {
                 summary.renderedOnOneSynth = threads < options.threads
                 summary.augmentation = augmentation
                 summary.notesDropped = notesDropped
+                summary.warnings = piece.warnings
                 if let maps, let plan {
                     summary.labels = labels(maps, score, plan: plan, rig: rig)
                     // The labels hold what the audio holds: not the beats of a cut end.

@@ -261,17 +261,7 @@ public final class BatchRenderer: Sendable {
             var e = entry(item, .ok)
             e.stemReport = set.stemReport?.final
             if e.stemReport != nil { e.stems = s.stems }
-            e.pieceDuration = s.pieceDuration; e.duration = s.duration
-            e.peakDBFS = s.peakDBFS; e.clippedSamples = s.clippedSamples
-            e.truncated = s.truncated; e.renderSeconds = s.elapsed
-            e.shortenedGaps = s.shortenedGaps.count; e.secondsCut = s.secondsCut
-            e.deadAirSeconds = s.deadAir
-            e.limits = s.limits.map(\.description); e.limitSecondsCut = s.limits.reduce(0) { $0 + $1.seconds }
-            if e.augmentation != nil { e.notesDropped = s.notesDropped }
-            if let loudness {
-                e.loudness = loudness.loudness; e.truePeak = loudness.truePeak
-                e.gain = loudness.gain; e.normalizedLoudness = loudness.normalizedLoudness
-            }
+            e.record(s, loudness: loudness)
             // Labels, report and manifest line written, then the set moved onto its names, the audio last.
             do throws(OutputSetError) {
                 try set.commit(labels: settings.labels != nil ? s.labels : nil, report: set.stemReport != nil ? s.stemReport : nil,

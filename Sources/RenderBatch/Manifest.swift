@@ -35,6 +35,9 @@ public struct ManifestEntry: Sendable, Equatable {
     /// one sentence each; empty: nothing cut), and the seconds they took out.
     public var limits: [String]? = nil
     public var limitSecondsCut: Double? = nil
+    /// What the MIDI reader salvaged of a damaged file (`SMFWarning`, one
+    /// sentence each; empty: a sound file; nil: not rendered).
+    public var warnings: [String]? = nil
     public var renderSeconds: Double? = nil
     public var carillonVersion: String
     public var soundFont: String
@@ -54,6 +57,22 @@ public struct ManifestEntry: Sendable, Equatable {
         self.carillonVersion = carillonVersion; self.soundFont = soundFont; self.soundFontBytes = soundFontBytes
     }
 
+    /// The facts of a finished render `s` (and its loudness, when measured).
+    public mutating func record(_ s: RenderJob.Summary, loudness: LoudnessReport?) {
+        pieceDuration = s.pieceDuration; duration = s.duration
+        peakDBFS = s.peakDBFS; clippedSamples = s.clippedSamples
+        truncated = s.truncated; renderSeconds = s.elapsed
+        shortenedGaps = s.shortenedGaps.count; secondsCut = s.secondsCut
+        deadAirSeconds = s.deadAir
+        limits = s.limits.map(\.description); limitSecondsCut = s.limits.reduce(0) { $0 + $1.seconds }
+        warnings = s.warnings.map(\.description)
+        if augmentation != nil { notesDropped = s.notesDropped }
+        if let loudness {
+            self.loudness = loudness.loudness; truePeak = loudness.truePeak
+            gain = loudness.gain; normalizedLoudness = loudness.normalizedLoudness
+        }
+    }
+
     /// The entry as one line of JSON (no newline), through `DatasetJSON`.
     /// Every field is present (`augment` only when augmentation was asked for,
     /// `stems_json` and `stems` only with `--stems-by`); absent values and
@@ -68,7 +87,7 @@ extension ManifestEntry: Codable {
         case clippedSamples = "clipped_samples", loudness = "loudness_lufs", truePeak = "true_peak_dbtp"
         case gain = "gain_db", normalizedLoudness = "normalized_lufs", truncated
         case shortenedGaps = "gaps_cut", secondsCut = "seconds_cut", renderSeconds = "render_seconds"
-        case deadAirSeconds = "dead_air_seconds", limits, limitSecondsCut = "limit_seconds_cut"
+        case deadAirSeconds = "dead_air_seconds", limits, limitSecondsCut = "limit_seconds_cut", warnings
         case carillonVersion = "carillon_version", soundFont = "soundfont", soundFontBytes = "soundfont_bytes"
         case augmentation = "augment", stemReport = "stems_json", stems
     }
@@ -98,6 +117,7 @@ extension ManifestEntry: Codable {
         try c.encodeNumber(deadAirSeconds, forKey: .deadAirSeconds)
         try c.encode(limits, forKey: .limits)   // null when not rendered
         try c.encodeNumber(limitSecondsCut, forKey: .limitSecondsCut)
+        try c.encode(warnings, forKey: .warnings)   // null when not rendered
         try c.encodeNumber(renderSeconds, forKey: .renderSeconds)
         try c.encode(carillonVersion, forKey: .carillonVersion)
         try c.encode(soundFont, forKey: .soundFont)
@@ -140,6 +160,7 @@ extension ManifestEntry: Codable {
         deadAirSeconds = try c.decodeIfPresent(Double.self, forKey: .deadAirSeconds)
         limits = try c.decodeIfPresent([String].self, forKey: .limits)
         limitSecondsCut = try c.decodeIfPresent(Double.self, forKey: .limitSecondsCut)
+        warnings = try c.decodeIfPresent([String].self, forKey: .warnings)
         renderSeconds = try c.decodeIfPresent(Double.self, forKey: .renderSeconds)
         if c.contains(.augmentation), try !c.decodeNil(forKey: .augmentation) {
             let a = try c.nestedContainer(keyedBy: AugmentKeys.self, forKey: .augmentation)

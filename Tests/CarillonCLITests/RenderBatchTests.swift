@@ -45,7 +45,7 @@ import Testing
     static let manifestKeys: Set<String> = [
         "input", "output", "status", "error", "piece_seconds", "rendered_seconds", "peak_dbfs", "clipped_samples",
         "loudness_lufs", "true_peak_dbtp", "gain_db", "normalized_lufs", "truncated", "gaps_cut", "seconds_cut",
-        "dead_air_seconds", "limits", "limit_seconds_cut",
+        "dead_air_seconds", "limits", "limit_seconds_cut", "warnings",
         "render_seconds", "carillon_version", "soundfont", "soundfont_bytes",
     ]
 

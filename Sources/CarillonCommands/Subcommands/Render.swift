@@ -431,6 +431,8 @@ struct Render: ParsableCommand {
                     : "\(clock(gap.length)) without an event at \(clock(gap.start)) (a corrupt delta time?)")
                     + ": cut to \(clock(maxGap)) (--max-gap)"
             }
+            // The reader's salvage of a damaged file: rendered as read, but said.
+            warnings += s.warnings.map { "\(o.item.input): \($0)" }
             if s.notesDropped > 0, let draw = s.augmentation {
                 Diagnostics.warning("\(o.item.input): \(s.notesDropped) note\(s.notesDropped == 1 ? "" : "s") moved outside 0...127 by "
                                     + "--transpose \(draw.transpose > 0 ? "+" : "")\(draw.transpose) dropped")

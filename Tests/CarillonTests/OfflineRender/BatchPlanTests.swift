@@ -155,7 +155,7 @@ import Testing
                 + #""gaps_cut":null,"input":"in \"q\".mid","limit_seconds_cut":null,"limits":null,"loudness_lufs":null,"#
                 + #""normalized_lufs":null,"output":"o\\x.wav","peak_dbfs":null,"#
                 + #""piece_seconds":null,"render_seconds":null,"rendered_seconds":1.5,"seconds_cut":null,"soundfont":"f.sf2","#
-                + #""soundfont_bytes":3,"status":"failed","true_peak_dbtp":null,"truncated":false}"#)
+                + #""soundfont_bytes":3,"status":"failed","true_peak_dbtp":null,"truncated":false,"warnings":null}"#)
         let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
         #expect(object?["soundfont_bytes"] as? Int == 3)
     }
