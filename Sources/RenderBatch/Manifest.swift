@@ -6,51 +6,91 @@ import Glibc
 #endif
 
 /// One line of a batch manifest (JSON Lines): what became of one input.
-public struct ManifestEntry: Sendable, Equatable {
+///
+/// Its Codable is the compiler's: every optional field is `@OrNull` (written
+/// as null when absent, and a non-finite number too; a null or a missing key
+/// reads back as nil), except those written only sometimes: `augment`, and
+/// `stems_json` and `stems`.
+public struct ManifestEntry: Sendable, Equatable, Codable {
     public enum Status: String, Sendable, Codable { case ok, failed, skipped }
 
     public var input: String
     public var output: String
     public var status: Status
-    public var error: String? = nil
+    @OrNull public var error: String? = nil
     /// Seconds of the piece (to its last event) and of audio written.
-    public var pieceDuration: Double? = nil
-    public var duration: Double? = nil
-    public var peakDBFS: Double? = nil
-    public var clippedSamples: Int? = nil
+    @OrNull public var pieceDuration: Double? = nil
+    @OrNull public var duration: Double? = nil
+    @OrNull public var peakDBFS: Double? = nil
+    @OrNull public var clippedSamples: Int? = nil
     /// Integrated loudness as rendered, in LUFS (−∞, written as null, for silence).
-    public var loudness: Double? = nil
+    @OrNull public var loudness: Double? = nil
     /// With `--normalize`: the true peak as rendered (dBTP), the gain applied
     /// (dB) and the loudness after it.
-    public var truePeak: Double? = nil
-    public var gain: Double? = nil
-    public var normalizedLoudness: Double? = nil
+    @OrNull public var truePeak: Double? = nil
+    @OrNull public var gain: Double? = nil
+    @OrNull public var normalizedLoudness: Double? = nil
     public var truncated: Bool = false
     /// Stretches with no event longer than `--max-gap` that were cut to it, and the seconds they lost.
-    public var shortenedGaps: Int? = nil
-    public var secondsCut: Double? = nil
+    @OrNull public var shortenedGaps: Int? = nil
+    @OrNull public var secondsCut: Double? = nil
     /// Seconds of a late end of track not rendered (dead air after the last sound).
-    public var deadAirSeconds: Double? = nil
+    @OrNull public var deadAirSeconds: Double? = nil
     /// Why the damage rules or `--max-duration` cut the piece (`PieceLimits.Cut`,
     /// one sentence each; empty: nothing cut), and the seconds they took out.
-    public var limits: [String]? = nil
-    public var limitSecondsCut: Double? = nil
+    @OrNull public var limits: [String]? = nil
+    @OrNull public var limitSecondsCut: Double? = nil
     /// What the MIDI reader salvaged of a damaged file (`SMFWarning`, one
     /// sentence each; empty: a sound file; nil: not rendered).
-    public var warnings: [String]? = nil
-    public var renderSeconds: Double? = nil
+    @OrNull public var warnings: [String]? = nil
+    @OrNull public var renderSeconds: Double? = nil
     public var carillonVersion: String
     public var soundFont: String
     public var soundFontBytes: Int
-    /// `render --transpose` …: the file's draw as applied, and the notes the
-    /// transposition dropped (nil: not rendered). Written as an `augment`
-    /// object only when augmentation was asked for.
-    public var augmentation: Augmentation.Draw? = nil
-    public var notesDropped: Int? = nil
+    /// `render --transpose` …: the `augment` object, written only when
+    /// augmentation was asked for (see `augmentation`, `notesDropped`).
+    public var augment: Augment? = nil
     /// With `--stems-by`: the stems' report (`NAME.stems.json`) and the stem
-    /// files written; both fields are written only then (older lines lack them).
+    /// files written; written only when set (older lines lack them), so set
+    /// both or neither.
     public var stemReport: String? = nil
     public var stems: [String]? = nil
+
+    /// The file's draw as applied, as the manifest writes it (its program
+    /// map's name, not the map), and the notes the transposition dropped
+    /// (nil: not rendered).
+    public struct Augment: Sendable, Equatable, Codable {
+        public var seed: UInt64
+        public var transpose: Int
+        @OrNull public var tempo: Double?
+        @OrNull public var velocityScale: Double?
+        @OrNull public var programMap: String?
+        @OrNull public var notesDropped: Int? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case seed, transpose, tempo, velocityScale = "velocity_scale", programMap = "program_map", notesDropped = "notes_dropped"
+        }
+    }
+
+    /// The draw of the `augment` object (a null tempo or scale, a non-finite
+    /// one written, reads back as NaN); setting it keeps `notesDropped`.
+    public var augmentation: Augmentation.Draw? {
+        get {
+            augment.map { Augmentation.Draw(seed: $0.seed, transpose: $0.transpose, tempo: $0.tempo ?? .nan,
+                                            velocityScale: $0.velocityScale ?? .nan, programMapName: $0.programMap) }
+        }
+        set {
+            augment = newValue.map { Augment(seed: $0.seed, transpose: $0.transpose, tempo: $0.tempo, velocityScale: $0.velocityScale,
+                                             programMap: $0.programMapName, notesDropped: augment?.notesDropped) }
+        }
+    }
+
+    /// The notes `--transpose` dropped: part of the `augment` object, so kept
+    /// only once `augmentation` is set.
+    public var notesDropped: Int? {
+        get { augment?.notesDropped }
+        set { augment?.notesDropped = newValue }
+    }
 
     public init(input: String, output: String, status: Status, carillonVersion: String, soundFont: String, soundFontBytes: Int) {
         self.input = input; self.output = output; self.status = status
@@ -66,7 +106,7 @@ public struct ManifestEntry: Sendable, Equatable {
         deadAirSeconds = s.deadAir
         limits = s.limits.map(\.description); limitSecondsCut = s.limits.reduce(0) { $0 + $1.seconds }
         warnings = s.warnings.map(\.description)
-        if augmentation != nil { notesDropped = s.notesDropped }
+        notesDropped = s.notesDropped   // kept only with augmentation
         if let loudness {
             self.loudness = loudness.loudness; truePeak = loudness.truePeak
             gain = loudness.gain; normalizedLoudness = loudness.normalizedLoudness
@@ -78,9 +118,7 @@ public struct ManifestEntry: Sendable, Equatable {
     /// `stems_json` and `stems` only with `--stems-by`); absent values and
     /// non-finite numbers are `null`.
     public var jsonLine: String { DatasetJSON.line(self) }
-}
 
-extension ManifestEntry: Codable {
     enum CodingKeys: String, CodingKey {
         case input, output, status, error
         case pieceDuration = "piece_seconds", duration = "rendered_seconds", peakDBFS = "peak_dbfs"
@@ -89,91 +127,11 @@ extension ManifestEntry: Codable {
         case shortenedGaps = "gaps_cut", secondsCut = "seconds_cut", renderSeconds = "render_seconds"
         case deadAirSeconds = "dead_air_seconds", limits, limitSecondsCut = "limit_seconds_cut", warnings
         case carillonVersion = "carillon_version", soundFont = "soundfont", soundFontBytes = "soundfont_bytes"
-        case augmentation = "augment", stemReport = "stems_json", stems
+        case augment, stemReport = "stems_json", stems
     }
+}
 
-    /// The `augment` object: the draw and the notes `--transpose` dropped.
-    enum AugmentKeys: String, CodingKey {
-        case seed, transpose, tempo, velocityScale = "velocity_scale", programMap = "program_map", notesDropped = "notes_dropped"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(input, forKey: .input)
-        try c.encode(output, forKey: .output)
-        try c.encode(status, forKey: .status)
-        try c.encode(error, forKey: .error)   // Optional's encode: null when absent
-        try c.encodeNumber(pieceDuration, forKey: .pieceDuration)
-        try c.encodeNumber(duration, forKey: .duration)
-        try c.encodeNumber(peakDBFS, forKey: .peakDBFS)
-        try c.encode(clippedSamples, forKey: .clippedSamples)
-        try c.encodeNumber(loudness, forKey: .loudness)
-        try c.encodeNumber(truePeak, forKey: .truePeak)
-        try c.encodeNumber(gain, forKey: .gain)
-        try c.encodeNumber(normalizedLoudness, forKey: .normalizedLoudness)
-        try c.encode(truncated, forKey: .truncated)
-        try c.encode(shortenedGaps, forKey: .shortenedGaps)
-        try c.encodeNumber(secondsCut, forKey: .secondsCut)
-        try c.encodeNumber(deadAirSeconds, forKey: .deadAirSeconds)
-        try c.encode(limits, forKey: .limits)   // null when not rendered
-        try c.encodeNumber(limitSecondsCut, forKey: .limitSecondsCut)
-        try c.encode(warnings, forKey: .warnings)   // null when not rendered
-        try c.encodeNumber(renderSeconds, forKey: .renderSeconds)
-        try c.encode(carillonVersion, forKey: .carillonVersion)
-        try c.encode(soundFont, forKey: .soundFont)
-        try c.encode(soundFontBytes, forKey: .soundFontBytes)
-        if let augmentation {
-            var a = c.nestedContainer(keyedBy: AugmentKeys.self, forKey: .augmentation)
-            try a.encode(augmentation.seed, forKey: .seed)
-            try a.encode(augmentation.transpose, forKey: .transpose)
-            try a.encodeNumber(augmentation.tempo, forKey: .tempo)
-            try a.encodeNumber(augmentation.velocityScale, forKey: .velocityScale)
-            try a.encode(augmentation.programMapName, forKey: .programMap)
-            try a.encode(notesDropped, forKey: .notesDropped)
-        }
-        if let stemReport {
-            try c.encode(stemReport, forKey: .stemReport)
-            try c.encode(stems ?? [], forKey: .stems)
-        }
-    }
-
-    /// A line as written (nulls read back as nil; a draw without its program map, only its name).
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(input: try c.decode(String.self, forKey: .input), output: try c.decode(String.self, forKey: .output),
-                  status: try c.decode(Status.self, forKey: .status),
-                  carillonVersion: try c.decode(String.self, forKey: .carillonVersion),
-                  soundFont: try c.decode(String.self, forKey: .soundFont),
-                  soundFontBytes: try c.decode(Int.self, forKey: .soundFontBytes))
-        error = try c.decodeIfPresent(String.self, forKey: .error)
-        pieceDuration = try c.decodeIfPresent(Double.self, forKey: .pieceDuration)
-        duration = try c.decodeIfPresent(Double.self, forKey: .duration)
-        peakDBFS = try c.decodeIfPresent(Double.self, forKey: .peakDBFS)
-        clippedSamples = try c.decodeIfPresent(Int.self, forKey: .clippedSamples)
-        loudness = try c.decodeIfPresent(Double.self, forKey: .loudness)
-        truePeak = try c.decodeIfPresent(Double.self, forKey: .truePeak)
-        gain = try c.decodeIfPresent(Double.self, forKey: .gain)
-        normalizedLoudness = try c.decodeIfPresent(Double.self, forKey: .normalizedLoudness)
-        truncated = try c.decodeIfPresent(Bool.self, forKey: .truncated) ?? false
-        shortenedGaps = try c.decodeIfPresent(Int.self, forKey: .shortenedGaps)
-        secondsCut = try c.decodeIfPresent(Double.self, forKey: .secondsCut)
-        deadAirSeconds = try c.decodeIfPresent(Double.self, forKey: .deadAirSeconds)
-        limits = try c.decodeIfPresent([String].self, forKey: .limits)
-        limitSecondsCut = try c.decodeIfPresent(Double.self, forKey: .limitSecondsCut)
-        warnings = try c.decodeIfPresent([String].self, forKey: .warnings)
-        renderSeconds = try c.decodeIfPresent(Double.self, forKey: .renderSeconds)
-        if c.contains(.augmentation), try !c.decodeNil(forKey: .augmentation) {
-            let a = try c.nestedContainer(keyedBy: AugmentKeys.self, forKey: .augmentation)
-            augmentation = Augmentation.Draw(
-                seed: try a.decode(UInt64.self, forKey: .seed), transpose: try a.decode(Int.self, forKey: .transpose),
-                tempo: try a.decode(Double.self, forKey: .tempo), velocityScale: try a.decode(Double.self, forKey: .velocityScale),
-                programMapName: try a.decodeIfPresent(String.self, forKey: .programMap))
-            notesDropped = try a.decodeIfPresent(Int.self, forKey: .notesDropped)
-        }
-        stemReport = try c.decodeIfPresent(String.self, forKey: .stemReport)
-        stems = try c.decodeIfPresent([String].self, forKey: .stems)
-    }
-
+extension ManifestEntry {
     /// What resuming reads of a line of an earlier manifest: its input (a line
     /// without one is not a manifest line), output and status (nil when absent
     /// or not strings).

@@ -88,6 +88,30 @@ import Testing
         #expect(!silent.jsonLine.contains("augment") && !silent.jsonLine.contains("stems"))
     }
 
+    /// Lines written by `carillon render` before the manifest's Codable was the
+    /// compiler's (a silent damaged file: nulls and a warning; an augmented song):
+    /// read back and written again, the same bytes.
+    @Test func manifestLines_writtenBeforeTheSynthesisedCodable_comeBackByteIdentical() throws {
+        let lines = [
+            #"{"carillon_version":"0.1.0","clipped_samples":0,"dead_air_seconds":0,"error":null,"gain_db":null,"gaps_cut":0,"input":"Tests/Fixtures/DamagedMIDI/arkanoid-zero-tracks-declared.mid","limit_seconds_cut":0,"limits":[],"loudness_lufs":null,"normalized_lufs":null,"output":"out/arkanoid-zero-tracks-declared.wav","peak_dbfs":null,"piece_seconds":0,"render_seconds":0.038110984,"rendered_seconds":0.288,"seconds_cut":0,"soundfont":"/usr/share/sounds/sf2/TimGM6mb.sf2","soundfont_bytes":5969788,"status":"ok","true_peak_dbtp":null,"truncated":false,"warnings":["header declares 0 tracks: 1 track chunk not read at byte 14"]}"#,
+            #"{"augment":{"notes_dropped":0,"program_map":null,"seed":1,"tempo":1,"transpose":-2,"velocity_scale":1},"carillon_version":"0.1.0","clipped_samples":0,"dead_air_seconds":18.4889412375,"error":null,"gain_db":null,"gaps_cut":0,"input":"/usr/share/games/openttd/baseset/openmsx/tttheme2.mid","limit_seconds_cut":0,"limits":[],"loudness_lufs":-34.35286740136015,"normalized_lufs":null,"output":"out/tttheme2.wav","peak_dbfs":-16.68164906310284,"piece_seconds":103.2569412375,"render_seconds":5.291420693,"rendered_seconds":84.768,"seconds_cut":0,"soundfont":"/usr/share/sounds/sf2/TimGM6mb.sf2","soundfont_bytes":5969788,"status":"ok","true_peak_dbtp":null,"truncated":false,"warnings":[]}"#,
+        ]
+        for line in lines {
+            let entry = try #require(DatasetJSON.decode(ManifestEntry.self, from: line))
+            #expect(entry.jsonLine == line)
+        }
+        let augmented = try #require(DatasetJSON.decode(ManifestEntry.self, from: lines[1]))
+        #expect(augmented.augmentation?.transpose == -2 && augmented.notesDropped == 0)
+    }
+
+    /// A line without its optional keys (an older writer) reads them as nil, not as an error.
+    @Test func manifestLine_withoutOptionalKeys_readsThemAsNil() throws {
+        let line = #"{"carillon_version":"1","input":"a.mid","output":"a.wav","soundfont":"f","soundfont_bytes":1,"status":"failed","truncated":false}"#
+        let entry = try #require(DatasetJSON.decode(ManifestEntry.self, from: line))
+        #expect(entry.error == nil && entry.loudness == nil && entry.warnings == nil && entry.augmentation == nil)
+        #expect(entry.jsonLine.contains(#""error":null"#) && entry.jsonLine.contains(#""loudness_lufs":null"#))
+    }
+
     @Test func stemReport_roundTrips() throws {
         var drums = StemReport.Stem(name: "drums", file: "stems/a/drums.wav")
         drums.channels = [10]; drums.programs = [0]; drums.presets = ["Standard"]; drums.tracks = [3]; drums.trackNames = ["Drums"]
