@@ -181,6 +181,8 @@ let package = Package(
         .target(name: "ChildProcess", path: "Tests/Support/ChildProcess"),
         // A seeded generator for the tests' random inputs (fuzz and model tests).
         .target(name: "SeededRandom", path: "Tests/Support/SeededRandom"),
+        // Audio compared as envelopes (RMS windows, their correlation): renders against fluidsynth's.
+        .target(name: "AudioCompare", dependencies: ["SoundFile"], path: "Tests/Support/AudioCompare"),
 
         .testTarget(name: "EngineTests", dependencies: ["Parameters", "Engine", "MIDI", "CAllocationCounter"]),
         .testTarget(name: "SyncTests", dependencies: ["Sync", "Engine", "MIDI"]),
@@ -191,10 +193,10 @@ let package = Package(
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"]),
         // The four stages after the engine, in one target for their shared fixtures; folders mirror Sources/.
-        .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "RenderBatch", "Analysis", "ALSA", "MIDI", "Controls", "ControlDefinitions", "MappingFiles", "Rig", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "CAllocationCounter"]),
+        .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "RenderBatch", "Analysis", "ALSA", "MIDI", "Controls", "ControlDefinitions", "MappingFiles", "Rig", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "CAllocationCounter", "AudioCompare"]),
         .testTarget(name: "CarillonCLITests", dependencies: [
             // The help-defaults test parses the commands and reads the values they hand the library.
-            "CarillonCommands", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "MappingFiles", "SoundFile", "ChildProcess", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "CarillonCommands", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "MappingFiles", "SoundFile", "ChildProcess", "AudioCompare", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "OSCTests", dependencies: ["OSC", "CLiblo", "Controls", "MappingFiles", "Parameters", "MIDI", "ChildProcess"]),
         .testTarget(name: "WebSurfaceTests", dependencies: ["Parameters", "WebSurface", "Controls", "ControlDefinitions", "MappingFiles", "MIDI"]),

@@ -1,3 +1,4 @@
+import AudioCompare
 import Foundation
 import SoundFile
 import Testing
@@ -76,27 +77,5 @@ import Testing
         let (peakA, peakB) = (peak(a), peak(b))
         #expect(best > 0.95, "\(file): envelope correlation with fluidsynth \(best)")
         #expect(peakB > 0 && abs(peakA - peakB) / peakB < 0.2, "\(file): peak \(peakA), fluidsynth's \(peakB)")
-    }
-
-    /// RMS of both channels in consecutive windows of `window` frames, starting `skip` frames in.
-    static func envelope(_ file: AudioFileReader, window: Int, skip: Int = 0) -> [Double] {
-        let s = file.samples
-        return (0..<max(0, (file.frames - skip) / window)).map { w in
-            let range = (2 * (skip + w * window))..<(2 * (skip + (w + 1) * window))
-            return (s[range].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(range.count)).squareRoot()
-        }
-    }
-
-    /// Pearson correlation over the common length.
-    static func correlation(_ a: [Double], _ b: [Double]) -> Double {
-        let n = min(a.count, b.count)
-        guard n > 1 else { return 0 }
-        let ma = a[..<n].reduce(0, +) / Double(n), mb = b[..<n].reduce(0, +) / Double(n)
-        var sab = 0.0, saa = 0.0, sbb = 0.0
-        for i in 0..<n {
-            let x = a[i] - ma, y = b[i] - mb
-            sab += x * y; saa += x * x; sbb += y * y
-        }
-        return sab / (saa * sbb).squareRoot()
     }
 }

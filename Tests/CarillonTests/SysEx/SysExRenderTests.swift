@@ -1,3 +1,4 @@
+import AudioCompare
 import Testing
 import Foundation
 import Sampling
