@@ -1,5 +1,6 @@
 import CJACK
 import Glibc
+import Synchronization
 
 /// What a JACK client tells its owner, and on which thread.
 public protocol JACKClientDelegate: AnyObject, Sendable {
@@ -49,11 +50,33 @@ public final class JACKClient: @unchecked Sendable {
     /// `activate` was called (and not `deactivate`): ports can be connected only then.
     public var isActive: Bool { active }
 
+    /// True once the server shut down or threw this client out (`jack_on_info_shutdown`).
+    /// From then on no call of this client reaches libjack: its calls read the server's
+    /// shared memory, which a server started since reuses (`jack_get_ports` of such a
+    /// client crashed the process: a zone's port looking for its destination after a
+    /// restart, 1 run in 2). The owner's calls and the shutdown callback take the lock,
+    /// so a call is either made before the server is known gone or not at all.
+    public var isServerGone: Bool { server.withLock { $0.gone } }
+    private let server = Mutex(ServerState())
+    private struct ServerState: Sendable { var gone = false }
+
+    /// Runs `body` (a libjack call from the owner's side) unless the server is gone.
+    func whileServerLives<T>(_ body: () throws(JACKError) -> T) throws(JACKError) -> T {
+        let result: Result<T, JACKError> = server.withLock { state in
+            guard !state.gone else {
+                return .failure(JACKError(kind: .serverUnavailable(server: serverName), function: "jack_on_info_shutdown", code: 0))
+            }
+            do throws(JACKError) { return .success(try body()) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
     /// Holds the delegate without owning it: the delegate usually owns the
     /// client, and must deactivate it (or let it go) before it goes itself.
     private final class DelegateBox {
         unowned(unsafe) let delegate: any JACKClientDelegate
-        init(_ delegate: any JACKClientDelegate) { self.delegate = delegate }
+        unowned(unsafe) let client: JACKClient
+        init(_ delegate: any JACKClientDelegate, client: JACKClient) { self.delegate = delegate; self.client = client }
     }
 
     /// Opens a client on the running server. Throws `.serverUnavailable` when none runs.
@@ -83,20 +106,22 @@ public final class JACKClient: @unchecked Sendable {
         timebaseBox?.release()
     }
 
-    /// The server's sample rate, in Hz.
-    public var sampleRate: Int { Int(jack_get_sample_rate(client)) }
-    /// Frames per cycle (the server's period) now.
-    public var bufferSize: Int { Int(jack_get_buffer_size(client)) }
+    /// The server's sample rate, in Hz (0 once the server is gone).
+    public var sampleRate: Int { (try? whileServerLives { Int(jack_get_sample_rate(client)) }) ?? 0 }
+    /// Frames per cycle (the server's period) now (0 once the server is gone).
+    public var bufferSize: Int { (try? whileServerLives { Int(jack_get_buffer_size(client)) }) ?? 0 }
     /// The server runs its process thread with real-time scheduling (`jackd -R`, the default).
-    public var isRealtime: Bool { jack_is_realtime(client) != 0 }
+    public var isRealtime: Bool { (try? whileServerLives { jack_is_realtime(client) != 0 }) ?? false }
 
     /// Registers a port of this client (`name` without the client's prefix).
     public func register(_ name: String, _ type: JACKPort.PortType, _ direction: JACKPort.Direction) throws(JACKError) -> JACKPort {
         let flags = direction == .output ? JackPortIsOutput.rawValue : JackPortIsInput.rawValue
-        guard let port = jack_port_register(client, name, type.cName, UInt(flags), 0) else {
-            throw JACKError(kind: .portRegistration(port: "\(self.name):\(name)"), function: "jack_port_register", code: -1)
+        return try whileServerLives { () throws(JACKError) -> JACKPort in
+            guard let port = jack_port_register(client, name, type.cName, UInt(flags), 0) else {
+                throw JACKError(kind: .portRegistration(port: "\(self.name):\(name)"), function: "jack_port_register", code: -1)
+            }
+            return JACKPort(port)
         }
-        return JACKPort(port)
     }
 
     /// Sets the callbacks and starts processing: `delegate.process` runs from
@@ -104,7 +129,7 @@ public final class JACKClient: @unchecked Sendable {
     /// client does not keep `delegate` alive: it must `deactivate` before it ends.
     public func activate(_ delegate: any JACKClientDelegate) throws(JACKError) {
         precondition(box == nil, "activate once")
-        let box = Unmanaged.passRetained(DelegateBox(delegate))
+        let box = Unmanaged.passRetained(DelegateBox(delegate, client: self))
         self.box = box
         let arg = box.toOpaque()
         try check("jack_set_process_callback", jack_set_process_callback(client, { frames, arg in
@@ -126,24 +151,31 @@ public final class JACKClient: @unchecked Sendable {
         }, arg))
         jack_on_info_shutdown(client, { _, reason, arg in
             let text = reason.map { String(cString: $0) } ?? "no reason given"
-            Unmanaged<DelegateBox>.fromOpaque(arg!).takeUnretainedValue().delegate.serverDidShutDown(reason: text)
+            let box = Unmanaged<DelegateBox>.fromOpaque(arg!).takeUnretainedValue()
+            box.client.server.withLock { $0.gone = true }
+            box.delegate.serverDidShutDown(reason: text)
         }, arg)
         try check("jack_activate", jack_activate(client))
         active = true
     }
 
-    /// Stops processing (waits for a running cycle to end). Idempotent.
+    /// Stops processing (waits for a running cycle to end). Idempotent. Once the server
+    /// is gone its process thread is gone too: nothing to stop, and libjack is not called.
     public func deactivate() {
         guard active else { return }
         active = false
+        // Not under the server lock: this waits for the process thread, on which jackd2 may call the shutdown callback.
+        guard !isServerGone else { return }
         jack_deactivate(client)
     }
 
     /// Connects two ports by full name (`client:port`); an existing connection is fine.
     public func connect(_ source: String, to destination: String) throws(JACKError) {
-        let rc = jack_connect(client, source, destination)
-        if rc != 0 && rc != EEXIST {
-            throw JACKError(function: "jack_connect", code: rc, context: "\(source) → \(destination)")
+        try whileServerLives { () throws(JACKError) in
+            let rc = jack_connect(client, source, destination)
+            if rc != 0 && rc != EEXIST {
+                throw JACKError(function: "jack_connect", code: rc, context: "\(source) → \(destination)")
+            }
         }
     }
 
@@ -152,12 +184,14 @@ public final class JACKClient: @unchecked Sendable {
     public func ports(_ type: JACKPort.PortType, _ direction: JACKPort.Direction, physical: Bool = false) -> [String] {
         var flags = direction == .output ? JackPortIsOutput.rawValue : JackPortIsInput.rawValue
         if physical { flags |= JackPortIsPhysical.rawValue }
-        guard let list = jack_get_ports(client, nil, type.cName, UInt(flags)) else { return [] }
-        defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
-        var names: [String] = []
-        var i = 0
-        while let name = list[i] { names.append(String(cString: name)); i += 1 }
-        return names
+        return (try? whileServerLives { () -> [String] in
+            guard let list = jack_get_ports(client, nil, type.cName, UInt(flags)) else { return [] }
+            defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
+            var names: [String] = []
+            var i = 0
+            while let name = list[i] { names.append(String(cString: name)); i += 1 }
+            return names
+        }) ?? []
     }
 
     /// The output ports of `type` whose full name contains `spec` (any case),

@@ -43,10 +43,11 @@ public protocol JACKTimebase: AnyObject, Sendable {
 }
 
 extension JACKClient {
-    /// Where the transport is and whether it rolls. Any thread (real-time safe in JACK).
-    public func transportPosition() -> JACKTransportPosition {
+    /// Where the transport is and whether it rolls; nil once the server is gone.
+    /// Any thread but the process thread (it takes the client's server lock).
+    public func transportPosition() -> JACKTransportPosition? {
         var pos = jack_position_t()
-        let state = jack_transport_query(handle, &pos)
+        guard let state = try? whileServerLives({ jack_transport_query(handle, &pos) }) else { return nil }
         var bbt: JACKTransportPosition.BBT?
         if pos.valid.rawValue & JackPositionBBT.rawValue != 0 {
             bbt = .init(bar: Int(pos.bar), beat: Int(pos.beat), tick: Int(pos.tick), beatsPerBar: Double(pos.beats_per_bar),
@@ -56,10 +57,10 @@ extension JACKClient {
                                      frame: UInt64(pos.frame), bbt: bbt)
     }
 
-    /// Starts the transport rolling. Any thread.
-    public func startTransport() { jack_transport_start(handle) }
-    /// Stops it. Any thread.
-    public func stopTransport() { jack_transport_stop(handle) }
+    /// Starts the transport rolling. Any thread but the process thread (nothing once the server is gone).
+    public func startTransport() { try? whileServerLives { jack_transport_start(handle) } }
+    /// Stops it. Any thread but the process thread (nothing once the server is gone).
+    public func stopTransport() { try? whileServerLives { jack_transport_stop(handle) } }
     /// Makes this client the transport's timebase master (unconditionally: it
     /// takes over from another): from now on `timebase` gives every client the
     /// bar, beat, tick and tempo. The client does not keep `timebase` alive:
@@ -91,14 +92,14 @@ extension JACKClient {
     /// Stops being the timebase master (waits for a running cycle). Idempotent.
     public func releaseTimebase() {
         guard let box = timebaseBox else { return }
-        jack_release_timebase(handle)
+        try? whileServerLives { _ = jack_release_timebase(handle) }
         timebaseBox = nil
         box.release()
     }
 
     /// Moves it to `frame`; throws when JACK refuses.
     public func locateTransport(_ frame: UInt64) throws(JACKError) {
-        let rc = jack_transport_locate(handle, jack_nframes_t(truncatingIfNeeded: frame))
+        let rc = try whileServerLives { jack_transport_locate(handle, jack_nframes_t(truncatingIfNeeded: frame)) }
         guard rc == 0 else { throw JACKError(kind: .call, function: "jack_transport_locate", code: rc) }
     }
 }

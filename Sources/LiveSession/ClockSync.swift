@@ -252,7 +252,7 @@ extension LiveHost {
         guard let output = audio.output as? JACKOutput else {
             throw .jack(JACKError(kind: .call, function: "jack_transport_query", code: -1))
         }
-        let f = JACKTransportFollowing(client: output.client, transport: audio.renderer.transport, beats: beats)
+        let f = JACKTransportFollowing(client: { output.client }, transport: audio.renderer.transport, beats: beats)
         audio.renderer.transport.stop()
         do { try f.start() } catch { throw .thread(error) }
         jackFollowing = f
@@ -265,7 +265,7 @@ extension LiveHost {
         guard let output = audio.output as? JACKOutput else {
             throw .jack(JACKError(kind: .call, function: "jack_set_timebase_callback", code: -1))
         }
-        let leading = JACKTransportLeading(client: output.client, transport: audio.renderer.transport, beats: beats)
+        let leading = JACKTransportLeading(client: { output.client }, transport: audio.renderer.transport, beats: beats)
         try leading.start()
         jackLeading = leading
         log.append("leading the JACK transport (timebase master: bar, beat, tick and tempo from the piece)")

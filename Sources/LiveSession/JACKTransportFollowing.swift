@@ -9,14 +9,17 @@ import Threads
 /// bar/beat/tick (BBT) plays at its tempo, its beats read through the piece's
 /// tempo map; without BBT the transport's frame is the piece's time.
 /// A thread of its own polls `jack_transport_query` every 5 ms (never the
-/// process callback) and drives the `Transport` with its commands.
+/// process callback) and drives the `Transport` with its commands. It asks
+/// `client` for the output's client at each poll: after a server restart that
+/// is a new one; while the server is gone there is no position, and the piece
+/// holds where it is (the audio supervisor stops it).
 public final class JACKTransportFollowing: @unchecked Sendable {
-    private let client: JACKClient
+    private let client: @Sendable () -> JACKClient
     private let transport: Transport
     private let beats: BeatMap
     private let loop = StoppableThread()
 
-    init(client: JACKClient, transport: Transport, beats: BeatMap) {
+    init(client: @escaping @Sendable () -> JACKClient, transport: Transport, beats: BeatMap) {
         self.client = client; self.transport = transport; self.beats = beats
     }
 
@@ -34,11 +37,13 @@ public final class JACKTransportFollowing: @unchecked Sendable {
     }
 
     private func run(until stopping: CancellationFlag) {
-        let rate = Double(client.sampleRate)
         var last: JACKTransportPosition?
         var lastPoll = monotonicNanoseconds()
         while !stopping.isSet {
-            let p = client.transportPosition(), now = monotonicNanoseconds()
+            let client = client()
+            let rate = Double(client.sampleRate)
+            guard let p = client.transportPosition(), rate > 0 else { usleep(5000); continue }
+            let now = monotonicNanoseconds()
             let target = seconds(of: p, rate: rate)
             if let bbt = p.bbt, bbt.beatsPerMinute > 0 {
                 // The master's tempo counts its beats (eighths in 6/8): in quarters, over the file's.

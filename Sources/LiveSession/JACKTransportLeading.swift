@@ -17,13 +17,17 @@ import Threads
 public final class JACKTransportLeading: JACKTimebase, @unchecked Sendable {
     /// Ticks per beat in the BBT given (1920, as Ardour and jack_transport).
     public static let ticksPerBeat = 1920.0
-    private let client: JACKClient
+    /// The output's client now: a new one after a server restart, which the
+    /// thread makes timebase master again (a dead client is never called).
+    private let currentClient: @Sendable () -> JACKClient
+    /// Written by the thread only (`start` and `stop` use it before it runs and after it ended).
+    private var client: JACKClient
     private let transport: Transport
     private let beats: BeatMap
     private let loop = StoppableThread()
 
-    init(client: JACKClient, transport: Transport, beats: BeatMap) {
-        self.client = client; self.transport = transport; self.beats = beats
+    init(client: @escaping @Sendable () -> JACKClient, transport: Transport, beats: BeatMap) {
+        self.currentClient = client; self.client = client(); self.transport = transport; self.beats = beats
     }
 
     /// JACK's process thread: the BBT at `frame`, read through the piece's
@@ -61,11 +65,18 @@ public final class JACKTransportLeading: JACKTimebase, @unchecked Sendable {
     }
 
     private func run(until stopping: CancellationFlag) {
-        let rate = Double(client.sampleRate)
+        var rate = Double(client.sampleRate)
         var last: (rolling: Bool, frame: UInt64, playing: Bool, position: Double, at: UInt64)?
         var quietUntil: UInt64 = 0
         while !stopping.isSet {
-            let p = client.transportPosition(), now = monotonicNanoseconds()
+            let current = currentClient()
+            if current !== client, !current.isServerGone {
+                // The server came back: lead on the new client, from the piece's position.
+                guard (try? current.becomeTimebaseMaster(self)) != nil else { usleep(5000); continue }
+                client = current; rate = Double(current.sampleRate); last = nil
+            }
+            guard let p = client.transportPosition() else { usleep(5000); continue }
+            let now = monotonicNanoseconds()
             let scale = transport.tempoScale
             let playing = transport.isPlaying && !transport.isFinished
             let ours = transport.position, theirs = Double(p.frame) / rate * scale
