@@ -36,6 +36,16 @@ import threading
 import time
 
 
+def stuck(row):
+    """Something still sounds after the performance's end and does not die away: every key
+    and the pedal went up at its last event, so reverb and release tails fall by far more than
+    6 dB from 1-2 s after it to 3-4 s after it (to digital silence, on a quiet run); a held
+    note (soft strings: -65 dBFS with FluidR3) stays level, a held piano falls slower."""
+    if "end_db" not in row:
+        return False
+    return row["end_db"] > -90 and row["end_db"] > row["earlier_db"] - 6
+
+
 def now():
     return time.monotonic()
 
@@ -311,10 +321,11 @@ def main():
         rss_start = rss_mib(live.pid)
         seg_began = now()
         probe = subprocess.Popen([a.probe, "play", mid, "--record", wav, "--from", "carillon:out_1", "--from", "carillon:out_2",
-                                  "--to", "carillon:midi_in", "--lead", str(lead), "--tail", "1", "--wait", "20"],
+                                  "--to", "carillon:midi_in", "--lead", str(lead), "--tail", "5", "--wait", "20"],
                                  stdout=open(f"{a.out}/probe-{i}.out", "w"), stderr=subprocess.STDOUT, env=env)
         row = {"segment": i, "fault": fault, "notes": notes, "rss_start_mib": rss_start}
-        time.sleep(lead)
+        # The OSC notes wait past the probe's lead (its recording starts once it is connected).
+        time.sleep(lead + 0.5)
         notes_allowed.set()
         time.sleep(length / 2)
         if fault == "restart":
@@ -344,14 +355,19 @@ def main():
             notes_allowed.clear()
             probe.wait()
             time.sleep(0.5)
-            # Every key and the pedal went up 6 s ago: a voice still on is a stuck note.
+            # Every key and the pedal went up 6 s ago. The voice count is not a stuck-note count:
+            # FluidSynth keeps a released voice of a looped sample (TimGM6mb's and FluidR3's
+            # strings) active at -160 dB, as `fluidsynth -F` does; the level says what sounds.
             row["end_voices"] = web.status.get("voices")
             if os.path.exists(wav) and seconds_of(wav) > 4:
-                row["end_db"] = round(rms_db(wav, seconds_of(wav) - 2.5, seconds_of(wav)), 1)
+                # The performance's last event (every key and the pedal up) is at length - 5 s.
+                release = lead + length - 5
+                row["end_db"] = round(rms_db(wav, release + 3, release + 4), 1)
+                row["earlier_db"] = round(rms_db(wav, release + 1, release + 2), 1)
                 row["middle_db"] = round(rms_db(wav, lead + 5, lead + length / 2 - 1), 1)
         if i > 0 and rows[-1]["fault"] == "restart" and os.path.exists(wav):
             # Before this segment's first note: nothing held over the restart may sound.
-            row["before_first_note_db"] = round(rms_db(wav, 0.3, lead - 0.1), 1)
+            row["before_first_note_db"] = round(rms_db(wav, 0.2, lead - 0.5), 1)
             row["middle_db"] = round(rms_db(wav, lead + 5, lead + length / 2 - 1), 1)
         row["alive"] = live.poll() is None
         row["seconds"] = round(now() - seg_began, 1)
@@ -376,8 +392,10 @@ def main():
         "rss_first_minute_mib": round(first[0], 1) if first else None, "rss_end_mib": rss_end and round(rss_end, 1),
         "rss_max_mib": round(max(v for _, v in rss_samples), 1) if rss_samples else None,
         "faults_tried": len(rows), "faults_survived": sum(1 for r in rows if r["alive"]),
-        "segments_ending_with_voices": sum(1 for r in rows if (r.get("end_voices") or 0) > 0),
+        "segments_with_a_stuck_note": sum(1 for r in rows if stuck(r)),
+        "end_voices_max": max((r.get("end_voices") or 0 for r in rows), default=None),
         "end_db_max": max((r["end_db"] for r in rows if "end_db" in r), default=None),
+        "end_fall_db_min": min((r["earlier_db"] - r["end_db"] for r in rows if "end_db" in r), default=None),
         "after_restart_db_max": max((r["before_first_note_db"] for r in rows if "before_first_note_db" in r), default=None),
         "ports_back_s": [round(r["ports_back_s"], 2) for r in rows if r.get("ports_back_s") is not None],
         "audio_back_s": [round(r["audio_back_s"], 2) for r in rows if r.get("audio_back_s") is not None],
