@@ -167,6 +167,7 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
         serverGone.store(false, ordering: .releasing)
         clientBox.withLock { $0 = fresh }
         cycleClient = fresh
+        midiRereads = JACKMIDIRereads()   // the new server's cycles owe nothing to the old one's
         (left, right, midiIn) = ports
         period.store(fresh.bufferSize, ordering: .relaxed)
         rateRefused.store(false, ordering: .relaxed)
