@@ -112,6 +112,11 @@ public final class JACKClient: @unchecked Sendable {
     public var bufferSize: Int { (try? whileServerLives { Int(jack_get_buffer_size(client)) }) ?? 0 }
     /// The server runs its process thread with real-time scheduling (`jackd -R`, the default).
     public var isRealtime: Bool { (try? whileServerLives { jack_is_realtime(client) != 0 }) ?? false }
+    /// Process thread: the server's frame count at the start of the cycle being processed
+    /// (`jack_last_frame_time`; wraps at 2³²). Every call of the process callback in one
+    /// server cycle sees the same value.
+    @inline(__always)
+    public var cycleStartFrame: UInt32 { jack_last_frame_time(client) }
 
     /// Registers a port of this client (`name` without the client's prefix).
     public func register(_ name: String, _ type: JACKPort.PortType, _ direction: JACKPort.Direction) throws(JACKError) -> JACKPort {

@@ -129,18 +129,23 @@ public final class ClockSender: @unchecked Sendable {
 /// MIDI clock in (`play --sync clock`): the clock messages from the
 /// followed source go to a `ClockFollower`; its commands drive the transport
 /// and its tempo sets the tempo scale against the file's tempo where the
-/// piece is. Runs on the sequencer's input thread (never the render thread).
+/// piece is. Start and Continue play from the frame their clock was stamped
+/// at (`OutputClock.frame(arrival:)`: its arrival one period on, as `--timing
+/// stamped` places notes), not from the next block. Runs on the sequencer's
+/// input thread (never the render thread).
 public final class ClockFollowing: @unchecked Sendable {
     /// The followed source (nil: any source's clock).
     public let source: SeqAddress?
     public let sourceName: String
     private let transport: Transport
     private let beats: BeatMap
+    /// The output's clock, to stamp Start and Continue; nil: they play from the next block.
+    private let clock: OutputClock?
     private let state = Mutex(ClockFollower())
     private let bpmBits = Atomic<UInt64>(0)
 
-    init(source: SeqAddress?, sourceName: String, transport: Transport, beats: BeatMap) {
-        self.source = source; self.sourceName = sourceName; self.transport = transport; self.beats = beats
+    init(source: SeqAddress?, sourceName: String, transport: Transport, beats: BeatMap, clock: OutputClock?) {
+        self.source = source; self.sourceName = sourceName; self.transport = transport; self.beats = beats; self.clock = clock
     }
 
     /// The master's tempo (bpm) as followed; nil before two clocks.
@@ -172,8 +177,12 @@ public final class ClockFollowing: @unchecked Sendable {
         }
         switch command {
         case .play(let beat):
-            transport.seek(to: beats.seconds(atBeat: beat))
-            transport.play()
+            if let clock {
+                transport.play(from: beats.seconds(atBeat: beat), atFrame: clock.frame(arrival: now))
+            } else {
+                transport.seek(to: beats.seconds(atBeat: beat))
+                transport.play()
+            }
         case .stop: transport.stop()
         case .locate(let beat): transport.seek(to: beats.seconds(atBeat: beat))
         case nil: break
@@ -240,7 +249,7 @@ extension LiveHost {
             }
             let name = source.map { "\($0.address) '\($0.clientName)'" } ?? "any source's clock"
             clockFollowing = ClockFollowing(source: source?.address, sourceName: name,
-                                            transport: audio.renderer.transport, beats: beats)
+                                            transport: audio.renderer.transport, beats: beats, clock: audio.clock)
             // Wait for the master's Start (or Continue).
             audio.renderer.transport.stop()
         }

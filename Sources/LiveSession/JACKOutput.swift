@@ -58,6 +58,10 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
     private let buffer: UnsafeMutableBufferPointer<Float>
     /// `midi_in`'s events, for `JACKMIDIInput` (this is its one producer).
     private let midiInbox: EventQueue
+    /// Process thread: tells a `midi_in` buffer read already (after an xrun) from a new one.
+    private var midiRereads = JACKMIDIRereads()
+    /// The client as the process thread sees it (no lock there): set where `clientBox` is, while no callback runs.
+    private var cycleClient: JACKClient
     /// The MIDI outputs (`--clock-out`'s `clock`, the zones' ports), written each cycle.
     let midiOutputs: JACKMIDIOutputs
 
@@ -71,6 +75,7 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
             midiIn = try client.register("midi_in", .midi, .input)
         } catch { throw .jack(error) }
         clientBox = Mutex(client)
+        cycleClient = client
         self.options = options
         self.clientName = clientName
         self.midiInbox = midiInbox
@@ -161,6 +166,8 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
         // The old client goes: abandoned by `halt` if its server went away, closed if the server lives (its rate changed).
         serverGone.store(false, ordering: .releasing)
         clientBox.withLock { $0 = fresh }
+        cycleClient = fresh
+        midiRereads = JACKMIDIRereads()   // the new server's cycles owe nothing to the old one's
         (left, right, midiIn) = ports
         period.store(fresh.bufferSize, ordering: .relaxed)
         rateRefused.store(false, ordering: .relaxed)
@@ -211,8 +218,15 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
         }
         let input = midiIn.midiEvents(frames: frames)
         let next = renderer.sampleTime &+ UInt64(frames)
+        // A buffer read already (the sender has not run since: an xrun) is not read again.
+        midiRereads.begin(cycle: cycleClient.cycleStartFrame, frames: frames)
         for i in 0..<input.count {
-            if let event = input.event(i) { midiInbox.push(midiBytes: event.bytes, frame: next &+ UInt64(event.offset)) }
+            if let event = input.event(i) { midiRereads.add(offset: event.offset, bytes: event.bytes) }
+        }
+        if !midiRereads.isRepeat() {
+            for i in 0..<input.count {
+                if let event = input.event(i) { midiInbox.push(midiBytes: event.bytes, frame: next &+ UInt64(event.offset)) }
+            }
         }
         // A period longer than the one prepared for: in pieces (the events above land in theirs).
         var done = 0
@@ -225,6 +239,7 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
         // MIDI out in the same cycle as the audio it goes with: the clock at its frames, the zones' at the start.
         if let tap = cycle.clockOut { midiOutputs.takeClock(from: tap) }
         midiOutputs.writeCycle(start: cycleStart, frames: frames)
+        midiRereads.end(cycle: cycleClient.cycleStartFrame)
     }
 
     @inline(__always)

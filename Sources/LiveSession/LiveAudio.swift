@@ -69,7 +69,7 @@ final class LiveAudio {
             renderer = try assembly.makeRenderer(instrument: sampler.instrument, tracks: tracks, sampleRate: rate,
                                                  maxFrames: blockFrames, eventCapacity: 4096, plugins: plugins, slots: pluginSlots)
         } catch { throw .plugin(error) }
-        clock = options.timing == .stamped || !options.clockOut.isEmpty || options.link
+        clock = options.timing == .stamped || !options.clockOut.isEmpty || options.link || options.syncClock != nil
             ? OutputClock(sampleRate: Double(rate), periodFrames: blockFrames, settleFrames: output.prefillFrames) : nil
         events = EventQueueProducer(renderer.events, effects: renderer.midiEffectQueues, clock: options.timing == .stamped ? clock : nil)
     }

@@ -40,6 +40,8 @@ struct Sequencer {
     // Transport state as last polled.
     private var playing = true
     private var seekCount: UInt64 = 0
+    /// A seek's sample-clock start (`Transport.play(from:atFrame:)`), kept until the transport plays; 0: none.
+    private var seekStartFrame: UInt64 = 0
     private var loopOn = false
     private var loopStart: UInt64 = 0
     private var loopEnd: UInt64 = 0
@@ -113,6 +115,7 @@ struct Sequencer {
         scale = c.tempoScale
         playing = c.playing
         seekCount = c.seekCount
+        seekStartFrame = 0
         applyLoop(c)
         finished = false
         held.update(repeating: 0, count: 2048)
@@ -179,6 +182,7 @@ struct Sequencer {
             releaseHeld(at: frame)
             finished = false
             reposition(to: target, at: frame)
+            seekStartFrame = c.seekFrame
         }
         if c.playing != playing {
             if c.playing {
@@ -189,8 +193,11 @@ struct Sequencer {
                 anchorScore = score(at: frame)
                 playing = false
                 releaseHeld(at: frame)
+                seekStartFrame = 0
             }
         }
+        // The seek's own frame (the play may come a block after the seek: two atomics).
+        if playing, seekStartFrame != 0 { anchorFrame = seekStartFrame; seekStartFrame = 0 }
     }
 
     /// Block end: notices the piece's end and publishes the position.

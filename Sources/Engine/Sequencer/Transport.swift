@@ -31,6 +31,8 @@ public final class Transport: @unchecked Sendable {
     /// Seconds; 0 = the piece's end.
     private let loopEnd = Atomic<UInt64>(0)
     private let seekTarget = Atomic<UInt64>(0)
+    /// The sample-clock frame a seek plays from (`play(from:atFrame:)`); 0: from the block that sees it.
+    private let seekFrame = Atomic<UInt64>(0)
     private let seeks = Atomic<UInt64>(0)
     private let refused = Atomic<Int>(0)
     // Published by the render thread:
@@ -73,8 +75,23 @@ public final class Transport: @unchecked Sendable {
     /// end to the end; NaN is refused (no seek) and counted.
     public func seek(to seconds: Double) {
         guard let target = Self.clampedSeconds(seconds) else { return refuse() }
+        seekFrame.store(0, ordering: .relaxed)
         Self.store(seekTarget, target)
         seeks.wrappingAdd(1, ordering: .releasing)
+    }
+
+    /// Seeks to `seconds` (as `seek`) and plays from there, with `seconds` at
+    /// sample-clock `frame` exactly rather than at the next block's start: a
+    /// follower's Start or Continue at the frame its clock was stamped at (as
+    /// `--timing stamped` places notes). A frame already rendered plays what
+    /// lies between it and the block at once, so the piece stays on the
+    /// master's timeline. NaN is refused and counted.
+    public func play(from seconds: Double, atFrame frame: UInt64) {
+        guard let target = Self.clampedSeconds(seconds) else { return refuse() }
+        seekFrame.store(max(frame, 1), ordering: .relaxed)
+        Self.store(seekTarget, target)
+        seeks.wrappingAdd(1, ordering: .releasing)
+        playing.store(true, ordering: .releasing)
     }
 
     /// Loops the whole piece (`start` 0, `end` nil) or a region in seconds of
@@ -136,12 +153,15 @@ public final class Transport: @unchecked Sendable {
         var loopEnd: Double
         var seekCount: UInt64
         var seekTarget: Double
+        /// 0: the seek plays from the block that sees it.
+        var seekFrame: UInt64
     }
 
     @inline(__always) func poll() -> Commands {
         Commands(playing: playing.load(ordering: .acquiring), tempoScale: Self.load(scale),
                  loop: looping.load(ordering: .acquiring), loopStart: Self.load(loopStart), loopEnd: Self.load(loopEnd),
-                 seekCount: seeks.load(ordering: .acquiring), seekTarget: Self.load(seekTarget))
+                 seekCount: seeks.load(ordering: .acquiring), seekTarget: Self.load(seekTarget),
+                 seekFrame: seekFrame.load(ordering: .relaxed))
     }
 
     @inline(__always) func publish(position: Double, finished: Bool, duration: Double) {

@@ -92,3 +92,83 @@ import Threads
         }
     }
 }
+
+/// The process callback's re-read rule (`JACKMIDIRereads`): a buffer read again after an
+/// xrun is dropped, a new one never, and a steady cycle never drops even identical events.
+@Suite struct JACKMIDIRereadsTests {
+    /// One call of the process callback: its server cycle, its events, the cycle when it ended; whether it was a repeat.
+    static func call(_ guardian: inout JACKMIDIRereads, cycle: UInt32, frames: Int = 256, _ events: [(Int, [UInt8])],
+                     endedIn end: UInt32? = nil) -> Bool {
+        guardian.begin(cycle: cycle, frames: frames)
+        for (offset, bytes) in events { bytes.withUnsafeBufferPointer { guardian.add(offset: offset, bytes: $0) } }
+        let repeated = guardian.isRepeat()
+        guardian.end(cycle: end ?? cycle)
+        return repeated
+    }
+
+    static let noteOn: [(Int, [UInt8])] = [(10, [0x90, 60, 100])]
+
+    @Test func theSameBufferInTheSameCycle_isARepeat() {
+        var g = JACKMIDIRereads()
+        #expect(!Self.call(&g, cycle: 1000, Self.noteOn))
+        #expect(Self.call(&g, cycle: 1000, Self.noteOn))
+        #expect(Self.call(&g, cycle: 1000, Self.noteOn))   // and again
+    }
+
+    @Test func theSameBufferAfterMissedCycles_orAfterAnOverrun_isARepeat() {
+        var g = JACKMIDIRereads()
+        #expect(!Self.call(&g, cycle: 1000, Self.noteOn))
+        #expect(Self.call(&g, cycle: 1000 + 3 * 256, Self.noteOn))              // cycles missed between
+        var h = JACKMIDIRereads()
+        #expect(!Self.call(&h, cycle: 1000, Self.noteOn, endedIn: 1256))       // ran into the next cycle
+        #expect(Self.call(&h, cycle: 1256, Self.noteOn))
+    }
+
+    @Test func steadyCycles_neverDrop_evenIdenticalEvents() {
+        // A clock master whose clocks fall at the same offset every period (117.1875 bpm at 1024 frames, 48 kHz).
+        var g = JACKMIDIRereads()
+        var cycle: UInt32 = UInt32.max - 2048   // across the frame counter's wrap too
+        for _ in 0..<8 {
+            #expect(!Self.call(&g, cycle: cycle, frames: 1024, [(5, [0xF8])]))
+            cycle &+= 1024
+        }
+    }
+
+    @Test func anyDifference_isNew() {
+        var g = JACKMIDIRereads()
+        #expect(!Self.call(&g, cycle: 0, Self.noteOn))
+        #expect(!Self.call(&g, cycle: 0, [(11, [0x90, 60, 100])]))                          // offset
+        #expect(!Self.call(&g, cycle: 0, [(11, [0x90, 60, 101])]))                          // a byte
+        #expect(!Self.call(&g, cycle: 0, [(11, [0x90, 60, 101]), (20, [0x80, 60, 0])]))     // one more
+        #expect(!Self.call(&g, cycle: 0, [(11, [0x90, 60, 101])]))                          // one fewer
+        #expect(!Self.call(&g, cycle: 0, [(11, [0xF0, 0x7E, 0xF7])]))                       // a length
+        #expect(!Self.call(&g, cycle: 0, []))                                               // nothing to drop
+        #expect(!Self.call(&g, cycle: 0, []))
+    }
+
+    @Test func aBufferTooLargeToKeep_isNeverCalledARepeat() {
+        var g = JACKMIDIRereads()
+        let many = (0..<(JACKMIDIRereads.maxEvents + 1)).map { ($0 % 256, [UInt8(0x90), 60, 100]) }
+        #expect(!Self.call(&g, cycle: 0, many))
+        #expect(!Self.call(&g, cycle: 0, many))
+    }
+
+    @Test func noAllocation() {
+        var g = JACKMIDIRereads()
+        let bytes: [UInt8] = [0x90, 60, 100]
+        var repeats = 0
+        let counted = bytes.withUnsafeBufferPointer { b in
+            g.begin(cycle: 99, frames: 256); _ = g.isRepeat(); g.end(cycle: 99)   // steady state first (debug builds)
+            carillon_allocations_arm()
+            for c in 0..<64 {   // each cycle's buffer read twice
+                g.begin(cycle: UInt32(c / 2 * 256), frames: 256)
+                g.add(offset: c / 2, bytes: b)
+                if g.isRepeat() { repeats += 1 }
+                g.end(cycle: UInt32(c / 2 * 256))
+            }
+            return carillon_allocations_disarm()
+        }
+        #expect(counted == 0)
+        #expect(repeats == 32)
+    }
+}

@@ -2,6 +2,7 @@ import ALSA
 import Controls
 import Engine
 import Hosting
+import MIDI
 @testable import Hosting
 @testable import LiveSession
 @testable import Sampling
@@ -178,6 +179,42 @@ import Threads
         #expect(events[3].frame > events[0].frame)
         #expect(events[4].frame == events[3].frame)
         #expect(zip(events, events.dropFirst()).allSatisfy { $0.frame <= $1.frame })
+    }
+
+    /// The ALSA input path under a stall (`kill -STOP` of live: the output and input threads
+    /// frozen 1.5 s): the sequencer's client queue holds what arrived meanwhile, each event with
+    /// its kernel stamp, and the input thread reads each once when it runs again. Through the
+    /// router, every note-on and note-off of the stall reaches the queue and the take once, in
+    /// the order played, none before the block then rendering (nothing doubles: a sequencer
+    /// event has one reader and one read; nothing is lost while the client pool, 2000 events, holds).
+    @Test func stall_everyEventStampedDuringIt_placedOnce_inOrder() {
+        let clock = Self.running(blocks: 50)
+        let queue = EventQueue(capacity: 1024)
+        let recorder = MIDIRecorder(path: "/dev/null", sampleRate: Int(Self.rate))
+        recorder.begin()
+        let router = InputRouter(hub: ControlHub(mapping: nil), events: EventQueueProducer(queue, clock: clock), log: HostLog(),
+                                 midiRecorder: recorder)
+        let stalledAt = Self.due(UInt64(49 * Self.period))
+        let source = SeqAddress(client: 24, port: 0)
+        // 150 notes played 10 ms apart during the stall, then the output renders its first block after it.
+        var played: [MIDIMessage] = []
+        for k in 0..<150 {
+            let on = MIDIMessage.noteOn(.init(channel: 0, note: UInt7(UInt8(36 + k % 60)), velocity: UInt7(UInt8(1 + k / 60 * 12 + k % 7))))
+            let off = MIDIMessage.noteOff(.init(channel: 0, note: UInt7(UInt8(36 + k % 60)), velocity: 0))
+            let at = stalledAt + UInt64(k) * 10_000_000
+            router.handle(.message(on, source: source, arrival: at))
+            router.handle(.message(off, source: source, arrival: at + 5_000_000))
+            played += [on, off]
+        }
+        let resumed = UInt64(49 * Self.period) + UInt64(1.5 * Self.rate)
+        clock.publish(blockStart: resumed, at: Self.due(resumed))
+        let events = Self.drain(queue)
+        #expect(events.count == played.count)
+        #expect(events.map { [$0.message.status, $0.message.data1, $0.message.data2] }
+                == played.map { m in m.bytes.count == 3 ? [m.bytes[0], m.bytes[1], m.bytes[2]] : [] })
+        #expect(zip(events, events.dropFirst()).allSatisfy { $0.frame <= $1.frame })
+        #expect(events.allSatisfy { $0.frame >= UInt64(49 * Self.period) })
+        #expect(recorder.file().tracks.first.map { track in track.events.filter { if case .midi = $0.event { true } else { false } }.count } == played.count)
     }
 
     /// The router places a message by the kernel's arrival stamp when it has one,

@@ -228,3 +228,54 @@ import Engine
         #expect(renderer.isScoreFinished)
     }
 }
+
+/// `Transport.play(from:atFrame:)`: a follower's Start or Continue plays from the
+/// frame its clock was stamped at, not from the next block's start.
+@Suite struct TransportStampedStartTests {
+    /// A note at 0 s (off at 0.25 s) and one at 0.5 s.
+    static let piece = Score(events: [
+        .init(seconds: 0, message: .noteOn(60, velocity: 127, channel: 0)),
+        .init(seconds: 0.25, message: .noteOff(60, channel: 0)),
+        .init(seconds: 0.5, message: .noteOn(62, velocity: 127, channel: 0)),
+    ], duration: 2)
+
+    static func stoppedRenderer(_ fake: FakeInstrument) -> Renderer {
+        let renderer = Renderer(instrument: fake)
+        renderer.prepare(sampleRate: 48_000, maxFrames: 256)
+        renderer.schedule(piece)
+        renderer.transport.stop()
+        return renderer
+    }
+
+    @Test func startStampedInABlockAhead_firstNoteAtThatFrame() {
+        let fake = FakeInstrument()
+        let renderer = Self.stoppedRenderer(fake)
+        var out = renderAll(renderer, frames: 2_560, block: 256)   // stopped: silence
+        renderer.transport.play(from: 0, atFrame: 5_000)           // mid-block (4_864…5_120)
+        out += renderAll(renderer, frames: 48_000 - 2_560, block: 256)
+        #expect(onset(out) == 5_000)
+        #expect(onset(out, after: 5_000 + 12_100) == 5_000 + 24_000)   // and the piece runs from there
+        #expect(abs(renderer.transport.position - (1.0 - 5_000.0 / 48_000)) < 1e-9)
+    }
+
+    @Test func startStampedInAFrameAlreadyRendered_stillOnTheMastersTimeline() {
+        let fake = FakeInstrument()
+        let renderer = Self.stoppedRenderer(fake)
+        var out = renderAll(renderer, frames: 12_800, block: 256)
+        renderer.transport.play(from: 0, atFrame: 10_000)   // late: the note due then plays at once
+        out += renderAll(renderer, frames: 48_000 - 12_800, block: 256)
+        #expect(onset(out) == 12_800)
+        #expect(onset(out, after: 10_000 + 12_100) == 10_000 + 24_000)
+    }
+
+    @Test func aPlainSeekAfterwards_playsFromItsBlock() {
+        let fake = FakeInstrument()
+        let renderer = Self.stoppedRenderer(fake)
+        renderer.transport.play(from: 0, atFrame: 5_000)
+        var out = renderAll(renderer, frames: 10_240, block: 256)   // note 60 ended at 17_000: silent from there
+        out += renderAll(renderer, frames: 10_240, block: 256)
+        renderer.transport.seek(to: 0.5)    // the stamped frame is not used again
+        out += renderAll(renderer, frames: 2_560, block: 256)
+        #expect(onset(out, after: 17_100) == 20_480)
+    }
+}
