@@ -36,6 +36,8 @@ final class LiveOutput: @unchecked Sendable {
         var tempo: Double
         /// Where it starts (seconds): where `--link` starts it.
         var start: Double
+        /// A file's (`play`), not the empty one the session runs its transport on (`live`).
+        var isFile: Bool
     }
 
     private struct State {
@@ -58,12 +60,12 @@ final class LiveOutput: @unchecked Sendable {
     /// Schedules a piece to play from the start of the output (before `start`):
     /// `tempo` scales its speed, `start` seeks (seconds), `loop` repeats it. Held
     /// notes are released at its end.
-    func load(_ score: Score, tempo: Double = 1, start: Double = 0, loop: Bool = false, pieceTempo: Double = 120) {
+    func load(_ score: Score, tempo: Double = 1, start: Double = 0, loop: Bool = false, pieceTempo: Double = 120, isFile: Bool = true) {
         let renderer = audio.renderer, output = audio.output
         var score = score
         // The piece lasts until its longest track ends.
         score.duration = max(score.duration, audio.tracks.map(\.duration).max() ?? 0)
-        state.withLock { $0.piece = LoadedPiece(tempo: pieceTempo > 0 ? pieceTempo : 120, start: start) }
+        state.withLock { $0.piece = LoadedPiece(tempo: pieceTempo > 0 ? pieceTempo : 120, start: start, isFile: isFile) }
         renderer.releasesNotesAtEnd = true
         renderer.transport.setTempoScale(tempo)
         renderer.transport.setLoop(loop)
@@ -78,13 +80,13 @@ final class LiveOutput: @unchecked Sendable {
 
     /// Live with tracks and no piece: an empty piece as long as the longest track carries them (the transport moves it).
     func loadTrackPiece() {
-        if piece == nil, !audio.tracks.isEmpty { load(Score(events: [])) }
+        if piece == nil, !audio.tracks.isEmpty { load(Score(events: []), isFile: false) }
     }
 
     /// Without a piece (live): an empty one a day long, for the transport (`transport.tempo`)
     /// to run the clock out, the JACK transport and the Link session on.
     func loadTransportPiece() {
-        if piece == nil { load(Score(events: [], duration: 24 * 3600)) }
+        if piece == nil { load(Score(events: [], duration: 24 * 3600), isFile: false) }
     }
 
     /// Starts the output's render loop (`clockOut` and `link` fed after each

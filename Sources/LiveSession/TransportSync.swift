@@ -139,8 +139,8 @@ final class TransportSync: Sendable {
         guard let jack = output.audio.output as? JACKOutput else {
             throw .jack(JACKError(kind: .call, function: "jack_set_timebase_callback", code: -1))
         }
-        let live = output.piece == nil
         output.loadTransportPiece()
+        let live = output.piece?.isFile != true
         let leading = JACKTransportLeading(client: jack.client, transport: output.transport, beats: parts.withLock { $0.beats })
         try leading.start()
         parts.withLock { $0.jackLeading = leading }
@@ -152,8 +152,8 @@ final class TransportSync: Sendable {
     /// empty one for live, for the transport to run) waits stopped for the session's bar.
     private func prepareLink(_ output: LiveOutput) throws(LiveHost.Failure) -> LinkFollowing? {
         guard options.link, parts.withLock({ $0.link == nil }), let clock = output.audio.clock else { return nil }
-        let sharesStartStop = output.piece != nil   // play's piece; live's empty one only runs the clock
         output.loadTransportPiece()
+        let sharesStartStop = output.piece?.isFile == true   // play's piece; live's empty one only runs the clock
         let transport = output.transport, audio = output.audio
         let start = output.piece?.start ?? 0, beats = parts.withLock { $0.beats }
         transport.stop()
