@@ -4,9 +4,10 @@ import JACK
 import Sync
 import Threads
 
-/// `play -a jack --transport-master`: Carillon leads the JACK transport. As the
+/// `-a jack --transport-master`: Carillon leads the JACK transport. As the
 /// timebase master it gives every client bar, beat, tick and tempo from the
-/// piece's tempo map and time signatures (`BeatMap`); a thread of its own
+/// piece's tempo map and time signatures (`BeatMap`; `live`: 120 bpm in 4/4,
+/// scaled by `transport.tempo`, the beats `--clock-out` counts); a thread of its own
 /// starts, stops and relocates the transport as the piece plays, stops and
 /// seeks (keys, controls, OSC, the web page), and takes a start, stop or
 /// relocation another client makes (`jack_transport`) as a command to the piece.
@@ -33,7 +34,11 @@ public final class JACKTransportLeading: JACKTimebase, @unchecked Sendable {
     /// JACK's process thread: the BBT at `frame`, read through the piece's
     /// tempo map at the transport's tempo scale; tempo in the time signature's beats.
     public func bbt(atFrame frame: UInt64, sampleRate: Int) -> JACKTransportPosition.BBT {
-        let scale = transport.tempoScale
+        Self.bbt(atFrame: frame, sampleRate: sampleRate, beats: beats, tempoScale: transport.tempoScale)
+    }
+
+    /// The BBT at `frame` of a transport whose frame is the piece's time at `scale` (pure: no allocation, no lock).
+    static func bbt(atFrame frame: UInt64, sampleRate: Int, beats: BeatMap, tempoScale scale: Double) -> JACKTransportPosition.BBT {
         let seconds = Double(frame) / Double(max(sampleRate, 1)) * scale
         let bar = beats.barPosition(atBeat: beats.beat(atSeconds: seconds))
         let tpb = Self.ticksPerBeat

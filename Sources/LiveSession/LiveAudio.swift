@@ -29,11 +29,8 @@ final class LiveAudio {
     let plugins: PluginHost?
     /// The renderer's plugins in slots a mapping reload swaps new ones into.
     let pluginSlots = PluginSlots()
+    /// Owner thread only (`start`, `finish`).
     private(set) var started = false
-    /// `--clock-out`: set before `start`.
-    var clockOut: ClockOutTap?
-    /// `--link`: the Link thread, told where the piece is after each block.
-    var link: LinkFollowing?
 
     /// Opens the output, loads the sampler (`soundFont` and the mapping's
     /// channel fonts, each channel's preset selected), opens the recording
@@ -53,10 +50,10 @@ final class LiveAudio {
         }
         let rate = output.sampleRate, blockFrames = output.maxFrames
         do {
-            sampler = try Sampler(soundFont: path, sampleRate: Double(rate), options: assembly.options.sampler,
-                                  channels: assembly.channels)
+            let made = try assembly.makeSessionSampler(soundFont: path, sampleRate: rate)
+            sampler = made.sampler
+            for problem in made.problems { log.append(problem) }
         } catch { throw .sampler(error) }
-        for problem in sampler.apply(assembly.channels) { log.append(problem) }
         do throws(SoundFileError) {
             recorder = try options.record.map { target throws(SoundFileError) in
                 try Recorder(path: target.path, format: target.format, encoding: target.encoding,
@@ -74,8 +71,10 @@ final class LiveAudio {
         events = EventQueueProducer(renderer.events, effects: renderer.midiEffectQueues, clock: options.timing == .stamped ? clock : nil)
     }
 
-    /// Starts the recording's writer, the spectrum and the output's render loop.
-    func start(_ shared: OutputState) throws(LiveHost.Failure) {
+    /// Starts the recording's writer, the spectrum and the output's render loop;
+    /// after each block the render thread hands the frames to `clockOut`
+    /// (`--clock-out`) and tells `link` (`--link`) where the piece is.
+    func start(_ shared: OutputState, clockOut: ClockOutTap?, link: LinkFollowing?) throws(LiveHost.Failure) {
         guard !started else { return }
         do { try recorder?.start(); try spectrum.start() } catch { throw .thread(error) }
         try output.start(OutputCycle(renderer: renderer, shared: shared, recorder: recorder, clock: clock, spectrum: spectrum,

@@ -34,6 +34,16 @@ import Foundation
         #expect(!FileManager.default.fileExists(atPath: "r.wav"))
     }
 
+    /// `live --transport-master` leads JACK's transport: without `-a jack` (or with `--no-audio`) a usage error; `--help` says it.
+    @Test(arguments: [["live", "--transport-master"], ["live", "--transport-master", "-a", "jack", "--no-audio"]])
+    func liveTransportMaster_withoutJACK_isAUsageError(_ args: [String]) throws {
+        let r = try R.carillon(args)
+        #expect(r.status == 64 && r.stderr.contains("--transport-master leads the JACK transport: give -a jack"), "\(r.status) \(r.stderr)")
+        let help = try R.carillon(["live", "--help"])
+        #expect(help.stdout.contains("--transport-master"))
+        #expect(help.stdout.contains("transport.tempo"))
+    }
+
     @Test func tempoOutOfRange_isAUsageError() throws {
         let r = try R.carillon(["play", "\(R.openmsx)/coconut_run2.mid", "--tempo", "0"])
         #expect(r.status != 0)

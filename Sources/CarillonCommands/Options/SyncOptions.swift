@@ -20,6 +20,15 @@ struct LinkOption: ParsableArguments {
     func apply(to options: inout LiveHost.Options) { options.link = link }
 }
 
+/// `live --transport-master`, `play --transport-master` (with `-a jack`): lead the JACK transport.
+struct TransportMasterOption: ParsableArguments {
+    @Flag(name: .customLong("transport-master"), help: ArgumentHelp(
+        "Lead the JACK transport (with -a jack), so loopers and DAWs following it follow Carillon: bar, beat, tick and tempo from the file's tempo map and time signatures (play), or in 4/4 at transport.tempo, the beats --clock-out sends (live); it starts, stops and moves with the session, and the session with another client's start, stop and locate."))
+    var transportMaster = false
+
+    func apply(to options: inout LiveHost.Options) { options.transportMaster = transportMaster }
+}
+
 /// `play --sync`: what the player follows.
 enum SyncSource: Equatable {
     /// MIDI clock from a source (nil: any source connected).

@@ -17,6 +17,7 @@ struct Live: ParsableCommand {
               carillon live --no-audio --mapping mappings/general-midi.yaml
               carillon live --mapping mappings/korg-nanokontrol2.yaml --web 8080
               carillon live -a jack -j --jack-midi-connect a2j   # JACK (or PipeWire's): playback ports, a MIDI source
+              carillon live -a jack --transport-master --mapping rig.yaml   # loopers on JACK follow transport.tempo
 
             Other programs can also play into Carillon's port (aplaymidi -p carillon:0, aconnect). \
             When a source goes away, the notes it held are released. Ctrl-C ends: all notes off, \
@@ -42,10 +43,15 @@ struct Live: ParsableCommand {
     @OptionGroup var clockOptions: ClockOutOptions
     @OptionGroup var linkOption: LinkOption
 
+    @OptionGroup var transportMasterOption: TransportMasterOption
+
     func validate() throws {
         try synth.refuseSeveralSoundFonts("live")
         if noAudio && !clockOptions.clockOut.isEmpty { throw ValidationError("--clock-out follows the audio clock: leave out --no-audio") }
         if noAudio && linkOption.link { throw ValidationError("--link plays on the session's beats by the audio clock: leave out --no-audio") }
+        if transportMasterOption.transportMaster && (noAudio || audio.backend != .jack) {
+            throw ValidationError("--transport-master leads the JACK transport: give -a jack (and audio)")
+        }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
         if noAudio && recording.record != nil { throw ValidationError("--record needs audio (leave out --no-audio); --record-midi works without") }
     }
@@ -59,7 +65,7 @@ struct Live: ParsableCommand {
         }
         let session = try Session(soundFont: fontPath, mapping: loaded, input: input, audio: audio, synth: synth,
                                   recording: recording, log: log) {
-            $0.audio = !noAudio; clockOptions.apply(to: &$0); linkOption.apply(to: &$0)
+            $0.audio = !noAudio; clockOptions.apply(to: &$0); linkOption.apply(to: &$0); transportMasterOption.apply(to: &$0)
         }
         let view = session.view
         if let line = session.inputLine { view.line("carillon live: " + line) }

@@ -56,8 +56,8 @@ struct Play: ParsableCommand {
                                valueName: "clock[=PORT]|jack"))
     var sync: SyncSource?
 
-    @Flag(name: .customLong("transport-master"), help: "Lead the JACK transport (with -a jack): its bar, beat, tick and tempo from the file's tempo map and time signatures; it starts, stops and moves with the piece, and the piece with another client's start, stop and locate.")
-    var transportMaster = false
+    @OptionGroup var transportMasterOption: TransportMasterOption
+    var transportMaster: Bool { transportMasterOption.transportMaster }
 
     /// `--labels` / `--labels-format`: the recording's labels' format, nil for none.
     var labelFormat: RenderLabels.Format? { labelOptions.format }
@@ -98,7 +98,7 @@ struct Play: ParsableCommand {
                                       linkOption.apply(to: &options)
                                       if case .clock(let port) = sync { options.syncClock = port ?? "" }
                                       options.syncJACK = sync == .jack
-                                      options.transportMaster = transportMaster
+                                      transportMasterOption.apply(to: &options)
                                   },
                                   prepare: { host in
                                       host.load(piece.score, tempo: tempo, start: start, loop: loop, pieceTempo: piece.firstTempo)

@@ -1,0 +1,38 @@
+import Controls
+import LV2
+import MappingFiles
+import Sampling
+
+/// The first steps every session and job takes, in the one order that works:
+/// the assembly read from the mapping, the plugins (their controls become
+/// parameters), then the hub that starts every parameter at its default.
+/// `live` and `play` (`LiveHost`) build their start through here; `render` may too.
+public struct HostStart {
+    public let assembly: HostAssembly
+    /// Nil without any instrument, insert or `midi-fx` plugin, or when none were asked for.
+    public let plugins: PluginHost?
+    public let hub: ControlHub
+
+    /// `withPlugins` false (`--no-audio`): no plugin is read, the hub has the table's parameters only.
+    public init(options: HostOptions, mapping: ControlMapping?, withPlugins: Bool = true) throws(LV2Error) {
+        assembly = try HostAssembly(options: options, mapping: mapping)
+        plugins = withPlugins ? try assembly.makePluginHost() : nil
+        hub = assembly.makeHub(mapping: mapping, plugins: plugins)
+    }
+}
+
+extension HostAssembly {
+    /// The assembly for `mapping` (nil: none): its channels, its inserts, its zones' `midi-fx` chains.
+    public init(options: HostOptions, mapping: ControlMapping?) throws(LV2Error) {
+        let effects = try mapping.map { m throws(LV2Error) in try MIDIEffectSpec.all(in: m) } ?? []
+        self.init(options: options, channels: mapping?.channels ?? [], inserts: mapping?.inserts ?? [], midiEffects: effects)
+    }
+
+    /// The sampler of a session that plays whatever comes (live, play): the
+    /// whole `soundFont` and the mapping's channel fonts loaded, each channel's
+    /// preset selected. `problems`: a channel's preset that does not exist, for the log.
+    public func makeSessionSampler(soundFont path: String, sampleRate: Int) throws(Sampler.Failure) -> (sampler: Sampler, problems: [String]) {
+        let sampler = try Sampler(soundFont: path, sampleRate: Double(sampleRate), options: options.sampler, channels: channels)
+        return (sampler, sampler.apply(channels))
+    }
+}
