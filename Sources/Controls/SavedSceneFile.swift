@@ -72,9 +72,28 @@ enum SavedSceneFile {
             throw MappingPatch.Failure("cannot read \(path)")
         }
         let (patched, mapping) = try savedText(name, s, fileText: text)
+        sweepTemporaries(beside: path)
         try LearnedBindingFile.writeAtomically(text, to: path + ".bak", tag: "save")
         try LearnedBindingFile.writeAtomically(patched, to: path, tag: "save")
         return mapping
+    }
+}
+
+extension SavedSceneFile {
+    /// Removes the temporary files an earlier save left beside the mapping
+    /// when its process was killed between writing and renaming
+    /// (`.FILE.save-PID.tmp`, `.FILE.bak.save-PID.tmp`, the process gone).
+    static func sweepTemporaries(beside path: String) {
+        let url = URL(fileURLWithPath: path)
+        let folder = url.deletingLastPathComponent().path
+        let name = url.lastPathComponent
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for entry in entries where entry.hasSuffix(".tmp")
+            && (entry.hasPrefix(".\(name).save-") || entry.hasPrefix(".\(name).bak.save-")) {
+            let pidText = entry.dropLast(".tmp".count).split(separator: "-").last.map(String.init) ?? ""
+            guard let pid = Int32(pidText), pid != getpid(), kill(pid, 0) == -1, errno == ESRCH else { continue }
+            unlink(folder + "/" + entry)
+        }
     }
 }
 

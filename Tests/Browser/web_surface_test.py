@@ -657,6 +657,14 @@ def test_a_kill_during_save_as_scene_leaves_the_old_file_or_the_new(driver):
                     assert f.read() in texts, "the backup is broken"
             midway += any(name.endswith(".tmp") for name in os.listdir(folder))
         print(f"  40 kills during {saves} saves: every file whole; {midway} kills left a temporary file (between write and rename)")
+        # The next save sweeps what a killed one left.
+        with open(os.path.join(folder, ".stage.yaml.save-999999.tmp"), "w") as f:
+            f.write("half")
+        probe = Probe(path)
+        assert probe.ask("save Live") == "ok"
+        probe.close()
+        left = [n for n in os.listdir(folder) if n.endswith(".tmp")]
+        assert not left, left
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

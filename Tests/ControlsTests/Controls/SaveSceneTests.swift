@@ -68,5 +68,10 @@ import Testing
         #expect(saved.scenes.map(\.name) == ["Split", "Piano only", "Gig"])
         #expect(saved.scenes[2].channels.first { $0.channel == Channel(0) }?.program == 6)
         #expect(throws: SceneSaveError.self) { try ControlHub(mapping: nil).saveScene(named: "X") }
+        // What a save killed between write and rename left (its process gone) is swept by the next; a live one's is not.
+        let dead = folder + "/.stage.yaml.save-999999.tmp", alive = folder + "/.stage.yaml.save-1.tmp"
+        for f in [dead, alive] { try "half".write(toFile: f, atomically: false, encoding: .utf8) }
+        try hub.saveScene(named: "Gig")
+        #expect(!FileManager.default.fileExists(atPath: dead) && FileManager.default.fileExists(atPath: alive))
     }
 }
