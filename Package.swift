@@ -121,7 +121,7 @@ let package = Package(
 
         // Every control and meter in a browser: HTTP + WebSocket server, the page embedded.
         .target(name: "WebSurface", dependencies: [
-            "Controls", "ControlDefinitions", "MappingFiles", "Parameters",
+            "Controls", "ControlDefinitions", "MappingFiles", "Parameters", "MIDI",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -167,7 +167,8 @@ let package = Package(
         .executableTarget(name: "carillon-jack-probe", dependencies: ["JACK", "MIDI", "SoundFile"], path: "Tests/JACKIntegration/Probe"),
 
         // Driver of the browser tests (Tests/Browser): a WebSurface over a ControlHub, fed from stdin; not shipped.
-        .executableTarget(name: "carillon-web-probe", dependencies: ["Parameters", "WebSurface", "Controls", "MappingFiles", "MIDI"], path: "Tests/Browser/Probe"),
+        .executableTarget(name: "carillon-web-probe", dependencies: ["Parameters", "WebSurface", "Controls", "MappingFiles", "MIDI",
+                                                                "Engine", "Hosting", "Sampling"], path: "Tests/Browser/Probe"),
 
         // Driver of the Link test (LinkTests): one Link peer driven over stdin; not shipped.
         .executableTarget(name: "carillon-link-probe", dependencies: ["Link"], path: "Tests/LinkIntegration/Probe"),

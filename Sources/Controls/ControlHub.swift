@@ -47,11 +47,14 @@ public final class ControlHub: @unchecked Sendable {
     var pendingScene: Int?
     /// Mappings swapped in since the start (`replace`).
     private(set) var generation = 0
+    /// What each channel plays (bank select and program change the hub sent).
+    var presets: ChannelPresets
 
     /// `startValues`: parameters set before anything runs (e.g. `--reverb-level`),
     /// in the parameters' own units; NaN and infinity are ignored.
     public init(mapping: ControlMapping?, startValues: [ParameterChange] = []) {
         currentMapping = mapping
+        presets = ChannelPresets(mapping: mapping)
         surface = ControlSurface(controls: mapping?.controls ?? [], values: values)
         _ = surface.subscribe { [unowned self] change in self.didChange(change) }
         // The mapping's own start values first; the command line's override them.
@@ -121,6 +124,7 @@ public final class ControlHub: @unchecked Sendable {
     /// Surface thread (under the lock): the surface has set `values`; pass it on.
     private func didChange(_ change: ParameterChange) {
         subscribers.send(TimedParameterChange(change, frame: messageFrame))
+        presets.follow(change.address, Double(change.value))
         if change.address == .sceneSelect { pendingScene = Int(change.value) }
     }
 
@@ -279,6 +283,7 @@ public final class ControlHub: @unchecked Sendable {
     func publishLocked(_ address: ParameterAddress, _ value: Double) {
         guard let v = address.spec.clamp(value) else { return }
         subscribers.send(TimedParameterChange(ParameterChange(address, Float(v)), frame: messageFrame))
+        presets.follow(address, v)
         surface.parameterDidChange(address, value: v)  // records it in the shared values; the controls follow
     }
 }

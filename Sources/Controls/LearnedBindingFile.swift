@@ -82,15 +82,23 @@ enum LearnedBindingFile {
 
     /// A temporary file beside the mapping, renamed over it: a reader (the
     /// hot-reload watcher, an editor) sees the old file or the new, never half.
-    static func writeAtomically(_ text: String, to path: String) throws(MappingPatch.Failure) {
+    /// The temporary file's contents reach the disk (`fsync`) before the rename,
+    /// so a crash after it leaves the new file whole. `tag` names who writes (`learn`, `save`).
+    static func writeAtomically(_ text: String, to path: String, tag: String = "learn") throws(MappingPatch.Failure) {
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).learn-\(getpid()).tmp").path
+            .appendingPathComponent(".\(url.lastPathComponent).\(tag)-\(getpid()).tmp").path
         do {
             try text.write(toFile: temporary, atomically: false, encoding: .utf8)
             if let mode = try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] {
                 try? FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: temporary)
             }
+            let fd = open(temporary, O_RDONLY)
+            guard fd >= 0, fsync(fd) == 0 else {
+                if fd >= 0 { close(fd) }
+                throw MappingPatch.Failure("cannot write \(temporary)")
+            }
+            close(fd)
         } catch {
             unlink(temporary)
             throw MappingPatch.Failure("cannot write \(temporary)")

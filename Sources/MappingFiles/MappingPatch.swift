@@ -103,6 +103,122 @@ public enum MappingPatch {
         }
     }
 
+    // MARK: - Saving a scene
+
+    /// The text with scene `name` saved in `scenes:`: `- name: NAME` then
+    /// `fields`, and the `zones:` of scene `zonesOf` copied as written (its
+    /// comments too). A scene of that name is replaced where it stands (its own
+    /// lines only); else the scene goes at the end of `scenes:`, which is added
+    /// at the end of the file when there is none. Everything else is left as it was.
+    public static func savingScene(_ name: String, fields: [Field], zonesOf: String? = nil,
+                                   in text: String) throws(Failure) -> String {
+        let doc = try Document(text)
+        var lines = Lines(text)
+        var zones: (lines: [String], keyColumn: Int)?
+        if let zonesOf { zones = try zonesLines(ofScene: zonesOf, in: doc, lines: lines) }
+        let all = [("name", scalar(name))] + fields
+        guard let (keyNode, scenes) = doc.topPair("scenes") else {
+            // After the file's last line that holds anything, a blank line between.
+            var last = lines.lines.count
+            while last > 0 && lines.isBlank(last) { last -= 1 }
+            let block = (last > 0 ? [""] : []) + ["scenes:"] + entry(all, dashColumn: 3, keyOffset: 2) + reindented(zones, keyColumn: 5)
+            lines.insertLines(block, after: last)
+            return lines.text
+        }
+        let keyMark = keyNode.mark.map { (line: $0.line, column: $0.column) } ?? (line: 1, column: 1)
+        switch scenes {
+        case .sequence(let items) where !items.isEmpty && !lines.opensFlow(scenes):
+            guard let firstMark = items[0].mark else { throw Failure("cannot place a scene") }
+            let dashColumn = lines.dashColumn(line: firstMark.line, before: firstMark.column) ?? max(1, firstMark.column - 2)
+            let keyOffset = lines.opensFlow(items[0]) ? 2 : firstMark.column - dashColumn
+            let block = entry(all, dashColumn: dashColumn, keyOffset: keyOffset)
+                + reindented(zones, keyColumn: dashColumn + keyOffset)
+            if let old = items.first(where: { item in
+                if case .mapping(let pairs) = item { return pairs["name"]?.string == name }
+                return false
+            }), let mark = old.mark {
+                let dashLine = mark.line
+                guard lines.dashColumn(line: dashLine, before: mark.column) == dashColumn else {
+                    throw Failure("scene '\(name)' is not laid out as the others; save it under another name")
+                }
+                let end = lines.lastLine(ofItemAt: dashLine, dashColumn: dashColumn)
+                lines.removeLines(dashLine...end)
+                lines.insertLines(block, after: dashLine - 1)
+            } else {
+                guard let lastMark = items[items.count - 1].mark else { throw Failure("cannot place a scene") }
+                let spaced = items.count >= 2 && items[1].mark.map { lines.isBlank(($0.line) - 1) } == true
+                let end = lines.lastLine(ofItemAt: lastMark.line, dashColumn: dashColumn)
+                lines.insertLines((spaced ? [""] : []) + block, after: end)
+            }
+        case .sequence(let items) where items.isEmpty && lines.opensFlow(scenes):
+            guard let mark = scenes.mark else { throw Failure("cannot place a scene") }
+            lines.removeFlowBrackets(line: mark.line, column: mark.column)
+            lines.insertLines(entry(all, dashColumn: keyMark.column + 2, keyOffset: 2)
+                              + reindented(zones, keyColumn: keyMark.column + 4), after: mark.line)
+        case .scalar where scenes.isNullScalar:
+            lines.insertLines(entry(all, dashColumn: keyMark.column + 2, keyOffset: 2)
+                              + reindented(zones, keyColumn: keyMark.column + 4), after: keyMark.line)
+        default:
+            throw Failure("'scenes:' is not a block list; add the scene by hand")
+        }
+        return lines.text
+    }
+
+    /// The text with each selector on `scene.select` that says `values:` or
+    /// `steps:` reaching every scene place 0..<`sceneCount` (a saved scene
+    /// added at the end would be out of its reach, which `mapping check`
+    /// refuses): the missing places added to `values:`, `steps:` raised.
+    public static func reachingEveryScene(_ sceneCount: Int, controls: [ControlDefinition], in text: String) throws(Failure) -> String {
+        var text = text
+        for def in controls where def.selectsScenesByPlace {
+            let doc = try Document(text)
+            guard let item = doc.control(named: def.name), case .mapping(let pairs) = item else { continue }
+            var lines = Lines(text)
+            if let key = pairs.keys.first(where: { $0.string == "values" }), let node = pairs["values"],
+               let values = def.selectorValues {
+                let missing = (0..<sceneCount).map(Double.init).filter { !values.contains($0) }
+                guard !missing.isEmpty else { continue }
+                let all = (values + missing).map(MappingReader.format)
+                try lines.replaceValue(key: key, value: node, with: "[" + all.joined(separator: ", ") + "]")
+            } else if let key = pairs.keys.first(where: { $0.string == "steps" }), let node = pairs["steps"],
+                      let steps = def.shaping.steps, steps < sceneCount {
+                try lines.replaceValue(key: key, value: node, with: "\(sceneCount)")
+            } else {
+                continue
+            }
+            text = lines.text
+        }
+        return text
+    }
+
+    /// The lines of scene `name`'s `zones:` (key, value and the comments among
+    /// them) and the column its key is at; nil when the scene has no zones of its own.
+    private static func zonesLines(ofScene name: String, in doc: Document, lines: Lines) throws(Failure)
+        -> (lines: [String], keyColumn: Int)? {
+        guard let (_, scenes) = doc.topPair("scenes"), case .sequence(let items) = scenes else { return nil }
+        for item in items {
+            guard case .mapping(let pairs) = item, pairs["name"]?.string == name else { continue }
+            guard let (key, value) = pairs.first(where: { $0.key.string == "zones" }) else { return nil }
+            guard let mark = key.mark, lines.indent(mark.line) == mark.column - 1 else {
+                throw Failure("scene '\(name)' writes its zones inline; save the scene by hand")
+            }
+            let end = lines.lastLine(ofValueAt: value, keyColumn: mark.column)
+            return (Array(lines.lines[(mark.line - 1)..<end]), mark.column)
+        }
+        return nil
+    }
+
+    /// Copied lines moved so their first key stands at `keyColumn`.
+    private static func reindented(_ copied: (lines: [String], keyColumn: Int)?, keyColumn: Int) -> [String] {
+        guard let copied else { return [] }
+        let shift = keyColumn - copied.keyColumn
+        return copied.lines.map { line in
+            if shift >= 0 { return line.isEmpty ? line : String(repeating: " ", count: shift) + line }
+            let spaces = line.prefix { $0 == " " }.count
+            return String(line.dropFirst(min(spaces, -shift)))
+        }
+    }
+
     // MARK: - Source text
 
     /// The file's top-level `channel:` as written ("1", "each", "any"), nil when absent or unreadable.
@@ -376,6 +492,9 @@ private struct Lines {
     }
 
     mutating func insertLine(_ text: String, after line: Int) { insertLines([text], after: line) }
+
+    /// Removes lines (1-based, inclusive).
+    mutating func removeLines(_ range: ClosedRange<Int>) { lines.removeSubrange((range.lowerBound - 1)..<range.upperBound) }
 
     mutating func insertLines(_ new: [String], after line: Int) {
         // Keep the file's line endings.

@@ -36,6 +36,8 @@ public enum OSCRequest: Equatable, Sendable {
     case sceneName(String)
     /// `/carillon/scene` with no argument: the scene switched to last.
     case getScene
+    /// `/carillon/scene/save s NAME`: what plays now saved as a scene in the mapping file.
+    case saveScene(String)
     /// `/carillon/audio` with no argument: the output's state ("playing", or "no audio: REASON, retrying").
     case getAudio
     /// `/carillon/note i i i`: channel 1…16, key, velocity (0 = off).
@@ -123,6 +125,11 @@ public enum OSCAddressSpace {
                 return .success(.sceneIndex(Int(n)))
             default: return wrong("a scene's place (i) or its name (s)")
             }
+        case "scene/save":
+            guard case .string(let name)? = one, !name.allSatisfy({ $0 == " " }) else {
+                return wrong("one string: the scene's name (a scene of that name is replaced)")
+            }
+            return .success(.saveScene(name))
         case "note":
             let n = arguments.compactMap(\.number)
             guard arguments.count == 3, n.count == 3, n.allSatisfy({ $0 == $0.rounded() }),

@@ -342,6 +342,8 @@ public final class OSCServer: @unchecked Sendable {
             else { refuse(.unknownPath("scene \(i) (the mapping has \(hub.sceneNames.count))")); applied = false }
         case .sceneName(let name):
             if !hub.selectScene(named: name) { refuse(.unknownPath("scene '\(name)'")); applied = false }
+        case .saveScene(let name):
+            do { try hub.saveScene(named: name) } catch { refuse(.notFound(error.description)); applied = false }
         case .getAudio:
             send(OSCAddressSpace.root + "/audio", .string(audioState?() ?? "playing"), to: sender)
         case .getScene:

@@ -11,6 +11,7 @@ final class ClientOutbox: Sendable {
     struct Pending {
         var hello: String?
         var scene: String?
+        var sounds: String?
         var controls: [Int: ControlMessage] = [:]
         var status: String?
         var replies: [String] = []
@@ -35,6 +36,7 @@ final class ClientOutbox: Sendable {
         pending.withLock { p in
             p.hello = hello
             p.scene = nil
+            p.sounds = nil
             p.controls = [:]
         }
         wake.yield()
@@ -45,6 +47,16 @@ final class ClientOutbox: Sendable {
         let replaced = pending.withLock { p -> Bool in
             defer { p.scene = scene }
             return p.scene != nil
+        }
+        if replaced { counters.update { $0.coalesced += 1 } }
+        wake.yield()
+    }
+
+    /// What every channel strip plays: replaces an unsent one.
+    func offer(sounds: String) {
+        let replaced = pending.withLock { p -> Bool in
+            defer { p.sounds = sounds }
+            return p.sounds != nil
         }
         if replaced { counters.update { $0.coalesced += 1 } }
         wake.yield()
@@ -80,13 +92,13 @@ final class ClientOutbox: Sendable {
         if dropped { counters.update { $0.droppedReplies += 1 } } else { wake.yield() }
     }
 
-    /// Everything pending, in the order to send: a hello, the scene, replies, controls (mapping order), status.
+    /// Everything pending, in the order to send: a hello, the scene, the sounds, replies, controls (mapping order), status.
     func take() -> [String] {
         let p = pending.withLock { p -> Pending in
-            defer { p.hello = nil; p.scene = nil; p.controls = [:]; p.status = nil; p.replies = [] }
+            defer { p.hello = nil; p.scene = nil; p.sounds = nil; p.controls = [:]; p.status = nil; p.replies = [] }
             return p
         }
-        var out = (p.hello.map { [$0] } ?? []) + (p.scene.map { [$0] } ?? []) + p.replies
+        var out = (p.hello.map { [$0] } ?? []) + (p.scene.map { [$0] } ?? []) + (p.sounds.map { [$0] } ?? []) + p.replies
         if !p.controls.isEmpty {
             out.append(JSON.encode(ControlsMessage(controls: p.controls.sorted { $0.key < $1.key }.map(\.value))))
         }

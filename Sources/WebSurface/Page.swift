@@ -95,6 +95,34 @@ enum Page {
     #keyboard .wk.in{background:#f6d9a8}
     #keyboard .bk{position:absolute;top:0;height:58%;background:#111;border-radius:0 0 2px 2px;z-index:1}
     #keyboard .oct{position:absolute;bottom:1px;z-index:2;font-size:9px;color:#222;padding-left:1px;pointer-events:none}
+    /* The channel strips' sounds: each channel's preset, and a picker searchable by name, grouped by GM class. */
+    #sounds{padding:6px 10px;border-bottom:1px solid var(--line)}#sounds[hidden]{display:none}
+    #sounds h2{font-size:13px;margin:0;font-weight:600}
+    #sounds-head{display:flex;flex-wrap:wrap;gap:6px 12px;align-items:center;margin-bottom:6px}
+    #save-scene{display:flex;gap:6px}
+    #save-name{font-size:16px;min-height:44px;width:11em;padding:0 10px;border-radius:8px;border:1px solid var(--line);background:#0c0e11;color:var(--fg)}
+    #save-button{padding:0 12px;font-size:13px}
+    #sound-list{display:flex;flex-wrap:wrap;gap:6px;list-style:none;margin:0;padding:0}
+    #sound-list li{display:flex}
+    .sound{display:flex;align-items:center;gap:8px;min-height:44px;min-width:44px;padding:4px 10px;border-radius:8px;border:1px solid var(--line);
+      background:#2a3038;color:var(--fg);font-size:13px;text-align:left}
+    .sound .ch{color:var(--dim);font-variant-numeric:tabular-nums}.sound .bp{color:var(--dim);font-variant-numeric:tabular-nums;font-size:12px}
+    .gpreset{min-height:44px;border-radius:8px;border:1px solid var(--line);background:#2a3038;color:var(--fg);font-size:12px;
+      white-space:nowrap;overflow:hidden;text-overflow:ellipsis;padding:0 6px}
+    #picker{position:fixed;inset:0;z-index:5;background:rgba(0,0,0,.6);display:flex;align-items:flex-start;justify-content:center;padding:4vh 8px}
+    #picker[hidden]{display:none}
+    #picker .panel{background:var(--panel);border:1px solid var(--line);border-radius:12px;width:min(680px,100%);max-height:92vh;display:flex;flex-direction:column}
+    #picker .top{display:flex;gap:8px;align-items:center;padding:8px;border-bottom:1px solid var(--line)}
+    #picker h2{font-size:14px;margin:0;flex:1}
+    #picker input{font-size:16px;min-height:44px;padding:0 10px;border-radius:8px;border:1px solid var(--line);background:#0c0e11;color:var(--fg);width:100%}
+    #picker .search{padding:8px}
+    #preset-list{overflow-y:auto;padding:0 8px 8px}
+    #preset-list h3{font-size:12px;color:var(--dim);margin:10px 0 4px;font-weight:600}
+    #preset-list .presets{display:flex;flex-wrap:wrap;gap:4px}
+    #preset-list button{min-height:44px;min-width:44px;padding:0 10px;border-radius:6px;border:1px solid var(--line);background:#2a3038;color:var(--fg);font-size:13px}
+    #preset-list button.on{background:var(--acc);color:#000}
+    #preset-list .bp{font-size:11px;opacity:.8;margin-left:4px}
+    #preset-list .none{color:var(--dim);padding:10px 0}
     /* Phone, portrait: each group a row, swiped sideways. */
     @media (orientation:portrait) and (max-width:600px){main{flex-direction:column}
       .group{max-width:none;flex:none;flex-direction:row;align-items:stretch}
@@ -124,6 +152,14 @@ enum Page {
       <ul id="zones" role="list"></ul>
       <div id="keyboard" aria-hidden="true"></div>
     </section>
+    <section id="sounds" hidden aria-labelledby="sounds-title"><div id="sounds-head"><h2 id="sounds-title">Sounds</h2>
+      <form id="save-scene"><input id="save-name" autocomplete="off" maxlength="100" placeholder="Scene name" aria-label="Name of the scene to save">
+      <button class="btn" id="save-button">Save as scene</button></form><span class="stat" id="save-said" role="status" aria-live="polite"></span></div>
+      <span class="stat" id="sounds-problem" hidden></span><ul id="sound-list" role="list"></ul></section>
+    <div id="picker" hidden role="dialog" aria-modal="true" aria-labelledby="picker-title"><div class="panel">
+      <div class="top"><h2 id="picker-title">Pick a preset</h2><button class="btn" id="picker-close" aria-label="Close the preset list">✕</button></div>
+      <div class="search"><input id="preset-search" type="search" autocomplete="off" placeholder="Search by name" aria-label="Search presets by name"></div>
+      <div id="preset-list"></div></div></div>
     <section id="strips" title="strip peaks: MIDI channels 1–16, osc, tone, effect returns, tracks"></section>
     <main id="controls"></main>
     <script>
@@ -133,7 +169,7 @@ enum Page {
     const $=id=>document.getElementById(id);
     const widgets=new Map();
     let ws=null,hello=null,params={};
-    window.carillon={widgets,get hello(){return hello},received:0,hellos:0,attempts:0,connected:false,rig:null,scenes:0};
+    window.carillon={widgets,get hello(){return hello},received:0,hellos:0,attempts:0,connected:false,rig:null,scenes:0,sounds:[],soundUpdates:0};
     function send(o){if(ws&&ws.readyState===1)ws.send(JSON.stringify(o))}
     function el(tag,cls,text){const e=document.createElement(tag);if(cls)e.className=cls;if(text!=null)e.textContent=text;return e}
     function clamp(x){return Math.max(0,Math.min(1,x))}
@@ -281,6 +317,68 @@ enum Page {
         li.append(el("b",null,z.name)," ",el("span","keys",z.keys+takes)," → ",el("span","to",z.short));list.append(li)});
       drawKeyboard(zones);
     }
+    // The channel strips: what each channel plays (name, bank:program) and a picker of its font's presets,
+    // searchable by name, grouped by General MIDI class (programs in eights); channel 10 picks among the drum kits.
+    const GM_CLASSES=["Piano","Chromatic Percussion","Organ","Guitar","Bass","Strings","Ensemble","Brass","Reed","Pipe",
+      "Synth Lead","Synth Pad","Synth Effects","Ethnic","Percussive","Sound Effects"];
+    let fonts=[],sounds=[],picking=null;
+    const soundText=s=>(s.name||"no preset")+" ";
+    const bankProgram=s=>s.bank+":"+s.program;
+    function drawSounds(list){
+      sounds=list||[];const byChannel=new Map(sounds.map(s=>[s.channel,s]));
+      window.carillon.sounds=sounds;window.carillon.soundUpdates++;
+      const ul=$("sound-list");ul.textContent="";
+      for(const s of sounds){const li=el("li"),b=el("button","sound");b.dataset.channel=s.channel;
+        b.append(el("span","ch","Ch "+s.channel),el("span","name",s.name||"no preset"),el("span","bp",bankProgram(s)));
+        b.setAttribute("aria-label","Channel "+s.channel+": "+soundText(s)+bankProgram(s)+(s.font!=null?". Pick another":""));
+        b.disabled=s.font==null;b.addEventListener("click",()=>openPicker(s.channel));li.append(b);ul.append(li)}
+      for(const g of document.querySelectorAll(".gpreset")){const s=byChannel.get(Number(g.dataset.channel));g.hidden=!s;if(!s)continue;
+        g.textContent=s.name||bankProgram(s);g.title=soundText(s)+bankProgram(s);
+        g.setAttribute("aria-label","Channel "+s.channel+": "+soundText(s)+bankProgram(s)+". Pick another")}
+      if(picking!=null)drawPresets();
+    }
+    function openPicker(channel){
+      const s=sounds.find(x=>x.channel===channel);if(!s||s.font==null)return;
+      picking=channel;$("picker-title").textContent="Channel "+channel+" — "+fonts[s.font].name;
+      $("preset-search").value="";$("picker").hidden=false;drawPresets();$("preset-search").focus();
+    }
+    function closePicker(){picking=null;$("picker").hidden=true}
+    function drawPresets(){
+      const s=sounds.find(x=>x.channel===picking);if(!s||s.font==null){closePicker();return}
+      const words=$("preset-search").value.toLowerCase().split(" ").filter(Boolean);
+      const match=p=>words.every(w=>p.name.toLowerCase().includes(w)||(p.bank+":"+p.program)===w);
+      const groups=new Map();
+      const order=picking===10?["Drum kits",...GM_CLASSES]:[...GM_CLASSES,"Drum kits"];
+      // What bank select and program change reach (FluidSynth's gs style): channel 10 its drum kits, the others banks 0…127.
+      const reach=p=>picking===10?p.bank===128:p.bank<=127;
+      for(const p of fonts[s.font].presets){if(!reach(p)||!match(p))continue;
+        const g=p.bank===128?"Drum kits":GM_CLASSES[p.program>>3];if(!groups.has(g))groups.set(g,[]);groups.get(g).push(p)}
+      const box=$("preset-list");box.textContent="";
+      for(const g of order){const ps=groups.get(g);if(!ps)continue;
+        const sec=el("section");sec.setAttribute("role","group");sec.setAttribute("aria-label",g);sec.dataset.class=g;
+        const row=el("div","presets");sec.append(el("h3",null,g),row);
+        for(const p of ps){const b=el("button",null,p.name);b.append(el("span","bp",p.bank+":"+p.program));
+          b.dataset.bank=p.bank;b.dataset.program=p.program;b.dataset.name=p.name;
+          const on=p.bank===s.bank&&p.program===s.program;b.classList.toggle("on",on);b.setAttribute("aria-pressed",on?"true":"false");
+          b.addEventListener("click",()=>{send({type:"preset",channel:picking,bank:p.bank,program:p.program});closePicker()});row.append(b)}
+        box.append(sec)}
+      if(!box.children.length)box.append(el("div","none","No preset matches."));
+    }
+    // "Save as scene": what plays now, into the mapping file under the name given (one of that name is replaced).
+    $("save-scene").addEventListener("submit",e=>{e.preventDefault();const name=$("save-name").value.trim();
+      if(!name){$("save-said").textContent="give the scene a name";return}
+      $("save-said").textContent="saving…";send({type:"save-scene",name})});
+    $("preset-search").addEventListener("input",drawPresets);
+    $("picker-close").addEventListener("click",closePicker);
+    $("picker").addEventListener("click",e=>{if(e.target===$("picker"))closePicker()});
+    document.addEventListener("keydown",e=>{if(e.key==="Escape"&&picking!=null)closePicker()});
+    // Enter in the search picks the first preset that matches.
+    $("preset-search").addEventListener("keydown",e=>{if(e.key==="Enter"){const b=$("preset-list").querySelector("button");if(b){e.preventDefault();b.click()}}});
+    function sounds_(h){
+      fonts=h.fonts||[];$("sounds").hidden=!h.sounds;
+      $("sounds-problem").hidden=!h.soundsProblem;$("sounds-problem").textContent=h.soundsProblem||"";
+      drawSounds(h.sounds);
+    }
     function build(h){
       hello=h;const main=$("controls"),bar=$("bar-groups");main.textContent="";bar.textContent="";widgets.clear();
       const pads=new Map();
@@ -290,7 +388,11 @@ enum Page {
       const byName=new Map(h.controls.map(c=>[c.name,c]));
       for(const g of h.groups||[]){
         const box=el("section","group");box.dataset.group=g.name;box.setAttribute("role","group");box.setAttribute("aria-label",g.name);
-        const body=el("div","gbody");box.append(el("h2",null,g.name),body);
+        const body=el("div","gbody");box.append(el("h2",null,g.name));
+        // A channel's strip shows the preset it plays; a press opens the picker.
+        if(/^([1-9]|1[0-6])$/.test(g.strip||"")){const p=el("button","gpreset");p.dataset.channel=g.strip;p.hidden=true;
+          p.addEventListener("click",()=>openPicker(Number(g.strip)));box.append(p)}
+        box.append(body);
         let meter=null;
         if(g.strip!=null){meter=el("span","gmeter");meter.dataset.strip=g.strip;meter.title="strip "+g.strip+" peak";meter.append(el("i"))}
         let switches=null;   // a group's buttons stand together, as a strip's S/M/R keys do
@@ -306,7 +408,7 @@ enum Page {
         (g.transport?bar:main).append(box);
       }
       $("transport").classList.toggle("show",!!h.play);
-      rig(h);
+      rig(h);sounds_(h);
     }
     function clock(s){s=Math.max(0,s||0);const m=Math.floor(s/60),r=(s-60*m).toFixed(1);return m+":"+(r<10?"0":"")+r}
     let seeking=false;
@@ -358,6 +460,9 @@ enum Page {
           const keep=w.dragging?w.state.position:null;Object.assign(w.state,c);if(keep!=null)w.state.position=keep;w.draw()}}
         else if(m.type==="status")status(m);
         else if(m.type==="scene")rig(m);
+        else if(m.type==="sounds")drawSounds(m.channels);
+        else if(m.type==="saved"){$("save-said").textContent="saved scene "+m.scene;window.carillon.saved=m.scene}
+        else if(m.type==="refused"&&m.reason==="save-failed")$("save-said").textContent=m.message||"not saved";
       };
     }
     connect();

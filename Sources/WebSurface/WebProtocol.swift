@@ -1,6 +1,7 @@
 import ControlDefinitions
 import Controls
 import Foundation
+import MIDI
 import MappingFiles
 import Parameters
 
@@ -23,6 +24,11 @@ import Parameters
 /// - `{"type":"scene","scenes":[…],"scene":1,"zones":[Z…]}` when the scene switches (a
 ///   program change, the page's scene buttons or scene control, `live`'s `s` key), at the
 ///   next update tick; a reload sends a new hello instead.
+/// - The channel strips ride in the hello too (when the host gave the surface its fonts):
+///   `"fonts":[{"name":"FluidR3_GM.sf2","path":"…","presets":[{"bank":0,"program":0,"name":"Yamaha Grand Piano"}…]}]`,
+///   `"sounds":[S…]` with S = `{"channel":1,"bank":0,"program":0,"name":"Yamaha Grand Piano","font":0}` (`name`
+///   absent when the font lacks the preset, `font` when the channel's font was not found: `soundsProblem` says why).
+/// - `{"type":"sounds","channels":[S…]}` when a channel's preset changes (the page's picker, OSC, a scene, a control).
 /// - `{"type":"controls","controls":[C…]}` what changed (coalesced: at most one per
 ///   control every ~20 ms), same fields as in hello minus the static ones.
 /// - `{"type":"status","load":0.12,"xruns":0,"blocks":123,"voices":12,"peak":0.5,"rms":0.1,"strips":[p…],"stripNames":[n…],"stripKeys":[k…],
@@ -38,6 +44,12 @@ import Parameters
 /// - `{"type":"set","parameter":"transport.position","value":50}` sets a parameter
 ///   (its own unit and range: `transport.play`, `.stop`, `.loop`, `.tempo`, `.position`, `master.gain` …;
 ///   the page's scene buttons send `scene.select` with the scene's place in `scenes`);
+/// - `{"type":"preset","channel":3,"bank":0,"program":89}` selects a preset on channel 1…16
+///   (bank 0…127, or 128 on channel 10) as `/carillon/channel/N/preset i i` does: bank select then program change;
+/// - `{"type":"save-scene","name":"Verse"}` saves what plays now (each channel strip's preset, the
+///   parameter values, the current scene's own zones) as a scene in the mapping file, replacing one of that
+///   name; answered `{"type":"saved","scene":"Verse"}` (the reload's hello follows) or
+///   `{"type":"refused","reason":"save-failed","message":"…"}`;
 /// - `{"type":"ping"}`.
 ///
 /// Refused (counted by reason, answered with `refused`, never applied): not JSON,
@@ -53,12 +65,18 @@ public enum WebProtocol {
         case unknownParameter = "unknown-parameter"
         case readOnly = "read-only"
         case outOfRange = "out-of-range"
+        /// A scene the host could not save (no mapping file, a file it cannot patch or write): the answer says why.
+        case saveFailed = "save-failed"
     }
 
     /// A validated request from a page.
     public enum Request: Equatable, Sendable {
         case control(name: String, value: Double)
         case parameter(ParameterAddress, value: Double)
+        /// A channel strip's picker: bank (0…127, or 128 on channel 10) and program, as OSC's `/carillon/channel/N/preset i i`.
+        case preset(channel: Channel, bank: Int, program: UInt7)
+        /// "Save as scene": what plays now, as scene `name` in the mapping file.
+        case saveScene(name: String)
         case ping
     }
 
@@ -68,6 +86,9 @@ public enum WebProtocol {
         var parameter: String?
         var value: Double?
         var position: Double?
+        var channel: Int?
+        var bank: Int?
+        var program: Int?
     }
 
     /// Validates one text message against the controls; position is converted
@@ -97,6 +118,16 @@ public enum WebProtocol {
             guard let address = ParameterAddress(text) else { return .failure(.unknownParameter) }
             guard v.isFinite, address.spec.range.contains(v) else { return .failure(.outOfRange) }
             return .success(.parameter(address, value: v))
+        case "preset":
+            guard let channel = m.channel, let bank = m.bank, let program = m.program else { return .failure(.malformed) }
+            guard (1...16).contains(channel), (0...127).contains(program),
+                  (0...127).contains(bank) || (bank == 128 && channel == 10) else { return .failure(.outOfRange) }
+            return .success(.preset(channel: Channel(UInt8(channel - 1)), bank: bank, program: UInt7(UInt8(program))))
+        case "save-scene":
+            guard let name = m.name, !name.trimmingCharacters(in: .whitespaces).isEmpty, name.count <= 100 else {
+                return .failure(.malformed)
+            }
+            return .success(.saveScene(name: name))
         default:
             return .failure(.malformed)
         }
@@ -183,6 +214,10 @@ struct HelloMessage: Encodable {
     var scenes: [String]
     var scene: Int?
     var zones: [ZoneMessage]
+    /// The channel strips (absent without a font lookup): the fonts, what each channel plays, why a font is missing.
+    var fonts: [FontMessage]?
+    var sounds: [ChannelSoundMessage]?
+    var soundsProblem: String?
 }
 
 /// One zone of the current scene, as the page's keyboard strip draws it.
@@ -296,6 +331,13 @@ struct StatusMessage: Encodable {
 struct RefusedMessage: Encodable {
     var type = "refused"
     var reason: String
+    /// Why, in words (a failed save).
+    var message: String?
+}
+
+struct SavedMessage: Encodable {
+    var type = "saved"
+    var scene: String
 }
 
 enum JSON {

@@ -49,6 +49,8 @@ public final class WebSurface: @unchecked Sendable {
     public let hub: ControlHub
     private let status: (@Sendable () -> SurfaceStatus)?
     private let transport: (@Sendable () -> TransportSnapshot)?
+    /// Each channel's font and presets, for the channel strips' pickers (nil: no strips).
+    private let fonts: ChannelFontLookup?
     private let counterBox = CounterBox()
     private let clients = Mutex<[Int: ClientOutbox]>([:])
     private let nextClient = Atomic<Int>(0)
@@ -58,16 +60,19 @@ public final class WebSurface: @unchecked Sendable {
     private let boundPort = Mutex<Int?>(nil)
 
     /// `status`: the host's meters and counters (nil: none, e.g. a hub alone);
-    /// `transport`: the piece's transport for `play` (nil: no transport bar).
-    /// Throws for a non-loopback address without a token.
+    /// `transport`: the piece's transport for `play` (nil: no transport bar);
+    /// `fonts`: each channel's font, for the channel strips and their preset
+    /// pickers (nil: no strips). Throws for a non-loopback address without a token.
     public init(hub: ControlHub, configuration: WebSurfaceConfiguration,
                 status: (@Sendable () -> SurfaceStatus)? = nil,
-                transport: (@Sendable () -> TransportSnapshot)? = nil) throws(Failure) {
+                transport: (@Sendable () -> TransportSnapshot)? = nil,
+                fonts: ChannelFontLookup? = nil) throws(Failure) {
         try configuration.validate()
         self.configuration = configuration
         self.hub = hub
         self.status = status
         self.transport = transport
+        self.fonts = fonts
         layout = Mutex(Layout(hub.controlSet))
     }
 
@@ -273,10 +278,24 @@ public final class WebSurface: @unchecked Sendable {
         case .success(.parameter(let address, let value)):
             counterBox.update { $0.accepted += 1 }
             hub.set(address, to: value)
+        case .success(.preset(let channel, let bank, let program)):
+            counterBox.update { $0.accepted += 1 }
+            // OSC's /carillon/channel/N/preset path: bank select then program change, held notes kept.
+            hub.selectPreset(onChannel: channel, bank: bank, program: program)
+        case .success(.saveScene(let name)):
+            do {
+                try hub.saveScene(named: name)
+                counterBox.update { $0.accepted += 1 }
+                outbox.offer(reply: JSON.encode(SavedMessage(scene: name)))
+            } catch {
+                counterBox.update { $0.refused[.saveFailed, default: 0] += 1 }
+                outbox.offer(reply: JSON.encode(RefusedMessage(reason: WebProtocol.Refusal.saveFailed.rawValue, message: error.description)))
+            }
         }
     }
 
     private func helloMessage(_ layout: Layout, rig: RigView) -> String {
+        let sounds = channelSounds()
         var parameters = [ParameterAddress.masterGain]
         if transport != nil { parameters += ParameterAddress.Transport.allCases.map { .transport($0) } }
         return JSON.encode(HelloMessage(
@@ -289,7 +308,14 @@ public final class WebSurface: @unchecked Sendable {
                 ParameterMessage(address: $0.description, min: $0.spec.range.lowerBound, max: $0.spec.range.upperBound,
                                  unit: $0.spec.unit.rawValue)
             },
-            scenes: rig.sceneNames, scene: rig.state.scene, zones: rig.zones.map(ZoneMessage.init)))
+            scenes: rig.sceneNames, scene: rig.state.scene, zones: rig.zones.map(ZoneMessage.init),
+            fonts: sounds?.fonts, sounds: sounds?.channels, soundsProblem: sounds?.problems.first))
+    }
+
+    /// The channel strips: the rig's channels (`ControlHub.soundChannels`), what each plays, their fonts (nil without a font lookup).
+    private func channelSounds() -> (fonts: [FontMessage], channels: [ChannelSoundMessage], problems: [String])? {
+        guard let fonts else { return nil }
+        return ChannelSounds.hello(channels: hub.soundChannels, presets: hub.channelPresets, lookup: fonts)
     }
 
     // MARK: - Pump
@@ -302,6 +328,7 @@ public final class WebSurface: @unchecked Sendable {
         var last: [ControlState] = hub.controlStates
         var generation = hub.mappingGeneration
         var rigState = hub.rigState
+        var presets = hub.channelPresets.generation
         let statusEvery = max(1, Int(configuration.statusInterval / configuration.updateInterval))
         var tick = 0
         while !Task.isCancelled {
@@ -313,6 +340,7 @@ public final class WebSurface: @unchecked Sendable {
                 last = layout.controls.states
                 let rig = hub.rigView
                 rigState = rig.state
+                presets = hub.channelPresets.generation
                 let hello = helloMessage(layout, rig: rig)
                 for o in outboxes { o.offer(hello: hello) }
                 continue
@@ -325,6 +353,13 @@ public final class WebSurface: @unchecked Sendable {
                     rigState = rig.state
                     let text = JSON.encode(SceneMessage(rig))
                     for o in outboxes { o.offer(scene: text) }
+                }
+            }
+            if hub.channelPresets.generation != presets {
+                presets = hub.channelPresets.generation
+                if let sounds = channelSounds() {
+                    let text = JSON.encode(SoundsMessage(channels: sounds.channels))
+                    for o in outboxes { o.offer(sounds: text) }
                 }
             }
             let now = hub.controlStates

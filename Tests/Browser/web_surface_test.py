@@ -24,11 +24,12 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 NANO = os.path.join(ROOT, "mappings", "korg-nanokontrol2.yaml")
 AKAI = os.path.join(ROOT, "mappings", "akai-mpk-mini-mk3.yaml")
 STAGE = os.path.join(ROOT, "mappings", "stage-piano.yaml")
+FLUID = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
 
 
 class Probe:
-    def __init__(self, mapping):
-        self.proc = subprocess.Popen([PROBE, mapping], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    def __init__(self, mapping, soundfont=None):
+        self.proc = subprocess.Popen([PROBE, mapping] + ([soundfont] if soundfont else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         first = self.proc.stdout.readline().split()
         assert first and first[0] == "listening", f"probe did not start: {first}"
         self.url = f"http://127.0.0.1:{first[1]}/"
@@ -445,6 +446,229 @@ def test_zone_strip_on_a_phone(driver):
         probe.close()
 
 
+def strip_sound(page, channel):
+    """What a page's channel strip shows: name and bank:program, as drawn."""
+    return page.execute_script(
+        "const b=document.querySelector('#sound-list .sound[data-channel=\\''+arguments[0]+'\\']');"
+        "return b?b.querySelector('.name').textContent+' '+b.querySelector('.bp').textContent:null", channel)
+
+
+def queue(probe):
+    """The messages the probe's render queue got since the last look (hex), taken."""
+    probe.proc.stdin.write("queue\n")
+    probe.proc.stdin.flush()
+    out = []
+    while (line := probe.proc.stdout.readline().strip()) != "end":
+        out.append(line)
+    return out
+
+
+def test_preset_picked_by_name_reaches_the_engine_and_a_second_page(driver):
+    """The stage piano with FluidR3: each channel strip shows its preset; on one
+    page the picker (grouped by GM class; drum kits only on channel 10) is searched for "warm
+    pad" and the match picked on channel 3; the render queue gets bank select
+    then program change on channel 3, and both pages show Warm Pad 0:89."""
+    probe = Probe(STAGE, FLUID)
+    second = browser(390, 844, mobile=True)
+    try:
+        open_page(driver, probe.url)
+        open_page(second, probe.url)
+        for page in (driver, second):
+            assert [strip_sound(page, c) for c in (1, 2, 3)] == \
+                ["Yamaha Grand Piano 0:0", "Fingered Bass 0:33", "Strings 0:48"], [strip_sound(page, c) for c in (1, 2, 3)]
+        queue(probe)   # what the start sent (the first scene)
+        driver.find_element(By.CSS_SELECTOR, '#sound-list .sound[data-channel="3"]').click()
+        wait(lambda: driver.find_element(By.ID, "picker").is_displayed(), "the picker to open")
+        classes = driver.execute_script(
+            "return [...document.querySelectorAll('#preset-list section')].map(s=>[s.dataset.class,"
+            "[...s.querySelectorAll('button')].map(b=>[Number(b.dataset.bank),Number(b.dataset.program)])])")
+        names = [c for c, _ in classes]
+        assert names == ["Piano", "Chromatic Percussion", "Organ", "Guitar", "Bass", "Strings", "Ensemble", "Brass",
+                         "Reed", "Pipe", "Synth Lead", "Synth Pad", "Synth Effects", "Ethnic", "Percussive",
+                         "Sound Effects"], names   # channel 3: no drum kits (bank select cannot reach 128)
+        for i, (name, presets) in enumerate(classes):
+            assert all(b <= 127 and p // 8 == i for b, p in presets), (name, presets)
+            assert sorted(p for b, p in presets if b == 0) == list(range(8 * i, 8 * i + 8)), (name, presets)
+        search = driver.find_element(By.ID, "preset-search")
+        search.send_keys("warm pad")
+        shown = driver.execute_script(
+            "return [...document.querySelectorAll('#preset-list button')].map(b=>b.dataset.name+' '+b.dataset.bank+':'+b.dataset.program)")
+        assert shown == ["Warm Pad 0:89"], shown
+        search.send_keys(Keys.ENTER)   # the first match
+        wait(lambda: not driver.find_element(By.ID, "picker").is_displayed(), "the picker to close")
+        got = wait(lambda: queue(probe) or None, "the render queue to get the preset")
+        assert got == ["B2 00 00", "C2 59 00"], got   # channel 3: bank select 0, then program change 89
+        for page in (driver, second):
+            wait(lambda: strip_sound(page, 3) == "Warm Pad 0:89", "the strip to show Warm Pad", 2)
+        # The group of channel 3's fader names it too.
+        assert second.execute_script(
+            "return document.querySelector('.gpreset[data-channel=\\'3\\']').textContent") == "Warm Pad"
+        # A preset changed elsewhere (a scene, OSC) reaches the pages as well.
+        probe.ask("pc 16 1")   # the scene selector: "Piano only" (no presets of its own: nothing moves)
+        probe.ask("pc 16 0")
+        assert strip_sound(second, 3) == "Warm Pad 0:89"
+    finally:
+        second.quit()
+        probe.close()
+
+
+def test_presets_picked_on_the_real_host(driver):
+    """`carillon live --no-audio --web` with FluidR3: a page picks Slow Strings on
+    channel 2 by a click in the list; a second page opened later shows it."""
+    carillon = os.path.join(os.path.dirname(PROBE), "carillon")
+    host = subprocess.Popen([carillon, "live", "--no-audio", "--web", "0", "--mapping", STAGE, "--soundfont", FLUID],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    later = None
+    try:
+        while True:
+            line = host.stdout.readline()
+            assert line, "carillon live ended before serving the page"
+            if line.startswith("web: "):
+                url = line.split()[1]
+                break
+        open_page(driver, url)
+        wait(lambda: strip_sound(driver, 2) == "Fingered Bass 0:33", "channel 2's preset")
+        driver.find_element(By.CSS_SELECTOR, '#sound-list .sound[data-channel="2"]').click()
+        driver.find_element(By.ID, "preset-search").send_keys("slow")
+        driver.find_element(By.CSS_SELECTOR, '#preset-list button[data-name="Slow Strings"]').click()
+        wait(lambda: strip_sound(driver, 2) == "Slow Strings 0:49", "the page to show Slow Strings", 2)
+        later = browser()
+        open_page(later, url)
+        assert strip_sound(later, 2) == "Slow Strings 0:49", strip_sound(later, 2)
+    finally:
+        if later:
+            later.quit()
+        stop_host(host)
+
+
+def clicked(page, css):
+    """Clicks what `css` finds; False when the page redrew it meanwhile (a reload's hello), to try again."""
+    from selenium.common.exceptions import StaleElementReferenceException, NoSuchElementException
+    try:
+        page.find_element(By.CSS_SELECTOR, css).click()
+        return True
+    except (StaleElementReferenceException, NoSuchElementException):
+        return False
+
+
+def test_save_as_scene_from_the_page_then_the_reload_plays_it(driver):
+    """`carillon live --no-audio --web` on a copy of the stage piano: Warm Pad
+    picked on channel 3, "Save as scene" as Gig; the file keeps its comments,
+    the old one is FILE.bak, and the watcher's reload brings the scene to both
+    pages; Slow Strings picked, then the Gig scene button: Warm Pad again."""
+    folder = tempfile.mkdtemp(prefix="carillon-save-page-")
+    mapping = os.path.join(folder, "stage.yaml")
+    shutil.copy(STAGE, mapping)
+    with open(mapping) as f:
+        original = f.read()
+    carillon = os.path.join(os.path.dirname(PROBE), "carillon")
+    host = subprocess.Popen([carillon, "live", "--no-audio", "--web", "0", "--mapping", mapping, "--soundfont", FLUID],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    second = None
+    try:
+        while True:
+            line = host.stdout.readline()
+            assert line, "carillon live ended before serving the page"
+            if line.startswith("web: "):
+                url = line.split()[1]
+                break
+        open_page(driver, url)
+        second = browser(390, 844, mobile=True)
+        open_page(second, url)
+
+        def pick(page, channel, search, name):
+            # A reload's hello (the save's, then the watcher's) redraws the strips: press what is there then.
+            wait(lambda: clicked(page, f'#sound-list .sound[data-channel="{channel}"]'), f"channel {channel}'s strip", 3)
+            page.find_element(By.ID, "preset-search").send_keys(search)
+            wait(lambda: clicked(page, f'#preset-list button[data-name="{name}"]'), f"{name} in the list", 3)
+
+        pick(driver, 3, "warm", "Warm Pad")
+        wait(lambda: strip_sound(driver, 3) == "Warm Pad 0:89", "Warm Pad on channel 3", 2)
+        driver.find_element(By.ID, "save-name").send_keys("Gig")
+        driver.find_element(By.ID, "save-button").click()
+        wait(lambda: driver.execute_script("return window.carillon.saved") == "Gig", "the host to say it saved", 5)
+        for page in (driver, second):
+            wait(lambda: "Gig" in page.execute_script("return window.carillon.rig.scenes"), "the reload's scene list", 5)
+        with open(mapping) as f:
+            text = f.read()
+        kept = [l for l in original.split("\n") if l.lstrip().startswith("#")]
+        assert all(l in text.split("\n") for l in kept), "a comment was lost"
+        assert "  - name: Gig\n" in text and "3: { bank: 0, program: 89 }" in text, text[-400:]
+        with open(mapping + ".bak") as f:
+            assert f.read() == original
+        pick(second, 3, "slow", "Slow Strings")
+        wait(lambda: strip_sound(driver, 3) == "Slow Strings 0:49", "Slow Strings on the first page", 2)
+        wait(lambda: clicked(second, '#scene-buttons button[aria-label="Scene Gig"]'), "the Gig scene button", 3)
+        for page in (driver, second):
+            wait(lambda: strip_sound(page, 3) == "Warm Pad 0:89", "the saved scene to bring Warm Pad back", 3)
+    finally:
+        if second:
+            second.quit()
+        stop_host(host)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_kill_during_save_as_scene_leaves_the_old_file_or_the_new(driver):
+    """The probe saves scene Live over and over (channel 1's program 10, then 20)
+    and is killed (SIGKILL) at a random moment, 40 times: the mapping file is
+    always the file before, or one of the two the saves write, whole; so is its
+    backup. Counts the kills that landed between a write and its rename."""
+    import random
+    folder = tempfile.mkdtemp(prefix="carillon-save-kill-")
+    path = os.path.join(folder, "stage.yaml")
+    try:
+        with open(STAGE) as f:
+            before = f.read()
+
+        def fresh():
+            for name in os.listdir(folder):
+                os.unlink(os.path.join(folder, name))
+            with open(path, "w") as f:
+                f.write(before)
+
+        texts = {before}
+        fresh()
+        for program in (10, 20):
+            probe = Probe(path)
+            assert probe.ask(f"preset 1 0 {program}") == "ok"
+            assert probe.ask("save Live") == "ok"
+            probe.close()
+            with open(path) as f:
+                texts.add(f.read())
+        assert len(texts) == 3, "saving over the scene did not give one text per program"
+        rng = random.Random(41)
+        midway = 0
+        saves = 0
+        for _ in range(40):
+            fresh()
+            proc = subprocess.Popen([PROBE, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            assert proc.stdout.readline().startswith("listening")
+            proc.stdin.write("save-loop Live\n")
+            proc.stdin.flush()
+            assert proc.stdout.readline().startswith("saved"), "the probe did not save"
+            time.sleep(rng.uniform(0, 0.03))
+            proc.kill()
+            proc.wait()
+            saves += 1 + sum(1 for line in proc.stdout if line.startswith("saved"))
+            with open(path) as f:
+                assert f.read() in texts, "the mapping file is neither the old one nor a saved one"
+            if os.path.exists(path + ".bak"):
+                with open(path + ".bak") as f:
+                    assert f.read() in texts, "the backup is broken"
+            midway += any(name.endswith(".tmp") for name in os.listdir(folder))
+        print(f"  40 kills during {saves} saves: every file whole; {midway} kills left a temporary file (between write and rename)")
+        # The next save sweeps what a killed one left.
+        with open(os.path.join(folder, ".stage.yaml.save-999999.tmp"), "w") as f:
+            f.write("half")
+        probe = Probe(path)
+        assert probe.ask("save Live") == "ok"
+        probe.close()
+        left = [n for n in os.listdir(folder) if n.endswith(".tmp")]
+        assert not left, left
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 LAYOUT_JS = """
 return [...document.querySelectorAll(arguments[0])].map(g=>{const r=g.getBoundingClientRect();
   const m=g.querySelector('.gmeter'),mr=m&&m.getBoundingClientRect();
@@ -551,7 +775,7 @@ def test_contrast_and_touch_sizes_on_a_phone(driver):
     phone = browser(390, 844, mobile=True)
     try:
         for mapping in (NANO, AKAI, STAGE):
-            probe = Probe(mapping)
+            probe = Probe(mapping, FLUID if mapping == STAGE else None)   # the stage piano with its channel strips
             try:
                 open_page(phone, probe.url)
                 found = phone.execute_script(CONTRAST_AND_SIZES_JS)

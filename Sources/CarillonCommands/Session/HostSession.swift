@@ -45,6 +45,15 @@ enum HostSession {
         }
     }
 
+    /// The page's channel strips' lookup: the font a channel plays (the mapping's
+    /// `soundfont:` for it, else the session's `font`) with its presets.
+    static func channelFont(in font: String?, hub: ControlHub) -> ChannelFontLookup {
+        { channel in
+            let own = hub.mapping?.channels.first { $0.channel == channel }?.soundFont
+            return PresetCatalog.font(own, sessionFont: font).map { ChannelFont(path: $0.path, presets: $0.presets) }
+        }
+    }
+
     /// The mapping at `path`, read after the plugins' controls (`--instrument`,
     /// `--insert`, its own `lv2:` channels and `inserts:`) are parameters it may name.
     static func loadMapping(_ path: String?, synth: SynthOptions) -> ControlMapping? {
@@ -117,12 +126,13 @@ enum HostSession {
     /// Starts the web surface in front of the host's controls when `--web` asks for it,
     /// and prints where (with the token); any failure ends the command.
     static func startWeb(_ options: WebOptions, host: LiveHost, view: LiveView,
-                         transport: (@Sendable () -> TransportSnapshot)? = nil) -> WebSurface? {
+                         transport: (@Sendable () -> TransportSnapshot)? = nil, soundFont: String? = nil) -> WebSurface? {
         let config: WebSurfaceConfiguration
         do { guard let c = try options.configuration else { return nil }; config = c } catch { Diagnostics.fail("--web: \(error)") }
         let status: @Sendable () -> SurfaceStatus = { SurfaceStatus(host.status()) }
         do {
-            let surface = try WebSurface(hub: host.hub, configuration: config, status: status, transport: transport)
+            let surface = try WebSurface(hub: host.hub, configuration: config, status: status, transport: transport,
+                                         fonts: channelFont(in: soundFont, hub: host.hub))
             try surface.start()
             view.line("web: \(surface.url)" + (config.isLoopback ? "" : " (token \(config.token ?? ""); reachable from the network)"))
             return surface

@@ -21,6 +21,17 @@ final class LiveView {
     /// is armed, the line that says so. Nil: no keys (not a terminal).
     var selected: Int?
     var learning: String?
+    /// The channel strips: what each channel plays, and the one `[`/`]` steps (an index into `sounds`).
+    var sounds: [Sound] = []
+    var soundChannel: Int?
+
+    /// One channel strip's line: `ch 3  Warm Pad  0:89`.
+    struct Sound: Equatable {
+        var channel: Int
+        var name: String?
+        var bank: Int
+        var program: Int
+    }
     /// The mapping's current scene and its zones (`ControlHub.rigView`), kept
     /// by `follow(_:)`; nil before the first look.
     private(set) var rig: RigView?
@@ -83,10 +94,12 @@ final class LiveView {
             lines.append("\(mark)\(name) \(Self.bar(c.position, width: 24)) \(c.display)\(c.awaitingPickup ? " (pick up)" : "")")
         }
         if let rig { lines += Self.rigLines(rig) }
+        lines += Self.soundLines(sounds, chosen: soundChannel)
         if let learning {
             lines.append("   " + learning)
-        } else if selected != nil, !controls.isEmpty {
-            lines.append("   keys: ↑/↓ choose a control, l learn its MIDI source, x cancel, s next scene")
+        } else if selected != nil {
+            lines.append("   keys: " + (controls.isEmpty ? "" : "↑/↓ choose a control, l learn its MIDI source, x cancel, s next scene, ")
+                         + "c choose a channel, [ ] its preset, w save as scene")
         }
         erase()
         for l in lines { print(l + "\u{1B}[K") }
@@ -131,6 +144,19 @@ final class LiveView {
         if rig.zones.count > 16 { lines.append("   … \(rig.zones.count - 16) more zones") }
         if rig.zones.isEmpty && !rig.sceneNames.isEmpty { lines.append("   no zones: every key plays on its own channel") }
         return lines
+    }
+
+    /// A line per channel strip (16 at most, 4 to a line): the chosen one marked `>`.
+    ///
+    ///     sounds: >ch 1 Yamaha Grand Piano 0:0   ch 2 Fingered Bass 0:33   ch 3 Strings 0:48
+    static func soundLines(_ sounds: [Sound], chosen: Int?) -> [String] {
+        guard !sounds.isEmpty else { return [] }
+        let cells = sounds.enumerated().map { i, s in
+            (chosen == i ? ">" : " ") + "ch \(s.channel) \(s.name ?? "no preset") \(s.bank):\(s.program)"
+        }
+        return stride(from: 0, to: cells.count, by: 4).map { start in
+            (start == 0 ? "   sounds:" : "          ") + cells[start..<min(start + 4, cells.count)].joined(separator: "  ")
+        }
     }
 
     /// Off a terminal: `scene: Piano only; zones: Piano C-1..G9 → ch 1 vel s-curve 2`.

@@ -15,7 +15,7 @@ final class Session {
     let connected: [PortInfo]
     private var surface: WebSurface?
     private var osc: OSCServer?
-    /// The font OSC looks preset names up in: the one the host plays, else (`--no-audio`)
+    /// The font OSC and the page's channel strips look presets up in: the one the host plays, else (`--no-audio`)
     /// `--soundfont`'s (nil: the search order's).
     private let presetFont: String?
 
@@ -39,12 +39,15 @@ final class Session {
         view = LiveView(terminal: HostSession.isTerminal, statusInterval: log.statusInterval)
     }
 
+    /// The font each channel plays and its presets (the page's strips, the terminal's preset keys).
+    var channelFont: ChannelFontLookup { HostSession.channelFont(in: presetFont, hub: host.hub) }
+
     /// "MIDI in at 128:0 'carillon'; connected 24:0 …", nil without a sequencer.
     var inputLine: String? { HostSession.inputLine(host, connected: connected) }
 
     /// Starts the web surface when `--web` asks for it.
     func startWeb(_ options: WebOptions, transport: (@Sendable () -> TransportSnapshot)? = nil) {
-        surface = HostSession.startWeb(options, host: host, view: view, transport: transport)
+        surface = HostSession.startWeb(options, host: host, view: view, transport: transport, soundFont: presetFont)
     }
 
     /// Starts the OSC server when `--osc` asks for it: notes from `/carillon/note` go

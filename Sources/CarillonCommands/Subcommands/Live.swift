@@ -73,8 +73,8 @@ struct Live: ParsableCommand {
 
         session.startWeb(web)
         session.startOSC(osc)
-        // MIDI learn and scenes from the keyboard (a terminal only): arrows, l, x, s.
-        let learnKeys = LiveKeys(hub: session.host.hub, view: view)
+        // MIDI learn, scenes and presets from the keyboard (a terminal only): arrows, l, x, s, c, [ ].
+        let learnKeys = LiveKeys(hub: session.host.hub, view: view, fonts: session.channelFont)
         let host = session.host
         let ending = session.watch(header: { host.syncDescription }) { _, seconds, _ in
             learnKeys?.poll()
