@@ -70,7 +70,7 @@ def osc_message(address, *args):
 # --- A WebSocket client of the page's protocol (RFC 6455, text frames, client frames masked) --------------
 class WebClient:
     def __init__(self, port):
-        self.port, self.sock, self.status, self.messages = port, None, {}, 0
+        self.port, self.sock, self.status, self.messages, self.ended = port, None, {}, 0, None
         self.lock = threading.Lock()
 
     def connect(self):
@@ -90,9 +90,11 @@ class WebClient:
         self.sock = s
 
     def send(self, obj):
-        data, mask = json.dumps(obj).encode(), os.urandom(4)
-        n = len(data)
-        head = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + struct.pack(">H", n))
+        self._send_frame(0x1, json.dumps(obj).encode())
+
+    def _send_frame(self, opcode, data):
+        mask, n = os.urandom(4), len(data)
+        head = bytes([0x80 | opcode]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + struct.pack(">H", n))
         body = bytes(b ^ mask[i % 4] for i, b in enumerate(data))
         with self.lock:
             self.sock.sendall(head + mask + body)
@@ -107,6 +109,8 @@ class WebClient:
         return b
 
     def read_forever(self):
+        """Reads until the connection ends: text messages (a fragmented one put together), pings answered."""
+        message = b""
         try:
             while True:
                 h = self._exactly(2)
@@ -115,14 +119,22 @@ class WebClient:
                     n = struct.unpack(">H", self._exactly(2))[0]
                 elif n == 127:
                     n = struct.unpack(">Q", self._exactly(8))[0]
-                payload = self._exactly(n)
-                if h[0] & 0x0F == 1:
-                    m = json.loads(payload)
-                    self.messages += 1
-                    if m.get("type") == "status":
-                        self.status = m
-        except OSError:
-            pass
+                payload, opcode, final = self._exactly(n), h[0] & 0x0F, h[0] & 0x80
+                if opcode == 9:
+                    self._send_frame(0xA, payload)
+                    continue
+                if opcode == 8:
+                    break
+                if opcode in (0, 1):
+                    message += payload
+                    if final:
+                        m = json.loads(message)
+                        message = b""
+                        self.messages += 1
+                        if m.get("type") == "status":
+                            self.status = m
+        except (OSError, ValueError) as e:
+            self.ended = repr(e)
 
 
 # --- The performance: a Standard MIDI File through midicsv's csvmidi -------------------------------------
@@ -388,7 +400,7 @@ def main():
     first = [v for t, v in rss_samples if t - began > 60]
     summary = {
         "minutes": round((now() - began) / 60, 1), "segments": len(rows), "notes_keyboard": sum(r["notes"] for r in rows),
-        "osc_messages": sent["osc"], "web_messages": sent["web"], "web_status_read": web.messages,
+        "osc_messages": sent["osc"], "web_messages": sent["web"], "web_messages_read": web.messages, "web_connection_ended": web.ended,
         "rss_first_minute_mib": round(first[0], 1) if first else None, "rss_end_mib": rss_end and round(rss_end, 1),
         "rss_max_mib": round(max(v for _, v in rss_samples), 1) if rss_samples else None,
         "faults_tried": len(rows), "faults_survived": sum(1 for r in rows if r["alive"]),
