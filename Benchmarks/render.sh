@@ -7,6 +7,8 @@
 #   Benchmarks/render.sh            # all files
 #   FILES="a.mid b.mid" Benchmarks/render.sh
 #   SCRATCH=.build Benchmarks/render.sh   # build directory (default .build)
+#   FONT=/usr/share/sounds/sf3/MuseScore_General_Lite.sf3 Benchmarks/render.sh   # another font (SF3 too)
+#   CARILLON=.build/debug/carillon Benchmarks/render.sh   # a binary already built
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,8 +18,11 @@ MIDI_DIR=${MIDI_DIR:-/usr/share/games/openttd/baseset/openmsx}
 RATE=44100
 
 # Release builds link the Swift runtime and Foundation statically (Package.swift).
-swift build -c release --product carillon --scratch-path "$SCRATCH" >&2
-CARILLON="$SCRATCH/release/carillon"
+# CARILLON=path runs that binary instead (no build).
+if [ -z "${CARILLON:-}" ]; then
+    swift build -c release --product carillon --scratch-path "$SCRATCH" >&2
+    CARILLON="$SCRATCH/release/carillon"
+fi
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

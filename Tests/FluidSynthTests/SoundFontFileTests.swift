@@ -9,24 +9,29 @@ import FluidSynth
     static let fluidR3 = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
     static let projectFont = GeneratedSoundFontTests.font
 
-    /// Every SoundFont of the system (links resolved, each once) and the project's.
+    /// Every SoundFont of the system, SF2 and SF3 (links resolved, each once), and the project's.
     static let fonts: [String] = {
-        let folder = "/usr/share/sounds/sf2"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         var seen = Set<String>(), fonts: [String] = []
-        for name in names.sorted() where name.hasSuffix(".sf2") {
-            let real = URL(fileURLWithPath: "\(folder)/\(name)").resolvingSymlinksInPath().path
-            if seen.insert(real).inserted { fonts.append(real) }
+        for (folder, suffix) in [("/usr/share/sounds/sf2", ".sf2"), ("/usr/share/sounds/sf3", ".sf3")] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            for name in names.sorted() where name.hasSuffix(suffix) {
+                let real = URL(fileURLWithPath: "\(folder)/\(name)").resolvingSymlinksInPath().path
+                if seen.insert(real).inserted { fonts.append(real) }
+            }
         }
         return fonts + [projectFont]
     }()
+
+    /// Debian's SF3 fonts (Ogg Vorbis samples; an sdta list of odd length, with no pad byte after it).
+    static let sf3Fonts = ["/usr/share/sounds/sf3/MuseScore_General_Lite.sf3", "/usr/share/sounds/sf3/FluidR3Mono_GM.sf3"]
 
     static func bytes(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
 
     static func word32(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 | Int(b[at + 3]) << 24 }
     static func put32(_ b: inout [UInt8], _ at: Int, _ v: Int) { for i in 0..<4 { b[at + i] = UInt8(v >> (8 * i) & 0xFF) } }
 
-    /// Where the `LIST pdta` chunk of a RIFF file starts and how long it is (header included), read here independently.
+    /// Where the `LIST pdta` chunk of a RIFF file starts and how long it is (header included), read here
+    /// independently: each chunk right after the one before, no pad byte, as FluidSynth reads them.
     static func presetDataRange(_ path: String) throws -> Range<Int> {
         let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
         defer { try? handle.close() }
@@ -37,7 +42,7 @@ import FluidSynth
             let head = [UInt8](handle.readData(ofLength: 12))
             let length = word32(head, 4)
             if Array(head[0..<4]) == Array("LIST".utf8) && Array(head[8..<12]) == Array("pdta".utf8) { return at..<(at + 8 + length) }
-            at += 8 + length + (length & 1)
+            at += 8 + length
         }
         throw SoundFontFileError.malformed("no pdta in \(path)")
     }
@@ -91,6 +96,70 @@ import FluidSynth
         let tail = (file.size - 1000)..<file.size
         #expect(Self.read(view, tail) == Array(Self.asView([UInt8](handle.readData(ofLength: file.size)), range, file)[tail]))
         #expect(Self.read(view, (file.size - 10)..<(file.size + 1)) == nil)
+    }
+
+    /// Debian's SF3 fonts read as FluidSynth reads them — the lists one
+    /// after the other, no pad byte after the odd-length sdta, sample headers
+    /// as byte offsets into the Ogg Vorbis data — and one note keeps a few
+    /// of their compressed samples, each a byte range within the sample data.
+    @Test(arguments: sf3Fonts)
+    func sf3_isRead_andOneNoteKeepsAFewCompressedSamples(font: String) throws {
+        let file = try SoundFontFile(path: font)
+        #expect(file.hydra.presets.count > 128 && file.hydra.sampleCount > 1000)
+        var note = PlayedNotes(), piano = PlayedNotes()
+        note.insert(bank: 0, program: 0, key: 60, velocity: 100)
+        for key in 0..<128 { for velocity in 1..<128 { piano.insert(bank: 0, program: 0, key: key, velocity: velocity) } }
+        let one = file.hydra.zones(playing: note), all = file.hydra.zones(playing: piano)
+        let oneBytes = file.hydra.sampleBytes(keeping: one), allBytes = file.hydra.sampleBytes(keeping: all)
+        print("\(font) piano: key 60 keeps \(one.keptInstrumentZones) instrument zones, \(oneBytes) compressed bytes; "
+              + "every note \(all.keptInstrumentZones), \(allBytes) bytes of \(file.size)")
+        #expect(one.keptInstrumentZones >= 1 && one.keptInstrumentZones < all.keptInstrumentZones)
+        #expect(oneBytes > 0 && oneBytes * 4 < allBytes && allBytes < file.size / 2)
+        // SF3's sample ends are its own: the view serves the sample headers unchanged.
+        #expect(file.hydra.serialized(keeping: file.hydra.allZones, forOnDemandPadding: 46)
+                == file.hydra.serialized(keeping: file.hydra.allZones))
+    }
+
+    /// SF3: notes played through a view keeping their zones (their samples
+    /// decoded on demand, each from its own byte range) sound exactly as
+    /// through the font loaded whole (every sample decoded at load).
+    @Test(arguments: sf3Fonts)
+    func sf3_reducedView_soundsItsNotes_likeTheFontLoadedWhole(font: String) throws {
+        let notes: [(bank: Int, program: Int, channel: Int32, key: Int32, velocity: Int32)] = [
+            (0, 0, 0, 60, 30), (0, 0, 0, 64, 120), (0, 48, 1, 55, 90), (0, 73, 2, 84, 70),
+            (128, 0, 9, 36, 110), (128, 0, 9, 38, 60), (128, 0, 9, 42, 100),
+        ]
+        var played = PlayedNotes()
+        for n in notes { played.insert(bank: n.bank, program: n.program, key: Int(n.key), velocity: Int(n.velocity)) }
+        let file = try SoundFontFile(path: font)
+        let view = file.view(keeping: file.hydra.zones(playing: played))
+        func render(onDemand: Bool, _ load: (Synth) throws -> SoundFont) throws -> [Float] {
+            let settings = try Settings.forRendering(sampleRate: 44_100, audioGroups: 1)
+            try settings.set("synth.dynamic-sample-loading", onDemand)
+            let synth = try Synth(settings: settings)
+            let loaded = try load(synth)
+            for n in notes {
+                if onDemand { try synth.pin(Synth.PresetAddress(soundFontID: loaded.id, bank: Int32(n.bank), program: Int32(n.program))) }
+                #expect(synth.select(channel: Int(n.channel), bank: n.bank, program: n.program))
+            }
+            let frames = 44_100 / notes.count
+            var out = [Float](repeating: 0, count: 2 * frames * notes.count)
+            for (i, n) in notes.enumerated() {
+                #expect(synth.noteOn(channel: n.channel, key: n.key, velocity: n.velocity))
+                out.withUnsafeMutableBufferPointer { buffer in
+                    let half = frames * notes.count
+                    var channels: [UnsafeMutablePointer<Float>?] = [buffer.baseAddress! + i * frames, buffer.baseAddress! + half + i * frames]
+                    #expect(synth.process(frames: frames, fx: nil, fxCount: 0, out: &channels, outCount: 2))
+                }
+            }
+            withExtendedLifetime(loaded) {}
+            return out
+        }
+        let whole = try render(onDemand: false) { try $0.loadSoundFont(at: font) }
+        let reduced = try render(onDemand: true) { try $0.loadSoundFont(view) }
+        #expect(whole.contains { $0 != 0 })
+        let identical = whole == reduced
+        #expect(identical)
     }
 
     /// A view keeping no zone (what a render starts with) loads in FluidSynth with every preset of the file.

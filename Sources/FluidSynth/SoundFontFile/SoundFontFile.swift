@@ -24,8 +24,9 @@ public final class SoundFontFile: Sendable {
     /// Open for the views' reads (pread: any thread, no shared position).
     let descriptor: Int32
     public let size: Int
-    /// The top-level chunks after the RIFF header, in file order: where each
-    /// starts and how many bytes it takes (header and pad byte included).
+    /// The top-level lists after the RIFF header, in file order (INFO, sdta,
+    /// pdta, then any bytes after them): where each starts and how many
+    /// bytes it takes (header included).
     let chunks: [Chunk]
     public let hydra: SoundFontHydra
 
@@ -51,31 +52,37 @@ public final class SoundFontFile: Sendable {
             }
             // FluidSynth checks the RIFF size against the file's.
             guard doubleWord(header, 4) == size - 8 else { throw .malformed("RIFF size is not the file's") }
-            var chunks: [Chunk] = [], presetData: [UInt8]? = nil, sampleDataBytes = 0
+            // FluidSynth reads three lists in this order, each right after the
+            // one before: no pad byte after an odd length (SF3 fonts have an
+            // odd sdta list), and nothing after the preset data read.
+            var chunks: [Chunk] = [], presetData: [UInt8] = [], sampleDataBytes = 0, majorVersion = 0
             var at = 12
-            while at < size {
-                guard at + 8 <= size else { throw .malformed("a chunk header cut off at byte \(at)") }
-                let head = try Self.read(fd, path, at: at, count: min(12, size - at))
+            for expected in ["INFO", "sdta", "pdta"] {
+                guard at + 12 <= size else { throw .malformed("the \(expected) list cut off at byte \(at)") }
+                let head = try Self.read(fd, path, at: at, count: 12)
+                guard head.starts(with: Array("LIST".utf8)), Array(head[8..<12]) == Array(expected.utf8) else {
+                    throw .malformed("no \(expected) list at byte \(at), where FluidSynth expects it")
+                }
                 let length = doubleWord(head, 4)
-                guard length <= size - at - 8 else { throw .malformed("a chunk runs past the end of the file") }
-                let isList = head.starts(with: Array("LIST".utf8)) && head.count == 12
-                let type = isList ? String(decoding: head[8..<12], as: UTF8.self) : ""
-                if type == "pdta" {
-                    guard presetData == nil else { throw .malformed("two pdta lists") }
-                    presetData = try Self.read(fd, path, at: at + 12, count: length - 4)
-                } else if type == "sdta" && length >= 12 {
-                    // The first sub-chunk is the 16-bit sample data (smpl), as FluidSynth reads it.
+                guard length >= 4, length <= size - at - 8 else { throw .malformed("the \(expected) list runs past the end of the file") }
+                switch expected {
+                case "INFO": majorVersion = try Self.majorVersion(in: Self.read(fd, path, at: at + 12, count: length - 4))
+                case "sdta" where length >= 12:
+                    // The first sub-chunk is the sample data (smpl), as FluidSynth reads it.
                     let smpl = try Self.read(fd, path, at: at + 12, count: 8)
                     guard smpl.starts(with: Array("smpl".utf8)) else { throw .malformed("sdta without smpl") }
                     sampleDataBytes = doubleWord(smpl, 4)
+                    guard sampleDataBytes <= length - 12 else { throw .malformed("the smpl chunk runs past its sdta list") }
+                case "pdta": presetData = try Self.read(fd, path, at: at + 12, count: length - 4)
+                default: break
                 }
-                let padded = min(8 + length + (length & 1), size - at)
-                chunks.append(Chunk(offset: at, length: padded, isPresetData: type == "pdta"))
-                at += padded
+                chunks.append(Chunk(offset: at, length: 8 + length, isPresetData: expected == "pdta"))
+                at += 8 + length
             }
-            guard let presetData else { throw .malformed("no pdta list") }
+            // Whatever follows (a chunk FluidSynth skips, a pad byte) stays, as bytes.
+            if at < size { chunks.append(Chunk(offset: at, length: size - at, isPresetData: false)) }
             self.chunks = chunks
-            hydra = try SoundFontHydra(presetData, sampleDataBytes: sampleDataBytes)
+            hydra = try SoundFontHydra(presetData, sampleDataBytes: sampleDataBytes, majorVersion: majorVersion)
         } catch {
             close(fd)
             throw error
@@ -83,6 +90,24 @@ public final class SoundFontFile: Sendable {
     }
 
     deinit { close(descriptor) }
+
+    /// The major version of the `ifil` sub-chunk of an INFO list's body
+    /// (after its "INFO" id): 2 for SF2, 3 for SF3, as FluidSynth takes them;
+    /// FluidSynth reads a font without one as SF2.
+    private static func majorVersion(in info: [UInt8]) throws(SoundFontFileError) -> Int {
+        var at = 0
+        while at + 8 <= info.count {
+            let length = doubleWord(info, at + 4)
+            if info[at..<at + 4].elementsEqual("ifil".utf8) {
+                guard length == 4, at + 12 <= info.count else { throw .malformed("an ifil of \(length) bytes") }
+                let major = word(info, at + 8)
+                guard major == 2 || major == 3 else { throw .malformed("SoundFont version \(major), not 2 or 3") }
+                return major
+            }
+            at += 8 + length
+        }
+        return 2
+    }
 
     /// A view of this file keeping the zones `selection` marks: the same
     /// bytes but for the `pdta` list, rebuilt (and the RIFF size). Loaded

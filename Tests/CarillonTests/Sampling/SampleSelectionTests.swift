@@ -6,6 +6,7 @@ import Engine
 import FluidSynth
 import MIDI
 import SoundFile
+import Threads
 
 /// Samples selected by note (`RenderJob.Options.selectsSamplesByNotes`): a
 /// render through the reduced view of the font is the same, byte for byte,
@@ -206,6 +207,84 @@ import SoundFile
         #expect(all.notes.presetCount > 2)
         #expect(skipping.notes.presetCount == 1)   // the drum kit only
         try Self.expectSameBytes([path], maxDuration: 30, oscillatorChannels: [0, 1, 2], "oscillator channels")
+    }
+
+    // MARK: SF3
+
+    static let museScoreLite = "/usr/share/sounds/sf3/MuseScore_General_Lite.sf3"
+    static let fluidR3Mono = "/usr/share/sounds/sf3/FluidR3Mono_GM.sf3"
+
+    /// SF3 (Ogg Vorbis samples: FluidSynth decodes those the piece's notes
+    /// sound, each from its byte range) by note is the font loaded whole (every
+    /// sample decoded at load), byte for byte, on one synth or two.
+    @Test(arguments: [museScoreLite, fluidR3Mono], [1, 2])
+    func sf3_realPiece_byNotes_isTheFontLoadedWhole(font: String, threads: Int) throws {
+        try Self.expectSameBytes(["\(openmsx)/busy_schedule.mid"], font: font, threads: threads, maxDuration: 30,
+                                 "\(font), busy_schedule, \(threads) synths")
+    }
+
+    /// Every openmsx piece, whole, with MuseScore_General_Lite.sf3: by note
+    /// (one job, a view per piece) is the font loaded whole (another job),
+    /// byte for byte, piece after piece. The longest test here (minutes).
+    @Test func sf3_everyOpenmsxPiece_byNotes_isTheFontLoadedWhole() throws {
+        let pieces = try FileManager.default.contentsOfDirectory(atPath: openmsx).filter { $0.hasSuffix(".mid") }.sorted()
+        #expect(pieces.count == 31)
+        func job(byNotes: Bool) throws -> RenderJob {
+            var options = RenderJob.Options()
+            options.selectsSamplesByNotes = byNotes
+            options.loadsSamplesOnDemand = byNotes
+            return try RenderJob(soundFont: Self.museScoreLite, options: options)
+        }
+        let byNotes = try job(byNotes: true), loadedWhole = try job(byNotes: false)
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var same = 0
+        for piece in pieces {
+            func render(_ job: RenderJob, _ name: String) throws -> Data {
+                _ = try job.render(input: "\(openmsx)/\(piece)", output: "\(dir)/\(name).wav", format: .wav, encoding: .float32)
+                return try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\(name).wav"))
+            }
+            let a = try render(byNotes, "notes"), b = try render(loadedWhole, "whole")
+            let identical = a == b
+            let first = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count)
+            #expect(identical, "\(piece): the renders differ from byte \(first) (sizes \(a.count), \(b.count))")
+            #expect(a.count > 10_000 && a.dropFirst(100).contains { $0 != 0 }, "\(piece): silent")
+            if identical { same += 1 }
+        }
+        let log = byNotes.log.take()
+        #expect(log.isEmpty, "\(log)")
+        print("MuseScore_General_Lite.sf3: \(same) of \(pieces.count) openmsx pieces by note byte for byte the font loaded whole")
+    }
+
+    /// The by-preset warning only for a damaged font: Debian's SF3 fonts
+    /// select by note, saying nothing; a copy cut short (the first half of
+    /// FluidR3Mono_GM.sf3) is refused here, with the warning naming why, and
+    /// FluidSynth refuses it too, so the job fails as it does by preset.
+    @Test func sf3_onlyADamagedFont_warns() throws {
+        for font in [Self.museScoreLite, Self.fluidR3Mono] {
+            let log = HostLog()
+            let selection = SampleSelection(soundFont: SharedSoundFont(path: font), byNotes: true, log: log)
+            #expect(selection.byNotes)
+            #expect(log.take().isEmpty)
+        }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: Self.fluidR3Mono))
+        let cut = NSTemporaryDirectory() + "carillon-selection-\(getpid())-cut.sf3"
+        FileManager.default.createFile(atPath: cut, contents: bytes.prefix(bytes.count / 2))
+        defer { unlink(cut) }
+        let log = HostLog()
+        let selection = SampleSelection(soundFont: SharedSoundFont(path: cut), byNotes: true, log: log)
+        #expect(!selection.byNotes)
+        let lines = log.take()
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("samples loaded by preset, not by note (unexpected SoundFont structure: RIFF size is not the file's)") == true,
+                "\(lines)")
+        func failure(_ byNotes: Bool) -> String? {
+            var options = RenderJob.Options()
+            options.selectsSamplesByNotes = byNotes
+            do { _ = try RenderJob(soundFont: cut, options: options); return nil } catch { return "\(error)" }
+        }
+        #expect(failure(true) != nil)
+        #expect(failure(true) == failure(false))
     }
 
     // MARK: Fallback
