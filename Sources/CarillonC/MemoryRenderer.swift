@@ -173,13 +173,12 @@ final class MemoryRenderer: Sendable {
         do throws(RenderJob.Failure) {
             // A piece rendered again on one synth asks for a new sink: the last one holds it.
             // (A stream is on one synth: its blocks, once handed on, cannot be taken back.)
-            summary = try job.render(input: name, midi: midi, output: name, augmentation: draw,
-                                     cancel: stream?.stop) { () throws(RenderJob.Failure) -> any RenderSink in
+            summary = try job.render(input: name, midi: midi, to: .sink(named: name) { () throws(RenderJob.Failure) -> any RenderSink in
                 if let stream { return stream }
                 let made = MemorySink()
                 sink = made
                 return made
-            }
+            }, augmentation: draw, cancel: stream?.stop)
         } catch {
             if case .interrupted = error { throw .stopped }
             throw CarillonError(error)
@@ -188,7 +187,7 @@ final class MemoryRenderer: Sendable {
         var entry = ManifestEntry(input: name, output: "", status: .ok, carillonVersion: Self.version,
                                   soundFont: soundFonts.fonts[font].path, soundFontBytes: soundFontBytes[font])
         entry.augmentation = draw
-        entry.record(summary, loudness: nil)
+        entry.record(summary)
         if configuration.measuresLoudness { entry.loudness = try Self.loudness(samples, sampleRate: configuration.job.sampleRate) }
         let csv = configuration.labels ? summary.labels.map { $0.noteRows(.csv).joined(separator: "\n") + "\n" } : nil
         return MemoryRender(samples: samples, facts: entry.jsonLine, notesCSV: csv)

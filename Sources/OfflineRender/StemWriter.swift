@@ -34,6 +34,8 @@ final class StemWriter {
     private(set) var peaks: [Float]
     private var meters: [LoudnessMeter?]
     private let measures: Bool
+    /// The files are written directly under their names (in a staging folder), not through temporaries.
+    private let inPlace: Bool
 
     /// `fileStems`: each strip's own stem (`Meters.fileStems`); `names`: the stem of
     /// each strip (by the renderer's strip index) that is not its own. `measures`: each stem's
@@ -42,6 +44,8 @@ final class StemWriter {
     init(directory: String, staging: String? = nil, fileStems: [String], names: [Int: String] = [:], format: AudioFileFormat,
          encoding: SampleEncoding?, sampleRate: Int, blockFrames: Int, measures: Bool = false) {
         self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
+        // A staging folder is no final name: its files are written in place (the set renames them once).
+        inPlace = staging != nil
         let staging = staging ?? directory
         writingDirectory = staging.hasSuffix("/") && staging.count > 1 ? String(staging.dropLast()) : staging
         var stems: [(name: String, strips: [Int])] = []
@@ -152,7 +156,7 @@ final class StemWriter {
         let writer: AudioFileWriter
         do throws(SoundFileError) {
             writer = try AudioFileWriter(path: writingPath(of: s), format: format, encoding: encoding,
-                                         sampleRate: sampleRate, channels: 2)
+                                         sampleRate: sampleRate, channels: 2, inPlace: inPlace)
         } catch { throw .audioFile(error) }
         writers[s] = writer
         if measures {

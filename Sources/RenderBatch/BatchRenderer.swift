@@ -49,8 +49,8 @@ public final class BatchRenderer: Sendable {
     public struct Outcome: Sendable {
         public var item: BatchItem
         public var entry: ManifestEntry
+        /// What the render measured (its loudness too, when measured).
         public var summary: RenderJob.Summary?
-        public var loudness: LoudnessReport?
         /// The batch was interrupted while this file rendered: nothing was written.
         public var interrupted = false
         /// What the job noted while it rendered this file (e.g. samples loaded by
@@ -240,11 +240,14 @@ public final class BatchRenderer: Sendable {
             do throws(OutputSetError) { try set.prepare() } catch {
                 return Outcome(item: item, entry: entry(item, .failed, error: "\(error)"))
             }
-            let rendered: (RenderJob.Summary, LoudnessReport?)
+            var s: RenderJob.Summary
             do throws(RenderJob.Failure) {
-                rendered = try job.render(
-                    input: item.input, output: set.audio.staged, format: settings.format, encoding: settings.encoding,
-                    loudness: settings.loudness, stemsDirectory: set.stems?.final, stemsStaging: set.stems?.staged,
+                // Written straight under the set's staged names: the set's commit is the one rename.
+                let stems = set.stems.map { RenderJob.StemFolder($0.final, staging: $0.staged) }
+                s = try job.render(
+                    input: item.input,
+                    to: .file(set.audio.staged, format: settings.format, encoding: settings.encoding, loudness: settings.loudness,
+                              stems: stems, staged: true),
                     augmentation: settings.augmentation?.draw(forKey: item.key), cancel: cancel,
                     progress: { [self] p in state.withLock { $0.snapshot.current[worker] = p; refresh(&$0) } })
             } catch {
@@ -255,13 +258,11 @@ public final class BatchRenderer: Sendable {
                 }
                 throw error
             }
-            var s = rendered.0
-            let loudness = rendered.1
             s.output = item.output
             var e = entry(item, .ok)
             e.stemReport = set.stemReport?.final
             if e.stemReport != nil { e.stems = s.stems }
-            e.record(s, loudness: loudness)
+            e.record(s)
             // Labels, report and manifest line written, then the set moved onto its names, the audio last.
             do throws(OutputSetError) {
                 try set.commit(labels: settings.labels != nil ? s.labels : nil, report: set.stemReport != nil ? s.stemReport : nil,
@@ -269,7 +270,7 @@ public final class BatchRenderer: Sendable {
             } catch {
                 return Outcome(item: item, entry: entry(item, .failed, error: "\(error)"))
             }
-            return Outcome(item: item, entry: e, summary: s, loudness: loudness)
+            return Outcome(item: item, entry: e, summary: s)
         } catch {
             // A message names the output, not its staged name.
             return Outcome(item: item, entry: entry(item, .failed, error: "\(error)".replacing(set.audio.staged, with: item.output)))

@@ -7,54 +7,55 @@ import Glibc
 
 /// One line of a batch manifest (JSON Lines): what became of one input.
 ///
-/// Its Codable is the compiler's: every optional field is `@OrNull` (written
-/// as null when absent, and a non-finite number too; a null or a missing key
-/// reads back as nil), except those written only sometimes: `augment`, and
-/// `stems_json` and `stems`.
+/// Two parts, each Codable by the compiler, written into one JSON object:
+/// what the line says of the rendering (`Head`: input, output, status, the
+/// font, …) and what the render measured (`facts`: the summary's own
+/// `RenderJob.Summary.Facts`, nulls when nothing rendered). Every optional
+/// field is `@OrNull` (written as null when absent, and a non-finite number
+/// too; a null or a missing key reads back as nil), except those written only
+/// sometimes: `augment`, and `stems_json` and `stems`. Either part's fields
+/// read and write as the entry's own (`entry.input`, `entry.loudness`).
+@dynamicMemberLookup
 public struct ManifestEntry: Sendable, Equatable, Codable {
     public enum Status: String, Sendable, Codable { case ok, failed, skipped }
 
-    public var input: String
-    public var output: String
-    public var status: Status
-    @OrNull public var error: String? = nil
-    /// Seconds of the piece (to its last event) and of audio written.
-    @OrNull public var pieceDuration: Double? = nil
-    @OrNull public var duration: Double? = nil
-    @OrNull public var peakDBFS: Double? = nil
-    @OrNull public var clippedSamples: Int? = nil
-    /// Integrated loudness as rendered, in LUFS (−∞, written as null, for silence).
-    @OrNull public var loudness: Double? = nil
-    /// With `--normalize`: the true peak as rendered (dBTP), the gain applied
-    /// (dB) and the loudness after it.
-    @OrNull public var truePeak: Double? = nil
-    @OrNull public var gain: Double? = nil
-    @OrNull public var normalizedLoudness: Double? = nil
-    public var truncated: Bool = false
-    /// Stretches with no event longer than `--max-gap` that were cut to it, and the seconds they lost.
-    @OrNull public var shortenedGaps: Int? = nil
-    @OrNull public var secondsCut: Double? = nil
-    /// Seconds of a late end of track not rendered (dead air after the last sound).
-    @OrNull public var deadAirSeconds: Double? = nil
-    /// Why the damage rules or `--max-duration` cut the piece (`PieceLimits.Cut`,
-    /// one sentence each; empty: nothing cut), and the seconds they took out.
-    @OrNull public var limits: [String]? = nil
-    @OrNull public var limitSecondsCut: Double? = nil
-    /// What the MIDI reader salvaged of a damaged file (`SMFWarning`, one
-    /// sentence each; empty: a sound file; nil: not rendered).
-    @OrNull public var warnings: [String]? = nil
-    @OrNull public var renderSeconds: Double? = nil
-    public var carillonVersion: String
-    public var soundFont: String
-    public var soundFontBytes: Int
-    /// `render --transpose` …: the `augment` object, written only when
-    /// augmentation was asked for (see `augmentation`, `notesDropped`).
-    public var augment: Augment? = nil
-    /// With `--stems-by`: the stems' report (`NAME.stems.json`) and the stem
-    /// files written; written only when set (older lines lack them), so set
-    /// both or neither.
-    public var stemReport: String? = nil
-    public var stems: [String]? = nil
+    public var head: Head
+    public var facts = RenderJob.Summary.Facts()
+
+    /// What the line says of its rendering, besides the render's facts.
+    public struct Head: Sendable, Equatable, Codable {
+        public var input: String
+        public var output: String
+        public var status: Status
+        @OrNull public var error: String? = nil
+        public var carillonVersion: String
+        public var soundFont: String
+        public var soundFontBytes: Int
+        /// `render --transpose` …: the `augment` object, written only when
+        /// augmentation was asked for (see `augmentation`, `notesDropped`).
+        public var augment: Augment? = nil
+        /// With `--stems-by`: the stems' report (`NAME.stems.json`) and the stem
+        /// files written; written only when set (older lines lack them), so set
+        /// both or neither.
+        public var stemReport: String? = nil
+        public var stems: [String]? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case input, output, status, error
+            case carillonVersion = "carillon_version", soundFont = "soundfont", soundFontBytes = "soundfont_bytes"
+            case augment, stemReport = "stems_json", stems
+        }
+    }
+
+    public subscript<Value>(dynamicMember field: WritableKeyPath<Head, Value>) -> Value {
+        get { head[keyPath: field] }
+        set { head[keyPath: field] = newValue }
+    }
+
+    public subscript<Value>(dynamicMember field: WritableKeyPath<RenderJob.Summary.Facts, Value>) -> Value {
+        get { facts[keyPath: field] }
+        set { facts[keyPath: field] = newValue }
+    }
 
     /// The file's draw as applied, as the manifest writes it (its program
     /// map's name, not the map), and the notes the transposition dropped
@@ -76,41 +77,31 @@ public struct ManifestEntry: Sendable, Equatable, Codable {
     /// one written, reads back as NaN); setting it keeps `notesDropped`.
     public var augmentation: Augmentation.Draw? {
         get {
-            augment.map { Augmentation.Draw(seed: $0.seed, transpose: $0.transpose, tempo: $0.tempo ?? .nan,
-                                            velocityScale: $0.velocityScale ?? .nan, programMapName: $0.programMap) }
+            head.augment.map { Augmentation.Draw(seed: $0.seed, transpose: $0.transpose, tempo: $0.tempo ?? .nan,
+                                                 velocityScale: $0.velocityScale ?? .nan, programMapName: $0.programMap) }
         }
         set {
-            augment = newValue.map { Augment(seed: $0.seed, transpose: $0.transpose, tempo: $0.tempo, velocityScale: $0.velocityScale,
-                                             programMap: $0.programMapName, notesDropped: augment?.notesDropped) }
+            head.augment = newValue.map { Augment(seed: $0.seed, transpose: $0.transpose, tempo: $0.tempo, velocityScale: $0.velocityScale,
+                                                  programMap: $0.programMapName, notesDropped: head.augment?.notesDropped) }
         }
     }
 
     /// The notes `--transpose` dropped: part of the `augment` object, so kept
     /// only once `augmentation` is set.
     public var notesDropped: Int? {
-        get { augment?.notesDropped }
-        set { augment?.notesDropped = newValue }
+        get { head.augment?.notesDropped }
+        set { head.augment?.notesDropped = newValue }
     }
 
     public init(input: String, output: String, status: Status, carillonVersion: String, soundFont: String, soundFontBytes: Int) {
-        self.input = input; self.output = output; self.status = status
-        self.carillonVersion = carillonVersion; self.soundFont = soundFont; self.soundFontBytes = soundFontBytes
+        head = Head(input: input, output: output, status: status, carillonVersion: carillonVersion, soundFont: soundFont,
+                    soundFontBytes: soundFontBytes)
     }
 
-    /// The facts of a finished render `s` (and its loudness, when measured).
-    public mutating func record(_ s: RenderJob.Summary, loudness: LoudnessReport?) {
-        pieceDuration = s.pieceDuration; duration = s.duration
-        peakDBFS = s.peakDBFS; clippedSamples = s.clippedSamples
-        truncated = s.truncated; renderSeconds = s.elapsed
-        shortenedGaps = s.shortenedGaps.count; secondsCut = s.secondsCut
-        deadAirSeconds = s.deadAir
-        limits = s.limits.map(\.description); limitSecondsCut = s.limits.reduce(0) { $0 + $1.seconds }
-        warnings = s.warnings.map(\.description)
+    /// The facts of a finished render `s` (its loudness included, when measured).
+    public mutating func record(_ s: RenderJob.Summary) {
+        facts = s.facts
         notesDropped = s.notesDropped   // kept only with augmentation
-        if let loudness {
-            self.loudness = loudness.loudness; truePeak = loudness.truePeak
-            gain = loudness.gain; normalizedLoudness = loudness.normalizedLoudness
-        }
     }
 
     /// The entry as one line of JSON (no newline), through `DatasetJSON`.
@@ -119,15 +110,15 @@ public struct ManifestEntry: Sendable, Equatable, Codable {
     /// non-finite numbers are `null`.
     public var jsonLine: String { DatasetJSON.line(self) }
 
-    enum CodingKeys: String, CodingKey {
-        case input, output, status, error
-        case pieceDuration = "piece_seconds", duration = "rendered_seconds", peakDBFS = "peak_dbfs"
-        case clippedSamples = "clipped_samples", loudness = "loudness_lufs", truePeak = "true_peak_dbtp"
-        case gain = "gain_db", normalizedLoudness = "normalized_lufs", truncated
-        case shortenedGaps = "gaps_cut", secondsCut = "seconds_cut", renderSeconds = "render_seconds"
-        case deadAirSeconds = "dead_air_seconds", limits, limitSecondsCut = "limit_seconds_cut", warnings
-        case carillonVersion = "carillon_version", soundFont = "soundfont", soundFontBytes = "soundfont_bytes"
-        case augment, stemReport = "stems_json", stems
+    // The two parts in one object: each part's keys, written and read by the compiler's Codable.
+    public init(from decoder: any Decoder) throws {
+        head = try Head(from: decoder)
+        facts = try RenderJob.Summary.Facts(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try head.encode(to: encoder)
+        try facts.encode(to: encoder)
     }
 }
 
@@ -141,7 +132,7 @@ extension ManifestEntry {
         var status: String?
 
         init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let c = try decoder.container(keyedBy: Head.CodingKeys.self)
             input = try c.decode(String.self, forKey: .input)
             output = try? c.decodeIfPresent(String.self, forKey: .output)
             status = try? c.decodeIfPresent(String.self, forKey: .status)

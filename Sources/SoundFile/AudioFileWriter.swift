@@ -9,6 +9,11 @@ import Glibc
 /// `discard()`, or the writer being released unfinished) removes the
 /// temporary file, so no truncated file ever appears under the target's name.
 ///
+/// `inPlace`: the target is itself a name nobody reads as finished (an
+/// `OutputSet`'s staged name, which the set renames into place): written
+/// directly, no temporary file, nothing renamed by `finish()`; abandoned, it
+/// is removed.
+///
 /// The path `-` is standard output: raw samples only (a pipe cannot take a
 /// header written last), straight to the descriptor, no temporary file.
 ///
@@ -28,14 +33,14 @@ public final class AudioFileWriter {
     private var finished = false
 
     public init(path: String, format: AudioFileFormat, encoding: SampleEncoding? = nil,
-                sampleRate: Int, channels: Int = 2) throws(SoundFileError) {
+                sampleRate: Int, channels: Int = 2, inPlace: Bool = false) throws(SoundFileError) {
         let encoding = encoding ?? format.encodings[0]
         guard format.encodings.contains(encoding) else { throw .unsupported(format: format, encoding: encoding) }
         self.path = path; self.format = format; self.encoding = encoding
         self.sampleRate = sampleRate; self.channels = channels
         let toStandardOutput = path == Self.standardOutput
         guard !toStandardOutput || format == .raw else { throw .notStreamable(format: format) }
-        temporaryPath = toStandardOutput ? path : Self.temporaryPath(beside: path)
+        temporaryPath = toStandardOutput || inPlace ? path : Self.temporaryPath(beside: path)
         guard format.isAvailable else { throw .notInThisBuild(format: format) }
         if let rates = format.sampleRates, !rates.contains(sampleRate) {
             throw .unsupportedRate(format: format, rate: sampleRate)
@@ -96,7 +101,7 @@ public final class AudioFileWriter {
         framesWritten += frames
     }
 
-    /// Closes the temporary file and renames it onto the target.
+    /// Closes the temporary file and renames it onto the target (in place: closes the target).
     public func finish() throws(SoundFileError) {
         guard let file else { throw .cannotFinish(path: path, reason: "writer already closed") }
         self.file = nil
@@ -109,7 +114,7 @@ public final class AudioFileWriter {
         // mkstemp-like files are 0600; give the output the usual 0666 & ~umask.
         let mask = umask(0); umask(mask)
         chmod(temporaryPath, 0o666 & ~mask)
-        guard rename(temporaryPath, path) == 0 else {
+        guard temporaryPath == path || rename(temporaryPath, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporaryPath)
             throw .cannotFinish(path: path, reason: reason)

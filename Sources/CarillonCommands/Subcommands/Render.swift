@@ -452,7 +452,7 @@ struct Render: ParsableCommand {
             }
             for line in warnings where said.insert(line).inserted { Diagnostics.warning(line) }
             guard !quiet else { return }
-            let line = Self.line(s) + rateNote + (o.loudness.map(Self.loudnessText) ?? "")
+            let line = Self.line(s) + rateNote + (s.loudness.map(Self.loudnessText) ?? "")
             if o.item.output == AudioFileWriter.standardOutput {
                 // Standard output carries the audio: the summary goes to stderr.
                 var text = line + "\n"

@@ -85,7 +85,7 @@ import Testing
         options.labels = true
         options.maxDuration = maxDuration
         let job = try RenderJob(soundFont: timGM, options: options)
-        return try job.render(input: input, output: "\(dir)/out.wav", format: .wav, encoding: .pcm16, augmentation: draw)
+        return try job.render(input: input, to: .file("\(dir)/out.wav", format: .wav, encoding: .pcm16), augmentation: draw)
     }
 
     static var pianos: ProgramMap {

@@ -68,8 +68,7 @@ import SoundFile
             options.maxDuration = 20
             options.threads = 1
             let job = try RenderJob(soundFont: timGM, options: options)
-            _ = try job.render(input: "\(openmsx)/train_filled_with_cash.mid", output: "\(dir)/out.wav",
-                               format: .wav, encoding: .float32)
+            _ = try job.render(input: "\(openmsx)/train_filled_with_cash.mid", to: .file("\(dir)/out.wav", format: .wav, encoding: .float32))
             return try AudioFileReader(path: "\(dir)/out.wav")
         }
         let shared = try render(perChannel: false), grouped = try render(perChannel: true)

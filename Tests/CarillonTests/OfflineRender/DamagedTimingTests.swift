@@ -36,7 +36,7 @@ import Testing
         options.limits = limits
         options.sampleRate = 22_050
         let job = try RenderJob(soundFont: timGM, options: options)
-        let summary = try job.render(input: input, output: output, format: .wav, encoding: .float32)
+        let summary = try job.render(input: input, to: .file(output, format: .wav, encoding: .float32))
         return (summary, try AudioFileReader(path: output).samples)
     }
 

@@ -35,7 +35,7 @@ import Testing
         options.sampleRate = 22_050
         change(&options)
         let job = try RenderJob(soundFont: timGM, options: options)
-        let summary = try job.render(input: input, output: output, format: .wav, encoding: .float32)
+        let summary = try job.render(input: input, to: .file(output, format: .wav, encoding: .float32))
         return (summary, try AudioFileReader(path: output).samples)
     }
 

@@ -34,7 +34,7 @@ import Testing
         options.host.sampler.reverbLevel = level
         let job = try RenderJob(soundFont: timGM, options: options)
         let out = "\(dir)/ours-\(level ?? 0.9).wav"
-        _ = try job.render(input: "\(dir)/in.mid", output: out, format: .wav, encoding: .float32)
+        _ = try job.render(input: "\(dir)/in.mid", to: .file(out, format: .wav, encoding: .float32))
         return try AudioFileReader(path: out).samples
     }
 

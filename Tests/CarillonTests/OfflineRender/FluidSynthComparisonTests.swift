@@ -18,7 +18,7 @@ import SoundFile
         let ours = "\(dir)/ours.wav", theirs = "\(dir)/theirs.wav"
 
         let job = try RenderJob(soundFont: timGM)   // gain 0.2, reverb and chorus on: fluidsynth's defaults
-        let summary = try job.render(input: input, output: ours, format: .wav, encoding: .float32)
+        let summary = try job.render(input: input, to: .file(ours, format: .wav, encoding: .float32))
         let status = try run("/usr/bin/fluidsynth", ["-ni", "-g", "0.2", "-r", "44100", "-o", "audio.file.format=float",
                                                      "-F", theirs, timGM, input])
         #expect(status == 0)
@@ -85,7 +85,7 @@ import SoundFile
             var options = RenderJob.Options()
             options.threads = threads
             let job = try RenderJob(soundFont: fluidR3, options: options)
-            _ = try job.render(input: input, output: "\(dir)/t\(threads).wav", format: .wav, encoding: .float32)
+            _ = try job.render(input: input, to: .file("\(dir)/t\(threads).wav", format: .wav, encoding: .float32))
             renders.append(try AudioFileReader(path: "\(dir)/t\(threads).wav"))
         }
         let theirs = "\(dir)/theirs.wav"

@@ -55,7 +55,7 @@ import Testing
         options.stems = true
         options.labels = true
         let job = try RenderJob(soundFont: timGM, options: options)
-        let summary = try job.render(input: input, output: output, format: .wav, encoding: .float32, stemsDirectory: "\(dir)/stems")
+        let summary = try job.render(input: input, to: .file(output, format: .wav, encoding: .float32, stems: RenderJob.StemFolder("\(dir)/stems")))
         return (summary, output)
     }
 
@@ -200,7 +200,7 @@ import Testing
         var options = RenderJob.Options()
         options.labels = true
         let job = try RenderJob(soundFont: timGM, options: options)
-        let summary = try job.render(input: path, output: "\(dir)/song.wav", format: .wav, encoding: nil)
+        let summary = try job.render(input: path, to: .file("\(dir)/song.wav", format: .wav, encoding: nil))
         let labels = try #require(summary.labels)
         #expect(noteOns > 100 && labels.notes.count == noteOns)
         #expect(labels.notes.allSatisfy { $0.offset >= $0.onset && !$0.preset.isEmpty })

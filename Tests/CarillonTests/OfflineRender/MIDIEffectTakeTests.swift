@@ -31,7 +31,7 @@ import Testing
             }
         }
         let job = try RenderJob(soundFont: timGM, options: options)
-        return try job.render(input: "\(dir)/take.mid", output: "\(dir)/take.wav", format: .wav, encoding: .float32)
+        return try job.render(input: "\(dir)/take.mid", to: .file("\(dir)/take.wav", format: .wav, encoding: .float32))
     }
 
     static func describe(_ labels: [RenderLabels.Note]) -> String {

@@ -36,7 +36,7 @@ import Testing
         options.sampleRate = 8_000
         change(&options)
         let job = try RenderJob(soundFont: timGM, options: options)
-        let summary = try job.render(input: input, output: output, format: .wav, encoding: .float32, stemsDirectory: stems)
+        let summary = try job.render(input: input, to: .file(output, format: .wav, encoding: .float32, stems: stems.map { RenderJob.StemFolder($0) }))
         return (summary, try AudioFileReader(path: output).samples)
     }
 

@@ -52,7 +52,7 @@ import SoundFile
         var options = RenderJob.Options()
         options.host.sampler.reverb = false; options.host.sampler.chorus = false; options.host.sampler.gain = 1
         let job = try RenderJob(soundFont: timGM, options: options)
-        _ = try job.render(input: input, output: output, format: .wav, encoding: .float32)
+        _ = try job.render(input: input, to: .file(output, format: .wav, encoding: .float32))
         let audio = try AudioFileReader(path: output)
         let rate = Double(audio.sampleRate)
         let peak = audio.samples.map(abs).max() ?? 0

@@ -43,7 +43,7 @@ import Testing
         options.host.oscillatorChannels = [15]
         options.host.a4 = 442
         let job = try RenderJob(soundFont: timGM, options: options)
-        _ = try job.render(input: "\(dir)/in.mid", output: "\(dir)/out.wav", format: .wav, encoding: .float32)
+        _ = try job.render(input: "\(dir)/in.mid", to: .file("\(dir)/out.wav", format: .wav, encoding: .float32))
         let samples = try AudioFileReader(path: "\(dir)/out.wav").samples
         let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
         func seconds(_ a: Double, _ b: Double) -> ArraySlice<Float> { left[Int(a * Self.rate)..<Int(b * Self.rate)] }

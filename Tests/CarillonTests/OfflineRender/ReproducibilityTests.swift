@@ -17,13 +17,13 @@ import Testing
         let piece = "\(openmsx)/ultimate_run.mid"
         // Alone, in a job of its own.
         let alone = try RenderJob(soundFont: timGM, options: options)
-        _ = try alone.render(input: piece, output: "\(dir)/alone.wav", format: .wav, encoding: .float32)
+        _ = try alone.render(input: piece, to: .file("\(dir)/alone.wav", format: .wav, encoding: .float32))
         // In one job: after two others (strings with chorus, drums), then again.
         let batch = try RenderJob(soundFont: timGM, options: options)
-        _ = try batch.render(input: "\(openmsx)/harp_harmony.mid", output: "\(dir)/x.wav", format: .wav, encoding: .float32)
-        _ = try batch.render(input: "\(openmsx)/careless_perc_redfarn.mid", output: "\(dir)/y.wav", format: .wav, encoding: .float32)
-        _ = try batch.render(input: piece, output: "\(dir)/third.wav", format: .wav, encoding: .float32)
-        _ = try batch.render(input: piece, output: "\(dir)/fourth.wav", format: .wav, encoding: .float32)
+        _ = try batch.render(input: "\(openmsx)/harp_harmony.mid", to: .file("\(dir)/x.wav", format: .wav, encoding: .float32))
+        _ = try batch.render(input: "\(openmsx)/careless_perc_redfarn.mid", to: .file("\(dir)/y.wav", format: .wav, encoding: .float32))
+        _ = try batch.render(input: piece, to: .file("\(dir)/third.wav", format: .wav, encoding: .float32))
+        _ = try batch.render(input: piece, to: .file("\(dir)/fourth.wav", format: .wav, encoding: .float32))
         let reference = Self.bytes("\(dir)/alone.wav")
         #expect(reference.count > 12 * 44_100 * 8)
         #expect(Self.bytes("\(dir)/third.wav") == reference)

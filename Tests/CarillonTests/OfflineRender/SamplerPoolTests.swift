@@ -21,7 +21,7 @@ let fluidR3 = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
         options.host.sampler.reverb = effects
         options.host.sampler.chorus = effects
         let job = try RenderJob(soundFont: fluidR3, options: options)
-        return try job.render(input: "\(openmsx)/\(file)", output: path, format: .wav, encoding: .float32)
+        return try job.render(input: "\(openmsx)/\(file)", to: .file(path, format: .wav, encoding: .float32))
     }
 
     /// Residual RMS over signal RMS, in dB, over the common length.
@@ -171,7 +171,7 @@ let fluidR3 = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
             options.threads = threads
             options.blocksInFlight = ahead
             let job = try RenderJob(soundFont: fluidR3, options: options)
-            _ = try job.render(input: "\(openmsx)/chuggachugga.mid", output: path, format: .wav, encoding: .float32)
+            _ = try job.render(input: "\(openmsx)/chuggachugga.mid", to: .file(path, format: .wav, encoding: .float32))
             return try AudioFileReader(path: path).samples
         }
         let one = try render(threads: 1, ahead: 0, to: "\(dir)/one.wav")

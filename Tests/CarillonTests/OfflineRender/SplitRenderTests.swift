@@ -122,8 +122,7 @@ import SoundFile
             var options = RenderJob.Options()
             options.threads = threads
             let job = try RenderJob(soundFont: fluidR3, options: options)
-            summaries.append(try job.render(input: "\(dir)/cluster.mid", output: "\(dir)/t\(threads).wav",
-                                            format: .wav, encoding: .float32))
+            summaries.append(try job.render(input: "\(dir)/cluster.mid", to: .file("\(dir)/t\(threads).wav", format: .wav, encoding: .float32)))
         }
         #expect(!summaries[0].renderedOnOneSynth)
         #expect(summaries[1].renderedOnOneSynth == overBudget)
@@ -152,7 +151,7 @@ import SoundFile
         options.threads = threads
         options.tail = TailPolicy(silenceThreshold: -400, maxTail: 1)   // the same length either way
         let job = try RenderJob(soundFont: font, options: options)
-        _ = try job.render(input: input, output: path, format: .wav, encoding: .float32)
+        _ = try job.render(input: input, to: .file(path, format: .wav, encoding: .float32))
         return try AudioFileReader(path: path).samples
     }
 

@@ -60,8 +60,7 @@ import SoundFile
         for file in ["tttheme2.mid", "keep_on_rolling.mid", "no_work_song_redfarn.mid", "modern_motion.mid"] {
             let dir = scratchDirectory()
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let summary = try Self.job(grouping).render(input: "\(openmsx)/\(file)", output: "\(dir)/mix.wav", format: .wav,
-                                                        encoding: .float32, stemsDirectory: "\(dir)/stems")
+            let summary = try Self.job(grouping).render(input: "\(openmsx)/\(file)", to: .file("\(dir)/mix.wav", format: .wav, encoding: .float32, stems: RenderJob.StemFolder("\(dir)/stems")))
             let (dB, names) = try Self.residual(mix: "\(dir)/mix.wav", stems: "\(dir)/stems")
             let report = try #require(summary.stemReport)
             let labels = try #require(summary.labels)
@@ -152,7 +151,7 @@ import SoundFile
         defer { try? FileManager.default.removeItem(atPath: dir) }
         FileManager.default.createFile(atPath: "\(dir)/song.mid", contents: Data(Self.song()))
         let summary = try Self.job(.track, settings: Self.muteChannel3, maxDuration: nil)
-            .render(input: "\(dir)/song.mid", output: "\(dir)/mix.wav", format: .wav, encoding: .float32, stemsDirectory: "\(dir)/stems")
+            .render(input: "\(dir)/song.mid", to: .file("\(dir)/mix.wav", format: .wav, encoding: .float32, stems: RenderJob.StemFolder("\(dir)/stems")))
         let report = try #require(summary.stemReport)
         let labels = try #require(summary.labels)
         #expect(report.moves == [StemReport.Move(group: "track02-bass", fromChannel: 1, toChannel: 4, notes: 6)])
@@ -189,7 +188,7 @@ import SoundFile
         defer { try? FileManager.default.removeItem(atPath: dir) }
         FileManager.default.createFile(atPath: "\(dir)/song.mid", contents: Data(Self.song()))
         let summary = try Self.job(.program, settings: Self.muteChannel3, maxDuration: nil)
-            .render(input: "\(dir)/song.mid", output: "\(dir)/mix.wav", format: .wav, encoding: .float32, stemsDirectory: "\(dir)/stems")
+            .render(input: "\(dir)/song.mid", to: .file("\(dir)/mix.wav", format: .wav, encoding: .float32, stems: RenderJob.StemFolder("\(dir)/stems")))
         let report = try #require(summary.stemReport)
         let labels = try #require(summary.labels)
         #expect(report.moves == [StemReport.Move(group: "prog040-violin", fromChannel: 2, toChannel: 4, notes: 4)])
@@ -209,7 +208,7 @@ import SoundFile
         options.stems = true
         options.host.settings = Self.muteChannel3
         _ = try RenderJob(soundFont: timGM, options: options)
-            .render(input: "\(dir)/song.mid", output: "\(dir)/plain.wav", format: .wav, encoding: .float32, stemsDirectory: "\(dir)/plain")
+            .render(input: "\(dir)/song.mid", to: .file("\(dir)/plain.wav", format: .wav, encoding: .float32, stems: RenderJob.StemFolder("\(dir)/plain")))
         let a = try AudioFileReader(path: "\(dir)/mix.wav").samples, b = try AudioFileReader(path: "\(dir)/plain.wav").samples
         #expect(a.count == b.count)
         var worst: Float = 0, peak: Float = 0
@@ -225,8 +224,7 @@ import SoundFile
         defer { try? FileManager.default.removeItem(atPath: dir) }
         FileManager.default.createFile(atPath: "\(dir)/song.mid", contents: Data(Self.song(drumPart4: true)))
         let job = try Self.job(.program, settings: Self.muteChannel3, maxDuration: nil)
-        let summary = try job.render(input: "\(dir)/song.mid", output: "\(dir)/mix.wav", format: .wav, encoding: .float32,
-                                     stemsDirectory: "\(dir)/stems")
+        let summary = try job.render(input: "\(dir)/song.mid", to: .file("\(dir)/mix.wav", format: .wav, encoding: .float32, stems: RenderJob.StemFolder("\(dir)/stems")))
         let report = try #require(summary.stemReport)
         let labels = try #require(summary.labels)
         #expect(report.moves.isEmpty)

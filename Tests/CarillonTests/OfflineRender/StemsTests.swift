@@ -32,8 +32,7 @@ import Threads
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let input = "\(openmsx)/train_filled_with_cash.mid"
-        let summary = try job(threads: threads).render(input: input, output: "\(dir)/mix.wav", format: .wav,
-                                                        encoding: .float32, stemsDirectory: "\(dir)/stems")
+        let summary = try job(threads: threads).render(input: input, to: .file("\(dir)/mix.wav", format: .wav, encoding: .float32, stems: RenderJob.StemFolder("\(dir)/stems")))
         let names = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/stems").sorted()
         let expected = try channelsPlayed(input).sorted().map { ParameterAddress.StripID.channel($0).fileStem() + ".wav" }
         #expect(names == expected)
@@ -63,8 +62,7 @@ import Threads
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cancel = CancellationFlag()
         #expect(throws: RenderJob.Failure.self) {
-            _ = try job(threads: 1).render(input: "\(openmsx)/train_filled_with_cash.mid", output: "\(dir)/mix.wav",
-                                           format: .flac, encoding: nil, stemsDirectory: "\(dir)/stems",
+            _ = try job(threads: 1).render(input: "\(openmsx)/train_filled_with_cash.mid", to: .file("\(dir)/mix.wav", format: .flac, encoding: nil, stems: RenderJob.StemFolder("\(dir)/stems")),
                                            cancel: cancel, progress: { p in if p.rendered > 5 { cancel.set() } })
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(dir)/stems") == [])

@@ -37,7 +37,7 @@ import Testing
         options.mapping = try ControlMapping.load(path: rig)
         options.take = take
         let job = try RenderJob(soundFont: timGM, options: options)
-        return try job.render(input: input, output: "\(dir)/take.wav", format: .wav, encoding: .float32)
+        return try job.render(input: input, to: .file("\(dir)/take.wav", format: .wav, encoding: .float32))
     }
 
     /// The velocity the Strings zone sends: `{ scale: 0.6, offset: 10 }`, rounded, within 1…127.

@@ -31,7 +31,7 @@ import SoundFile
             TrackEvent(tick: 960, event: .midi(.noteOff(69, channel: 0))),
         ])], to: "\(dir)/a4.mid")
         let job = try RenderJob(soundFont: carillonTestFont, options: Self.dryOptions())
-        _ = try job.render(input: "\(dir)/a4.mid", output: "\(dir)/a4.wav", format: .wav, encoding: .float32)
+        _ = try job.render(input: "\(dir)/a4.mid", to: .file("\(dir)/a4.wav", format: .wav, encoding: .float32))
         let audio = try AudioFileReader(path: "\(dir)/a4.wav")
         // Upward zero crossings of the left channel over 0.1-0.9 s, with linear
         // interpolation between the frames around each crossing.
@@ -60,7 +60,7 @@ import SoundFile
             TrackEvent(tick: 960, event: .midi(.noteOff(42, channel: 9))),   // keeps the piece 1 s long
         ])], to: "\(dir)/drums.mid")
         let job = try RenderJob(soundFont: carillonTestFont, options: Self.dryOptions())
-        _ = try job.render(input: "\(dir)/drums.mid", output: "\(dir)/drums.wav", format: .wav, encoding: .float32)
+        _ = try job.render(input: "\(dir)/drums.mid", to: .file("\(dir)/drums.wav", format: .wav, encoding: .float32))
         let audio = try AudioFileReader(path: "\(dir)/drums.wav")
         // 100 ms windows: the kick at 0 s, the hat at 0.5 s, silence between.
         let windows = envelope(audio, window: 4410)
@@ -93,7 +93,7 @@ import SoundFile
         Self.write([Track(events: events)], to: input)
 
         let job = try RenderJob(soundFont: carillonTestFont)   // gain 0.2, reverb and chorus on: fluidsynth's defaults
-        let summary = try job.render(input: input, output: ours, format: .wav, encoding: .float32)
+        let summary = try job.render(input: input, to: .file(ours, format: .wav, encoding: .float32))
         let status = try run("/usr/bin/fluidsynth", ["-ni", "-g", "0.2", "-r", "44100", "-o", "audio.file.format=float",
                                                      "-F", theirs, carillonTestFont, input])
         #expect(status == 0)

@@ -34,7 +34,7 @@ import Threads
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var outputs: [Data] = []
         for (i, input) in inputs.enumerated() {
-            _ = try job.render(input: input, output: "\(dir)/\(i).wav", format: .wav, encoding: .float32)
+            _ = try job.render(input: input, to: .file("\(dir)/\(i).wav", format: .wav, encoding: .float32))
             outputs.append(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\(i).wav")))
         }
         return (outputs, job.log.take())

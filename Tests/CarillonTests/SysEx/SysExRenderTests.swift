@@ -45,8 +45,8 @@ import SoundFile
         FileManager.default.createFile(atPath: "\(dir)/in.mid", contents: Data(file))
         FileManager.default.createFile(atPath: "\(dir)/plain.mid", contents: Data(plain))
         let job = try RenderJob(soundFont: timGM)
-        let summary = try job.render(input: "\(dir)/in.mid", output: "\(dir)/ours.wav", format: .wav, encoding: .float32)
-        _ = try job.render(input: "\(dir)/plain.mid", output: "\(dir)/plain.wav", format: .wav, encoding: .float32)
+        let summary = try job.render(input: "\(dir)/in.mid", to: .file("\(dir)/ours.wav", format: .wav, encoding: .float32))
+        _ = try job.render(input: "\(dir)/plain.mid", to: .file("\(dir)/plain.wav", format: .wav, encoding: .float32))
         // synth.device-id 16 as Carillon sets it (FluidSynth 2.3.1's default is 0, which drops GS messages).
         let status = try run("/usr/bin/fluidsynth", ["-ni", "-g", "0.2", "-r", "44100", "-o", "audio.file.format=float",
                                                      "-o", "synth.device-id=16", "-F", "\(dir)/theirs.wav", timGM, "\(dir)/in.mid"])

@@ -46,8 +46,7 @@ import Testing
         options.labels = true
         configure(&options)
         let job = try RenderJob(soundFont: timGM, options: options)
-        return try job.render(input: input, output: "\(dir)/song-\(threads).wav", format: .wav, encoding: .float32,
-                              stemsDirectory: "\(dir)/stems-\(threads)")
+        return try job.render(input: input, to: .file("\(dir)/song-\(threads).wav", format: .wav, encoding: .float32, stems: RenderJob.StemFolder("\(dir)/stems-\(threads)")))
     }
 
     /// The first frame from `from` where the stem sounds after 1000 silent frames.
