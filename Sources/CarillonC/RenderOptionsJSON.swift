@@ -34,7 +34,7 @@ struct RenderConfiguration {
     static let known: Set<String> = [
         "soundfont", "rate", "threads", "block", "gain", "reverb", "reverb-level", "chorus", "chorus-level",
         "channel-effects", "oscillator-channel", "a4", "set", "tail", "silence", "max-duration", "no-limit",
-        "keep-end-of-track", "max-gap", "transpose", "tempo", "velocity-scale", "program-map", "seed", "labels",
+        "keep-end-of-track", "max-gap", "transpose", "tempo", "velocity-scale", "program-map", "timbres", "seed", "labels",
         "mapping", "take", "loudness",
     ]
     /// The CLI's options that write files or schedule a batch: not for one render in memory.
@@ -140,7 +140,7 @@ struct RenderConfiguration {
         augmentation = try Self.augmentation(v)
     }
 
-    /// `--transpose`, `--tempo`, `--velocity-scale`, `--program-map`, `--seed`, as `AugmentOptions` reads them.
+    /// `--transpose`, `--tempo`, `--velocity-scale`, `--program-map`, `--timbres`, `--seed`, as `AugmentOptions` reads them.
     private static func augmentation(_ v: Values) throws(OptionError) -> Augmentation? {
         var a = Augmentation()
         let seed = try v.uint64("seed")
@@ -162,15 +162,22 @@ struct RenderConfiguration {
                                         wanted: "a factor (0.5 halves the velocities) or a range A..B (e.g. 0.8..1.2)",
                                         fits: { $0 > 0 && $0 <= Augmentation.velocityScaleLimit }, limits: "above 0 and at most 4")
         }
-        if seed != nil && !a.hasRange {
-            throw OptionError("--seed draws the ranges of --transpose, --tempo or --velocity-scale (A..B), and none is given")
-        }
+        let timbres = try v.string("timbres")
+        if seed != nil && !a.hasRange && timbres == nil { throw OptionError(Augmentation.seedWithoutDraw) }
         if let programMap {
             guard !programMap.isEmpty else { throw OptionError("--program-map needs a file name") }
             do throws(MappingError) { a.programMap = try ProgramMapFile.load(path: programMap) } catch { throw OptionError("\(error)") }
             a.programMapName = programMap
         }
-        let asked = transpose != nil || tempo != nil || velocity != nil || programMap != nil
+        if let timbres {
+            guard !timbres.isEmpty else { throw OptionError(Augmentation.timbresEmpty) }
+            do throws(MappingError) {
+                // A pool given inline (Python's dict, as JSON) is read as a pool file named `timbres`.
+                a.timbres = timbres.hasPrefix("{") ? .pool(try TimbrePoolFile.parse(yaml: timbres, file: "timbres"), name: "timbres")
+                    : try Augmentation.timbreSource(timbres)
+            } catch { throw OptionError("\(error)") }
+        }
+        let asked = transpose != nil || tempo != nil || velocity != nil || programMap != nil || timbres != nil
         return asked ? a : nil
     }
 

@@ -143,6 +143,8 @@ public final class RenderJob {
         public var notesDropped = 0
         /// What the MIDI reader salvaged of a damaged file (a truncated track, …): rendered as read.
         public var warnings: [SMFWarning] = []
+        /// With `--timbres`: what each track drew (`TimbreDraw`).
+        public var timbres: [TimbrePick] = []
 
         public var peakDBFS: Double { peak > 0 ? 20 * log10(Double(peak)) : -.infinity }
         public var speed: Double { elapsed > 0 ? duration / elapsed : .infinity }
@@ -410,6 +412,7 @@ public final class RenderJob {
                 summary.augmentation = augmentation
                 summary.notesDropped = notesDropped
                 summary.warnings = piece.warnings
+                summary.timbres = piece.timbres
                 if let maps, let plan {
                     summary.labels = labels(maps, score, plan: plan, rig: rig)
                     // The labels hold what the audio holds: not the beats of a cut end.

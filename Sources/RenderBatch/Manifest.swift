@@ -55,6 +55,8 @@ public struct ManifestEntry: Sendable, Equatable, Codable {
     /// both or neither.
     public var stemReport: String? = nil
     public var stems: [String]? = nil
+    /// With `--timbres`: what each track drew (`TimbrePick`); written only then.
+    public var timbres: [TimbrePick]? = nil
 
     /// The file's draw as applied, as the manifest writes it (its program
     /// map's name, not the map), and the notes the transposition dropped
@@ -107,6 +109,7 @@ public struct ManifestEntry: Sendable, Equatable, Codable {
         limits = s.limits.map(\.description); limitSecondsCut = s.limits.reduce(0) { $0 + $1.seconds }
         warnings = s.warnings.map(\.description)
         notesDropped = s.notesDropped   // kept only with augmentation
+        if s.augmentation?.timbres != nil { timbres = s.timbres }
         if let loudness {
             self.loudness = loudness.loudness; truePeak = loudness.truePeak
             gain = loudness.gain; normalizedLoudness = loudness.normalizedLoudness
@@ -115,7 +118,8 @@ public struct ManifestEntry: Sendable, Equatable, Codable {
 
     /// The entry as one line of JSON (no newline), through `DatasetJSON`.
     /// Every field is present (`augment` only when augmentation was asked for,
-    /// `stems_json` and `stems` only with `--stems-by`); absent values and
+    /// `stems_json` and `stems` only with `--stems-by`, `timbres` only with
+    /// `--timbres`); absent values and
     /// non-finite numbers are `null`.
     public var jsonLine: String { DatasetJSON.line(self) }
 
@@ -127,7 +131,7 @@ public struct ManifestEntry: Sendable, Equatable, Codable {
         case shortenedGaps = "gaps_cut", secondsCut = "seconds_cut", renderSeconds = "render_seconds"
         case deadAirSeconds = "dead_air_seconds", limits, limitSecondsCut = "limit_seconds_cut", warnings
         case carillonVersion = "carillon_version", soundFont = "soundfont", soundFontBytes = "soundfont_bytes"
-        case augment, stemReport = "stems_json", stems
+        case augment, stemReport = "stems_json", stems, timbres
     }
 }
 

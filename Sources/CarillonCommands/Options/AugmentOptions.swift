@@ -28,21 +28,27 @@ struct AugmentOptions: ParsableArguments {
     var programMap: String?
 
     @Option(help: ArgumentHelp(
-        "The seed the ranges (A..B) are drawn from, with each file's key: the same seed gives a file the same draw in any order, shard or --jobs (default: 0).",
+        "Draw each track's instrument, from --seed, the file's key and the track: 'per-track' among the font's presets of the track's General MIDI class (drum kits for drums), or a pool file (YAML or JSON) listing presets per class or program, e.g. 'piano: [0, 1, 8:4]'. Tracks sharing a channel are moved apart as --stems-by track does.",
+        valueName: "per-track|file.yaml"))
+    var timbres: String?
+
+    @Option(help: ArgumentHelp(
+        "The seed the ranges (A..B) and --timbres are drawn from, with each file's key: the same seed gives a file the same draw in any order, shard or --jobs (default: 0).",
         valueName: "n"))
     var seed: UInt64?
 
     /// The seed ranges are drawn from.
     var seedValue: UInt64 { seed ?? 0 }
 
-    var asked: Bool { transpose != nil || tempo != nil || velocityScale != nil || programMap != nil }
+    var asked: Bool { transpose != nil || tempo != nil || velocityScale != nil || programMap != nil || timbres != nil }
 
     func validate() throws {
         _ = try values()
-        if seed != nil && !((try? values())?.hasRange ?? false) {
-            throw ValidationError("--seed draws the ranges of --transpose, --tempo or --velocity-scale (A..B), and none is given")
+        if seed != nil && !((try? values())?.hasRange ?? false) && timbres == nil {
+            throw ValidationError(Augmentation.seedWithoutDraw)
         }
         if let programMap, programMap.isEmpty { throw ValidationError("--program-map needs a file name") }
+        if let timbres, timbres.isEmpty { throw ValidationError(Augmentation.timbresEmpty) }
     }
 
     /// The values asked for (the program map not read yet).
@@ -97,6 +103,9 @@ struct AugmentOptions: ParsableArguments {
                 Diagnostics.fail("\(error)")
             }
             a.programMapName = programMap
+        }
+        if let timbres {
+            do throws(MappingError) { a.timbres = try Augmentation.timbreSource(timbres) } catch { Diagnostics.fail("\(error)") }
         }
         return a
     }
