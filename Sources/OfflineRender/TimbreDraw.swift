@@ -49,7 +49,8 @@ public struct TimbrePick: Sendable, Equatable, Codable {
 ///
 /// It works on a score whose tracks already sound on channels of their own
 /// (`StemGroups.split(by: .track)`, as `--stems-by track` moves them apart):
-/// every channel's instrument is its home track's draw. Just before its first
+/// every channel's instrument is its home track's draw (a track at home on
+/// several channels, as a type 0 file's one track, draws for each apart). Just before its first
 /// note each channel gets the draw for the class of the preset that note
 /// played (after any reset SysEx at the start); each program change is
 /// replaced by the draw for its own program's class (a bank select before it). Drum channels (their notes on
@@ -127,6 +128,10 @@ public struct TimbreDraw: Sendable, Equatable {
             trackOrder[c].max { counts[c][$0]! < counts[c][$1]! || (counts[c][$0]! == counts[c][$1]! && trackOrder[c].firstIndex(of: $0)! > trackOrder[c].firstIndex(of: $1)!) }
         }
 
+        // A track at home on several channels (a type 0 file's one track) draws for each of them apart.
+        var homes: [Int: Int] = [:]
+        for case let t? in home { homes[t, default: 0] += 1 }
+
         var result = Result(score: score, picks: [], notes: [])
         var drawn: [String: FontPreset?] = [:]   // "channel·key" → its draw (nil: none to draw among)
         /// The preset channel `c` plays instead of `from` (nil: it keeps it), recorded the first time.
@@ -136,7 +141,7 @@ public struct TimbreDraw: Sendable, Equatable {
             let memo = "\(c)\u{1F}\(key)"
             if let known = drawn[memo] { return known }
             guard let track = home[c] else { return nil }
-            let picked = pick(track: track, key: key, among: among)
+            let picked = pick(track: track, key: homes[track, default: 1] > 1 ? "\(key)\u{1F}channel \(c)" : key, among: among)
             drawn[memo] = picked
             let family = program.map { GeneralMIDI.className(program: $0) } ?? "Drums"
             guard let picked else {

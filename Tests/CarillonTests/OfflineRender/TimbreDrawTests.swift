@@ -66,6 +66,26 @@ import MIDI
         #expect(summary.timbres.map(\.program) == [5] && summary.timbres.first?.fromProgram == 0)
     }
 
+    /// A type 0 file: one track, its parts on channels. Two piano channels draw apart for some seed.
+    @Test func aType0FilesChannels_drawApart() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var track: [UInt8] = []
+        for c: UInt8 in [0, 1] { track += [0x00, 0x90 | c, 60 + c * 4, 100] }
+        track += [0x83, 0x60, 0x80, 60, 0, 0x00, 0x81, 64, 0, 0x00, 0xFF, 0x2F, 0x00]
+        let bytes = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0] + Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track
+        FileManager.default.createFile(atPath: "\(dir)/type0.mid", contents: Data(bytes))
+        var apart = false
+        for seed: UInt64 in 1...6 where !apart {
+            let summary = try Self.job().render(input: "\(dir)/type0.mid", output: "\(dir)/out.wav", format: .wav, encoding: .float32,
+                                                augmentation: Self.draw(seed: seed, key: "type0.mid"))
+            let picks = summary.timbres
+            #expect(picks.count == 2 && Set(picks.map(\.channel)) == [1, 2] && picks.allSatisfy { $0.track == 0 && $0.family == "Piano" })
+            apart = Set(picks.map(\.program)).count == 2
+        }
+        #expect(apart, "the two piano channels of one track drew the same preset for every seed 1...6")
+    }
+
     /// A track's draw depends on the seed, the key and the track only, and spreads over the class.
     @Test func aDraw_isTheSeedKeyAndTracks_andSpreadsOverTheClass() throws {
         let font: [TimbreDraw.FontPreset] = (0..<128).map { (0, $0, "p\($0)") } + [(128, 0, "Standard"), (128, 8, "Room")]
