@@ -153,8 +153,8 @@ def test_errors_are_exceptions_by_kind_with_the_cli_messages(tmp_path):
 
 # Every check the CLI and the C ABI share (RenderOptionChecks): the same one-line message both ways.
 SHARED_CHECKS = [
-    ({"threads": 0}, ["--threads", "0"]), ({"block": 8}, ["--block", "8"]), ({"tail": -1}, ["--tail", "-1"]),
-    ({"silence": 1}, ["--silence", "1"]), ({"max_duration": 0}, ["--max-duration", "0"]), ({"max_gap": -1}, ["--max-gap", "-1"]),
+    ({"threads": 0}, ["--threads", "0"]), ({"block": 8}, ["--block", "8"]), ({"tail": -1}, ["--tail=-1"]),
+    ({"silence": 1}, ["--silence", "1"]), ({"max_duration": 0}, ["--max-duration", "0"]), ({"max_gap": -1}, ["--max-gap=-1"]),
     ({"oscillator_channel": [17]}, ["--oscillator-channel", "17"]), ({"a4": 1000}, ["--a4", "1000"]),
     ({"reverb_level": 5}, ["--reverb-level", "5"]), ({"chorus_level": 50}, ["--chorus-level", "50"]),
     ({"set": ["master.gain"]}, ["--set", "master.gain"]), ({"set": ["master.gain=99"]}, ["--set", "master.gain=99"]),
