@@ -1,51 +1,78 @@
 #!/usr/bin/env python3
 """carillon (the Python package) against the Python peers and the CLI batch,
-side by side in one run: wall time, files/s and peak memory (issue 39).
+side by side in one run: wall time, files/s, peak memory and fidelity (issue 39).
 
-  python-peers.py [--font SF2] [--carillon BIN] [--only NAME,NAME] [FILES...]   (default: the 31 openmsx songs)
+  python-peers.py [--font SF2] [--carillon BIN] [--only NAME,NAME] [--no-fidelity] [FOLDER|FILE...]
 
-Each contender runs in a process of its own (its peak RSS is that process's,
-from wait4): carillon.Renderer reused, on 1 thread and on 2 threads (the GIL
-released: two threads against one show it); pretty_midi's
-`PrettyMIDI.fluidsynth()` (pyfluidsynth; mono, one synth per instrument);
-symusic's `Synthesizer.render(score, stereo=True)` (0.5.8: the newest that
-renders here, with numpy < 2); and `carillon render --jobs 2` (the CLI batch,
-writing 32-bit float WAVs). Needs a venv with carillon (pip install ./python),
-pretty_midi, pyfluidsynth and symusic==0.5.8. Fidelity is not measured here:
-carillon's samples are the CLI's, byte for byte (python/tests), whose fidelity
-is Benchmarks/fidelity.py's.
+Each folder given is a set of MIDI files (searched below it) with a table of
+its own; files given are one more set (default: the 31 openmsx songs). Each contender runs in a
+process of its own (its peak RSS is that process's, from wait4):
+carillon.Renderer reused, on 1 thread and on 2 threads (the GIL released:
+two threads against one show it); pretty_midi's `PrettyMIDI.fluidsynth()`
+(pyfluidsynth; mono, one synth per instrument); symusic's
+`Synthesizer.render(score, stereo=True)` (0.5.8: the newest that renders
+here, with numpy < 2); and `carillon render --jobs 2` (the CLI batch, writing
+32-bit float WAVs).
+
+Fidelity is the render round's measure (Benchmarks/fidelity.py, `sound`):
+env_r, the correlation of 10 ms RMS envelopes of the mono sums at the best
+lag, against fluidsynth's render of the song's flattened copy (`flatten`:
+FluidSynth's player cannot drift from the tempo map, and every event lands in
+the block Carillon applies it in). It is measured after the timed runs, on
+renders made again by each contender with nothing timed (the timed runs keep
+no audio: holding it would be the peak memory); the CLI's are its timed
+run's WAVs, and carillon on 2 threads gives carillon on 1 thread's samples
+(python/tests), so it shares that column. Per set: the median env_r, the
+lowest, and how many songs fall below 0.95.
+
+Needs a venv with carillon (pip install ./python), pretty_midi, pyfluidsynth,
+symusic==0.5.8, and for fidelity mido, scipy and soundfile, and fluidsynth on
+the PATH (python-peers.sh makes it).
 """
 import argparse
 import glob
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 CONTENDERS = ["carillon-1", "carillon-2", "pretty_midi", "symusic", "cli-jobs-2"]
+RATE = 44100
+OPENMSX = "/usr/share/games/openttd/baseset/openmsx"
 
 
-def run_one(name, files, font):
-    """In the child: render every file, print the seconds of audio made."""
-    audio_seconds = 0.0
+def renders(name, files, font):
+    """In the child: (file index, float32 audio (frames, channels) or mono) for every file."""
     if name.startswith("carillon-"):
         import carillon
         from concurrent.futures import ThreadPoolExecutor
-        renderer = carillon.Renderer(font, sample_rate=44100)
+        renderer = carillon.Renderer(font, sample_rate=RATE)
         with ThreadPoolExecutor(int(name[-1])) as pool:
-            for result in pool.map(renderer.render, files):
-                audio_seconds += result.duration
+            for i, result in enumerate(pool.map(renderer.render, files)):
+                yield i, result.audio
     elif name == "pretty_midi":
         import pretty_midi
-        for f in files:
-            audio_seconds += len(pretty_midi.PrettyMIDI(f).fluidsynth(fs=44100, synthesizer=font)) / 44100
+        for i, f in enumerate(files):
+            yield i, pretty_midi.PrettyMIDI(f).fluidsynth(fs=RATE, synthesizer=font)
     elif name == "symusic":
         import symusic
-        synth = symusic.Synthesizer(sf_path=font, sample_rate=44100)
-        for f in files:
-            audio = synth.render(symusic.Score(f), stereo=True)
-            audio_seconds += audio.shape[-1] / 44100
+        synth = symusic.Synthesizer(sf_path=font, sample_rate=RATE)
+        for i, f in enumerate(files):
+            yield i, synth.render(symusic.Score(f), stereo=True).T
+
+
+def run_one(name, files, font, save):
+    """In the child: render every file; print the seconds of audio made. With `save`, each
+    render is written there as NNNN.wav (the fidelity pass: nothing timed)."""
+    audio_seconds = 0.0
+    for i, audio in renders(name, files, font):
+        audio_seconds += len(audio) / RATE
+        if save:
+            import soundfile
+            soundfile.write(os.path.join(save, f"{i:04d}.wav"), audio, RATE, subtype="FLOAT")
     print(audio_seconds)
 
 
@@ -58,36 +85,125 @@ def measure(argv):
     return wall, usage.ru_maxrss / 1024, status, out
 
 
+def midi_files(where):
+    if os.path.isdir(where):
+        found = [p for p in glob.glob(os.path.join(where, "**", "*"), recursive=True)
+                 if p.lower().endswith((".mid", ".midi")) and os.path.isfile(p)]
+        return sorted(found)
+    return [where]
+
+
+def references(files, font, folder):
+    """fluidsynth's render of each song's flattened copy (fidelity.py's reference): folder/NNNN.wav."""
+    sys.path.insert(0, HERE)
+    import fidelity
+    for i, f in enumerate(files):
+        flat = os.path.join(folder, f"{i:04d}.mid")
+        try:
+            fidelity.flatten(f, flat)
+        except Exception as e:   # mido cannot read it: no reference, no fidelity for this song
+            print(f"  no reference for {f}: {e}", file=sys.stderr)
+            continue
+        subprocess.run(["fluidsynth", "-ni", "-F", os.path.join(folder, f"{i:04d}.wav"), "-r", str(RATE), font, flat],
+                       capture_output=True, check=False)
+
+
+def fidelity_of(rendered, reference, count):
+    """env_r of each song rendered (folder/NNNN.wav) against its reference: the list of those measured."""
+    sys.path.insert(0, HERE)
+    import fidelity
+    values = []
+    for i in range(count):
+        got, ref = os.path.join(rendered, f"{i:04d}.wav"), os.path.join(reference, f"{i:04d}.wav")
+        if os.path.exists(got) and os.path.exists(ref):
+            r = fidelity.sound(got, ref).get("env_r")
+            if r == r:   # not NaN
+                values.append(r)
+    return values
+
+
+def describe(values, count):
+    if not values:
+        return "-"
+    low = sum(v < 0.95 for v in values)
+    return f"{statistics.median(values):.4f} (min {min(values):.3f}, {low} < 0.95, {len(values)}/{count})"
+
+
+def one_set(where, files, args):
+    print(f"\n{where}: {len(files)} files, {os.path.basename(args.font)}, {RATE / 1000:g} kHz, {os.cpu_count()} cores", flush=True)
+    print(f"{'contender':<12} {'wall s':>8} {'files/s':>8} {'audio s':>9} {'peak MiB':>9}  fidelity env_r: median (min, below 0.95, measured)")
+    names = args.only.split(",")
+    for name in names:
+        if name not in CONTENDERS:
+            raise SystemExit(f"unknown contender {name} (use {', '.join(CONTENDERS)})")
+    with tempfile.TemporaryDirectory(dir=args.scratch) as tmp:
+        rows = {}
+        for name in names:
+            if name == "cli-jobs-2":
+                folder = os.path.join(tmp, "in")
+                os.mkdir(folder)
+                for i, f in enumerate(files):   # numbered: the outputs line up with the references
+                    os.symlink(os.path.realpath(f), os.path.join(folder, f"{i:04d}.mid"))
+                wall, rss, status, _ = measure([args.carillon, "render", folder, "--output-dir", os.path.join(tmp, "cli"),
+                                                "--jobs", "2", "--bits", "32", "--soundfont", args.font, "-r", str(RATE), "-q"])
+                audio = float("nan")
+            else:
+                wall, rss, status, out = measure([sys.executable, __file__, "--font", args.font, "--one", name, *files])
+                audio = float(out.splitlines()[-1]) if status == 0 and out else float("nan")
+            rows[name] = (wall, rss, status, audio)
+            if not args.fidelity:
+                note = "" if status == 0 else f"  (failed: status {status})"
+                print(f"{name:<12} {wall:8.1f} {len(files) / wall:8.2f} {audio:9.0f} {rss:9.1f}{note}", flush=True)
+        if not args.fidelity:
+            return
+        # Fidelity: the references, then each contender's renders again, untimed.
+        reference = os.path.join(tmp, "reference")
+        os.mkdir(reference)
+        references(files, args.font, reference)
+        measured = {}
+        for name in names:
+            if name == "cli-jobs-2":
+                measured[name] = fidelity_of(os.path.join(tmp, "cli"), reference, len(files))
+                continue
+            if name == "carillon-2" and "carillon-1" in names:
+                continue   # the same samples as carillon-1
+            save = os.path.join(tmp, name)
+            os.mkdir(save)
+            subprocess.run([sys.executable, __file__, "--font", args.font, "--one", name, "--save", save, *files],
+                           stdout=subprocess.DEVNULL, check=False)
+            measured[name] = fidelity_of(save, reference, len(files))
+            subprocess.run(["rm", "-rf", save], check=False)
+        if "carillon-2" in names and "carillon-2" not in measured:
+            measured["carillon-2"] = measured.get("carillon-1", [])
+        for name in names:
+            wall, rss, status, audio = rows[name]
+            note = "" if status == 0 else f"  (failed: status {status})"
+            print(f"{name:<12} {wall:8.1f} {len(files) / wall:8.2f} {audio:9.0f} {rss:9.1f}  {describe(measured[name], len(files))}{note}",
+                  flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--font", default="/usr/share/sounds/sf2/FluidR3_GM.sf2")
     parser.add_argument("--carillon", default=".build/release/carillon")
     parser.add_argument("--only", default=",".join(CONTENDERS), help="contenders, comma-separated: " + ",".join(CONTENDERS))
+    parser.add_argument("--no-fidelity", dest="fidelity", action="store_false", help="timing and memory only")
+    parser.add_argument("--scratch", default=None, help="where renders are kept while measured (default: the system's temp)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
-    parser.add_argument("files", nargs="*")
+    parser.add_argument("--save", help=argparse.SUPPRESS)
+    parser.add_argument("sets", nargs="*")
     args = parser.parse_args()
-    files = args.files or sorted(glob.glob("/usr/share/games/openttd/baseset/openmsx/*.mid"))
     if args.one:
-        return run_one(args.one, files, args.font)
-    print(f"{len(files)} files, {os.path.basename(args.font)}, 44.1 kHz, {os.cpu_count()} cores")
-    print(f"{'contender':<12} {'wall s':>8} {'files/s':>8} {'audio s':>9} {'peak MiB':>9}")
-    for name in args.only.split(","):
-        if name not in CONTENDERS:
-            raise SystemExit(f"unknown contender {name} (use {', '.join(CONTENDERS)})")
-        if name == "cli-jobs-2":
-            with tempfile.TemporaryDirectory() as tmp:
-                folder = os.path.join(tmp, "in")
-                os.mkdir(folder)
-                for f in files:
-                    os.symlink(os.path.realpath(f), os.path.join(folder, os.path.basename(f)))
-                wall, rss, status, _ = measure([args.carillon, "render", folder, "--output-dir", os.path.join(tmp, "out"),
-                                                "--jobs", "2", "--bits", "32", "--soundfont", args.font, "-q"])
-            audio = float("nan")
-        else:
-            wall, rss, status, out = measure([sys.executable, __file__, "--font", args.font, "--one", name, *files])
-            audio = float(out.splitlines()[-1]) if status == 0 and out else float("nan")
-        note = "" if status == 0 else f"  (failed: status {status})"
-        print(f"{name:<12} {wall:8.1f} {len(files) / wall:8.2f} {audio:9.0f} {rss:9.1f}{note}", flush=True)
+        return run_one(args.one, args.sets, args.font, args.save)
+    given = args.sets or [OPENMSX]
+    sets = [(d, midi_files(d)) for d in given if os.path.isdir(d)]
+    loose = [f for f in given if not os.path.isdir(f)]
+    if loose:
+        sets.append((f"{len(loose)} files given", loose))
+    for where, files in sets:
+        if not files:
+            raise SystemExit(f"{where}: no MIDI files")
+        one_set(where, files, args)
 
 
 if __name__ == "__main__":

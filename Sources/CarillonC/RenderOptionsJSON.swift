@@ -13,10 +13,15 @@ struct OptionError: Error, CustomStringConvertible {
     init(_ message: String) { description = message }
 }
 
+/// A shared check (`RenderOptionChecks`, the CLI's too), its mistake an `OptionError`.
+private func checked<T>(_ check: () throws(RenderOptionError) -> T) throws(OptionError) -> T {
+    do { return try check() } catch { throw OptionError(error.description) }
+}
+
 /// What a `Renderer` is made with: a JSON object whose keys are `carillon
 /// render`'s long option names (`velocity_scale` or `velocity-scale`), its
 /// values what the flag takes (a flag: true or false; a repeatable option: a
-/// list). Checked as the CLI checks them, with its messages; options that
+/// list). Checked by the CLI's own checks (`RenderOptionChecks`); options that
 /// name files to write (`-o`, `--output-dir`, `--manifest`, …) do not apply
 /// to a render in memory and are refused by name.
 struct RenderConfiguration {
@@ -34,7 +39,7 @@ struct RenderConfiguration {
     static let known: Set<String> = [
         "soundfont", "rate", "threads", "block", "gain", "reverb", "reverb-level", "chorus", "chorus-level",
         "channel-effects", "oscillator-channel", "a4", "set", "tail", "silence", "max-duration", "no-limit",
-        "keep-end-of-track", "max-gap", "transpose", "tempo", "velocity-scale", "program-map", "seed", "labels",
+        "keep-end-of-track", "max-gap", "transpose", "tempo", "velocity-scale", "program-map", "timbres", "seed", "labels",
         "mapping", "take", "loudness",
     ]
     /// The CLI's options that write files or schedule a batch: not for one render in memory.
@@ -68,16 +73,14 @@ struct RenderConfiguration {
     private init(values v: Values) throws(OptionError) {
         soundFonts = try v.strings("soundfont")
         if let rate = try v.int("rate") {
-            guard SamplerOptions.sampleRates.contains(rate) else {
-                throw OptionError("--rate must be 8000…96000 Hz (FluidSynth renders at up to 96 kHz)")
-            }
+            try checked { () throws(RenderOptionError) in try RenderOptionChecks.sampleRate(rate) }
             job.sampleRate = rate
         }
         job.threads = try v.int("threads") ?? 1
-        guard (1...64).contains(job.threads) else { throw OptionError("--threads must be 1...64") }
+        try checked { () throws(RenderOptionError) in try RenderOptionChecks.threads(job.threads) }
         let take = try v.bool("take") ?? false
         if let block = try v.int("block") {
-            guard (16...8192).contains(block) else { throw OptionError("--block must be 16...8192 frames") }
+            try checked { () throws(RenderOptionError) in try RenderOptionChecks.block(block) }
             job.blockFrames = block
         } else if take {
             job.blockFrames = HostOptions.defaultPeriodFrames   // a take: live's period, as the CLI
@@ -86,38 +89,45 @@ struct RenderConfiguration {
         // The synth (SynthOptions).
         var host = HostOptions()
         let gain = try v.double("gain") ?? 0.2
-        guard (0...10).contains(gain) else { throw OptionError("--gain must be between 0 and 10") }
+        try checked { () throws(RenderOptionError) in try RenderOptionChecks.gain(gain) }
         host.sampler.gain = gain
         host.sampler.reverb = try v.bool("reverb") ?? true
         host.sampler.chorus = try v.bool("chorus") ?? true
-        if let level = try v.double("reverb-level") { try Self.check("--reverb-level", level, .reverb(.level)); host.sampler.reverbLevel = level }
-        if let level = try v.double("chorus-level") { try Self.check("--chorus-level", level, .chorus(.level)); host.sampler.chorusLevel = level }
+        if let level = try v.double("reverb-level") {
+            try checked { () throws(RenderOptionError) in try RenderOptionChecks.parameter("--reverb-level", level, .reverb(.level)) }
+            host.sampler.reverbLevel = level
+        }
+        if let level = try v.double("chorus-level") {
+            try checked { () throws(RenderOptionError) in try RenderOptionChecks.parameter("--chorus-level", level, .chorus(.level)) }
+            host.sampler.chorusLevel = level
+        }
         host.sampler.effectsPerChannel = try v.bool("channel-effects") ?? false
         let oscillator = try v.ints("oscillator-channel")
-        for channel in oscillator where !(1...16).contains(channel) {
-            throw OptionError("--oscillator-channel must be between 1 and 16, found \(channel)")
-        }
+        try checked { () throws(RenderOptionError) in try RenderOptionChecks.oscillatorChannels(oscillator) }
         host.oscillatorChannels = oscillator.map { $0 - 1 }
         let a4 = try v.double("a4") ?? 440
-        try Self.check("--a4", a4, .tone(.a4))
+        try checked { () throws(RenderOptionError) in try RenderOptionChecks.parameter("--a4", a4, .tone(.a4)) }
         host.a4 = a4
-        host.settings = try Self.settings(try v.strings("set"))
+        let settings = try v.strings("set")
+        host.settings = try checked { () throws(RenderOptionError) in try settings.map { t throws(RenderOptionError) in try RenderOptionChecks.setting(t) } }
         job.host = host
 
         // The render's length and limits (Render).
         let tail = try v.double("tail") ?? TailPolicy.default.maxTail
-        guard tail >= 0 else { throw OptionError("--tail must not be negative") }
         let silence = try v.double("silence") ?? TailPolicy.default.silenceThreshold
-        guard silence < 0 else { throw OptionError("--silence must be below 0 dBFS") }
+        let maxDuration = try v.double("max-duration")
+        let maxGap = try v.double("max-gap") ?? RenderJob.Options.defaultMaxGap
+        try checked { () throws(RenderOptionError) in
+            try RenderOptionChecks.tail(tail)
+            try RenderOptionChecks.silence(silence)
+            if let maxDuration { try RenderOptionChecks.maxDuration(maxDuration) }
+            try RenderOptionChecks.maxGap(maxGap)
+        }
         job.tail = TailPolicy(silenceThreshold: silence, maxTail: tail)
         let noLimit = try v.bool("no-limit") ?? false
-        let maxDuration = try v.double("max-duration")
-        if let maxDuration, !(maxDuration > 0) { throw OptionError("--max-duration must be above 0 seconds") }
         job.maxDuration = maxDuration ?? (noLimit ? nil : RenderJob.Options.defaultMaxDuration)
         job.limits = noLimit ? nil : .default
         job.keepsEndOfTrack = try v.bool("keep-end-of-track") ?? false
-        let maxGap = try v.double("max-gap") ?? RenderJob.Options.defaultMaxGap
-        guard maxGap >= 0 else { throw OptionError("--max-gap must not be negative (0 turns it off)") }
         job.maxGap = maxGap > 0 ? maxGap : nil
         labels = try v.bool("labels") ?? false
         job.labels = labels
@@ -127,100 +137,27 @@ struct RenderConfiguration {
         if let path = try v.string("mapping") {
             let mapping: ControlMapping
             do throws(MappingError) { mapping = try ControlMapping.load(path: path) } catch { throw OptionError("\(error)") }
-            if let own = mapping.channels.first(where: { $0.soundFont != nil }) {
-                throw OptionError("\(path): channel \(own.channel.intValue + 1)'s soundfont: is for live and play; a render plays one "
-                    + "SoundFont for every channel (--soundfont): take the line out or render without --mapping")
-            }
+            try checked { () throws(RenderOptionError) in try RenderOptionChecks.mappingForRender(mapping, path: path) }
             job.mapping = mapping
             job.host.tracks = mapping.tracks
         }
-        if take && job.mapping == nil { throw OptionError("--take plays a performance through a rig: give the rig with --mapping FILE") }
+        let withMapping = job.mapping != nil
+        try checked { () throws(RenderOptionError) in try RenderOptionChecks.take(take, withMapping: withMapping) }
         job.take = take
 
         augmentation = try Self.augmentation(v)
     }
 
-    /// `--transpose`, `--tempo`, `--velocity-scale`, `--program-map`, `--seed`, as `AugmentOptions` reads them.
+    /// `--transpose`, `--tempo`, `--velocity-scale`, `--program-map`, `--timbres`, `--seed`, as the CLI reads
+    /// them; `timbres` may be the pool itself, as JSON (Python's dict).
     private static func augmentation(_ v: Values) throws(OptionError) -> Augmentation? {
-        var a = Augmentation()
         let seed = try v.uint64("seed")
-        a.seed = seed ?? 0
         let transpose = try v.text("transpose"), tempo = try v.text("tempo"), velocity = try v.text("velocity-scale")
-        let programMap = try v.string("program-map")
-        if let transpose {
-            a.transpose = try value(transpose, "--transpose", Augmentation.integers,
-                                    wanted: "a whole number of semitones or a range A..B (e.g. -2..2)",
-                                    fits: { Augmentation.transposeLimits.contains($0) }, limits: "within -48...48 semitones (four octaves)")
+        let programMap = try v.string("program-map"), timbres = try v.string("timbres")
+        return try checked { () throws(RenderOptionError) in
+            try RenderOptionChecks.augmentation(transpose: transpose, tempo: tempo, velocityScale: velocity, programMap: programMap,
+                                                timbres: timbres, seed: seed, inlinePool: true)
         }
-        if let tempo {
-            a.tempo = try value(tempo, "--tempo", Augmentation.reals,
-                                wanted: "a factor (2 plays twice as fast) or a range A..B (e.g. 0.9..1.1)",
-                                fits: { Augmentation.tempoLimits.contains($0) }, limits: "within 0.25...4 (a factor: 2 plays twice as fast)")
-        }
-        if let velocity {
-            a.velocityScale = try value(velocity, "--velocity-scale", Augmentation.reals,
-                                        wanted: "a factor (0.5 halves the velocities) or a range A..B (e.g. 0.8..1.2)",
-                                        fits: { $0 > 0 && $0 <= Augmentation.velocityScaleLimit }, limits: "above 0 and at most 4")
-        }
-        if seed != nil && !a.hasRange {
-            throw OptionError("--seed draws the ranges of --transpose, --tempo or --velocity-scale (A..B), and none is given")
-        }
-        if let programMap {
-            guard !programMap.isEmpty else { throw OptionError("--program-map needs a file name") }
-            do throws(MappingError) { a.programMap = try ProgramMapFile.load(path: programMap) } catch { throw OptionError("\(error)") }
-            a.programMapName = programMap
-        }
-        let asked = transpose != nil || tempo != nil || velocity != nil || programMap != nil
-        return asked ? a : nil
-    }
-
-    private static func value<N>(_ text: String, _ flag: String, _ read: (String) -> Augmentation.Value<N>?, wanted: String,
-                                 fits: (N) -> Bool, limits: String) throws(OptionError) -> Augmentation.Value<N> {
-        guard let value = read(text) else {
-            throw OptionError(Augmentation.isBackwards(text)
-                ? "\(flag) range \(text) runs backwards; write the lower end first" : "\(flag) takes \(wanted), found '\(text)'")
-        }
-        guard fits(value.bounds.lowerBound), fits(value.bounds.upperBound) else { throw OptionError("\(flag) must be \(limits), found \(text)") }
-        return value
-    }
-
-    /// A value within its parameter's range in the parameter table, as `SynthOptions.check`.
-    private static func check(_ option: String, _ value: Double, _ address: ParameterAddress) throws(OptionError) {
-        let spec = address.spec
-        guard spec.range.contains(value) else {
-            throw OptionError("\(option) must be between \(number(spec.range.lowerBound)) and "
-                + "\(number(spec.range.upperBound))\(spec.unit == .none ? "" : " " + spec.unit.rawValue) (\(address))")
-        }
-    }
-
-    /// A bound as `carillon parameters` writes it (`Parameters.number` in CarillonCommands):
-    /// whole numbers without a point, others to 3 decimals, trailing zeros trimmed.
-    private static func number(_ v: Double) -> String {
-        guard !(v == v.rounded() && abs(v) < 1e15) else { return String(Int(v)) }
-        var text = String(format: "%.3f", v)
-        if text.hasPrefix("-") && text.dropFirst().allSatisfy({ $0 == "0" || $0 == "." }) { text.removeFirst() }
-        while text.contains("."), text.hasSuffix("0"), !text.hasSuffix(".0") { text.removeLast() }
-        return text
-    }
-
-    /// `--set NAME=VALUE`s, each name resolved and each value in its range.
-    private static func settings(_ texts: [String]) throws(OptionError) -> [ParameterChange] {
-        var changes: [ParameterChange] = []
-        for text in texts {
-            guard let eq = text.firstIndex(of: "="), eq != text.startIndex, let value = Double(text[text.index(after: eq)...]), value.isFinite else {
-                throw OptionError("--set takes NAME=VALUE with VALUE a number, e.g. master.gain=-6, found '\(text)'")
-            }
-            let name = String(text[..<eq])
-            switch ParameterRegistry.standard.resolve(name) {
-            case .failure(let unknown):
-                throw OptionError("--set \(text): no parameter \(name)" + (unknown.suggestion.map { " (did you mean \($0)?)" } ?? "")
-                    + "; 'carillon parameters' lists them")
-            case .success(let address):
-                try check("--set \(name)", value, address)
-                changes.append(ParameterChange(address, Float(value)))
-            }
-        }
-        return changes
     }
 }
 

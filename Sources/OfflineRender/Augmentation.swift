@@ -1,5 +1,6 @@
 import Engine
 import MIDI
+import MappingFiles
 
 /// `render --transpose`, `--tempo`, `--velocity-scale`, `--program-map` and
 /// `--seed`: what a batch changes in each piece before it renders, for
@@ -34,6 +35,8 @@ public struct Augmentation: Sendable, Equatable {
     public var programMap: ProgramMap? = nil
     /// The program map's file as given (for the manifest).
     public var programMapName: String? = nil
+    /// `--timbres`: each track's instrument drawn (see `TimbreDraw`); nil: as the file has it.
+    public var timbres: TimbreSource? = nil
     public var seed: UInt64 = 0
 
     public init() {}
@@ -54,6 +57,8 @@ public struct Augmentation: Sendable, Equatable {
         public var velocityScale: Double
         public var programMap: ProgramMap?
         public var programMapName: String?
+        /// `--timbres`: the file's draw of its tracks' instruments.
+        public var timbres: TimbreDraw? = nil
 
         public init(seed: UInt64 = 0, transpose: Int = 0, tempo: Double = 1, velocityScale: Double = 1,
                     programMap: ProgramMap? = nil, programMapName: String? = nil) {
@@ -79,6 +84,7 @@ public struct Augmentation: Sendable, Equatable {
     public func draw(forKey key: String) -> Draw {
         func stream(_ name: String) -> SplitMix64 { SplitMix64(seed: Shard.fnv1a64("\(seed)\u{1F}\(name)\u{1F}\(key)")) }
         var d = Draw(seed: seed, programMap: programMap, programMapName: programMapName)
+        d.timbres = timbres.map { TimbreDraw(source: $0, seed: seed, key: key) }
         switch transpose {
         case .fixed(let v): d.transpose = v
         case .range(let r):
@@ -100,9 +106,20 @@ public struct Augmentation: Sendable, Equatable {
     }
 
     /// Some value is drawn (`--seed` has something to do).
-    public var hasRange: Bool { transpose.isRange || tempo.isRange || velocityScale.isRange }
+    public var hasRange: Bool { transpose.isRange || tempo.isRange || velocityScale.isRange || timbres != nil }
 
     // MARK: Reading the command line's values
+
+    /// `--seed` given with nothing to draw: the CLI's and the C ABI's message.
+    public static let seedWithoutDraw = "--seed draws the ranges of --transpose, --tempo or --velocity-scale (A..B) and --timbres, and none is given"
+    public static let timbresEmpty = "--timbres takes 'per-track' or a pool file's name"
+
+    /// `--timbres per-track`, or the pool file `text` names (read now: a
+    /// mistake in it is the error, each as `file:line:column: error: …`).
+    public static func timbreSource(_ text: String) throws(MappingError) -> TimbreSource {
+        if text == "per-track" { return .perTrack }
+        return .pool(try TimbrePoolFile.load(path: text), name: text)
+    }
 
     /// "N" or "A..B" (A ≤ B not checked: see `Value.bounds`), whole numbers; nil when unreadable.
     public static func integers(_ text: String) -> Value<Int>? {

@@ -42,6 +42,8 @@ struct PiecePlan {
     var changes: [(seconds: Double, change: ParameterChange)] = []
     /// What the reader salvaged of a damaged file (`StandardMIDIFile.warnings`).
     var warnings: [SMFWarning] = []
+    /// With `--timbres`: what each track drew (`TimbreDraw`).
+    var timbres: [TimbrePick] = []
 }
 
 extension RenderJob {
@@ -139,38 +141,53 @@ extension RenderJob {
                 }
             }
             if labels { maps = RenderLabels.FileMaps(file, score: score, gaps: cuts, maxGap: options.maxGap) }
-            if stems && options.stemsBy != nil { trackNames = RenderLabels.trackNames(file) }
+            if (stems && options.stemsBy != nil) || augmentation?.timbres != nil { trackNames = RenderLabels.trackNames(file) }
         }
         /// With `--stems-by`: the score split so each channel carries one stem group.
         var groups: StemGroups? = nil
         /// The split score's plan, found while checking the split.
         var splitPlan: SampleSelection.Plan? = nil
+        /// With `--timbres`: what each track drew.
+        var timbres: [TimbrePick] = []
+        if let draw = augmentation?.timbres {
+            (score, timbres) = try drawTimbres(score, draw, input: input, trackNames: trackNames)
+        }
         if stems, let grouping = options.stemsBy {
-            // The presets FluidSynth selects for each note decide programs and drums, as in the labels.
-            let first = try planSamples(score)
-            let notePresets = Self.notePresets(first)
-            var split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
-                                         pinned: channelsWithSettings, trackNames: trackNames)
-            if !split.moves.isEmpty {
-                // A moved note must play the preset it played: a SysEx may have made a free channel
-                // a drum part. Note-ons keep their order in the split score, so the lists line up.
-                let second = try planSamples(split.score)
-                if second.selection.notePresets == first.selection.notePresets {
-                    splitPlan = second
-                } else {
-                    split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
-                                             pinned: channelsWithSettings, trackNames: trackNames, moves: false)
-                }
-            }
-            for k in split.kept {
-                log.append("\(input): stems: \(k.notes) notes of \(k.group) stay on channel \(k.channel + 1), in stem \(k.stem): \(k.reason)")
-            }
+            let split: StemGroups
+            (split, splitPlan) = try splitIntoGroups(score, by: grouping, input: input, trackNames: trackNames)
             score = split.score
             groups = split
         }
         return PiecePlan(score: score, gaps: gaps, deadAirCut: deadAirCut, limits: limits, maps: maps,
                          notesDropped: notesDropped, trackNames: trackNames, groups: groups, samples: splitPlan,
-                         changes: changes, warnings: warnings)
+                         changes: changes, warnings: warnings, timbres: timbres)
+    }
+
+    /// `score` split so each channel carries one group (`StemGroups`), and
+    /// the split score's sample plan when notes moved. The presets FluidSynth
+    /// selects for each note decide programs and drums, as in the labels.
+    func splitIntoGroups(_ score: Score, by grouping: StemGrouping, input: String,
+               trackNames: [String]) throws(Failure) -> (StemGroups, SampleSelection.Plan?) {
+        let first = try planSamples(score)
+        let notePresets = Self.notePresets(first)
+        var split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
+                                     pinned: channelsWithSettings, trackNames: trackNames)
+        var plan: SampleSelection.Plan? = nil
+        if !split.moves.isEmpty {
+            // A moved note must play the preset it played: a SysEx may have made a free channel
+            // a drum part. Note-ons keep their order in the split score, so the lists line up.
+            let second = try planSamples(split.score)
+            if second.selection.notePresets == first.selection.notePresets {
+                plan = second
+            } else {
+                split = StemGroups.split(score, by: grouping, notePresets: notePresets, skipping: skippedChannels,
+                                         pinned: channelsWithSettings, trackNames: trackNames, moves: false)
+            }
+        }
+        for k in split.kept {
+            log.append("\(input): stems: \(k.notes) notes of \(k.group) stay on channel \(k.channel + 1), in stem \(k.stem): \(k.reason)")
+        }
+        return (split, plan)
     }
 
     /// The presets `mapping` starts with, as messages at the piece's start: its

@@ -48,6 +48,8 @@ extension RenderJob {
         public var notesDropped = 0
         /// What the MIDI reader salvaged of a damaged file (a truncated track, …): rendered as read.
         public var warnings: [SMFWarning] = []
+        /// With `--timbres`: what each track drew (`TimbreDraw`).
+        public var timbres: [TimbrePick] = []
         /// The loudness measured (`Loudness.measure`, `.normalize`), nil when not.
         public var loudness: LoudnessReport?
 
@@ -78,6 +80,7 @@ extension RenderJob {
             secondsCut = piece.gaps.reduce(0) { $0 + $1.length - (options.maxGap ?? 0) }
             notesDropped = piece.notesDropped
             warnings = piece.warnings
+            timbres = piece.timbres
         }
     }
 }

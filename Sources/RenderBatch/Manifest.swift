@@ -39,11 +39,13 @@ public struct ManifestEntry: Sendable, Equatable, Codable {
         /// both or neither.
         public var stemReport: String? = nil
         public var stems: [String]? = nil
+        /// With `--timbres`: what each track drew (`TimbrePick`); written only then.
+        public var timbres: [TimbrePick]? = nil
 
         enum CodingKeys: String, CodingKey {
             case input, output, status, error
             case carillonVersion = "carillon_version", soundFont = "soundfont", soundFontBytes = "soundfont_bytes"
-            case augment, stemReport = "stems_json", stems
+            case augment, stemReport = "stems_json", stems, timbres
         }
     }
 
@@ -102,11 +104,13 @@ public struct ManifestEntry: Sendable, Equatable, Codable {
     public mutating func record(_ s: RenderJob.Summary) {
         facts = s.facts
         notesDropped = s.notesDropped   // kept only with augmentation
+        if s.augmentation?.timbres != nil { head.timbres = s.timbres }
     }
 
     /// The entry as one line of JSON (no newline), through `DatasetJSON`.
     /// Every field is present (`augment` only when augmentation was asked for,
-    /// `stems_json` and `stems` only with `--stems-by`); absent values and
+    /// `stems_json` and `stems` only with `--stems-by`, `timbres` only with
+    /// `--timbres`); absent values and
     /// non-finite numbers are `null`.
     public var jsonLine: String { DatasetJSON.line(self) }
 

@@ -111,7 +111,7 @@ import Testing
         (["--tempo", "1..9"], "--tempo must be within 0.25...4"),
         (["--velocity-scale", "0..1"], "--velocity-scale must be above 0 and at most 4"),
         (["--velocity-scale", "x"], "--velocity-scale takes a factor"),
-        (["--seed", "3"], "--seed draws the ranges of --transpose, --tempo or --velocity-scale (A..B), and none is given"),
+        (["--seed", "3"], "--seed draws the ranges of --transpose, --tempo or --velocity-scale (A..B) and --timbres, and none is given"),
         (["--program-map", "MISSING/pianos.yaml"], "pianos.yaml: error: cannot read the program map (No such file or directory)"),
         (["--program-map", "BAD"], "bad.yaml:2:1: error: invalid YAML"),
         (["--program-map", "WRONG"], "wrong.yaml:1:7: error: program 200 is out of range 0...127"),

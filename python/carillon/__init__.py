@@ -129,6 +129,9 @@ class Result:
     warnings = property(lambda self: self.facts["warnings"], doc="What the MIDI reader salvaged of a damaged file.")
     truncated = property(lambda self: self.facts["truncated"])
     soundfont = property(lambda self: self.facts["soundfont"])
+    timbres = property(lambda self: self.facts.get("timbres"),
+                       doc="With timbres=: what each track drew (track, track_name, channel, class, from_bank, "
+                           "from_program, bank, program, preset, candidates), one dict each; else None.")
 
     def __repr__(self):
         return f"<carillon.Result {self.audio.shape[0]} frames, {self.duration:.2f} s>"
@@ -141,11 +144,14 @@ class Renderer:
     as `carillon render --soundfont a --soundfont b`); None finds the default as the CLI does.
     `options` are `carillon render`'s long options, dashes as underscores: gain=, reverb=False,
     chorus_level=, transpose=, tempo=, velocity_scale=, program_map=, seed=, labels=True, mapping=,
+    timbres="per-track" (or a pool file's path, or the pool as a dict: {"piano": [0, 1, "8:4"], "drums": [0, 8]}),
     take=True, max_duration=, no_limit=True, tail=, block=, set=[...], …; and loudness=True, Python's
     own, for the integrated loudness in each result (the CLI measures it for its manifest)."""
 
     def __init__(self, soundfont=None, sample_rate=44100, threads=1, **options):
         config = dict(options)
+        if isinstance(config.get("timbres"), dict):   # a pool given inline: the pool file's mapping, as JSON
+            config["timbres"] = json.dumps({str(k): v for k, v in config["timbres"].items()})
         if soundfont is not None:
             config["soundfont"] = [os.fspath(f) for f in soundfont] if isinstance(soundfont, (list, tuple)) \
                 else os.fspath(soundfont)

@@ -151,6 +151,28 @@ def test_errors_are_exceptions_by_kind_with_the_cli_messages(tmp_path):
     assert issubclass(carillon.MIDIError, carillon.Error) and issubclass(carillon.OptionError, carillon.Error)
 
 
+# Every check the CLI and the C ABI share (RenderOptionChecks): the same one-line message both ways.
+SHARED_CHECKS = [
+    ({"threads": 0}, ["--threads", "0"]), ({"block": 8}, ["--block", "8"]), ({"tail": -1}, ["--tail=-1"]),
+    ({"silence": 1}, ["--silence", "1"]), ({"max_duration": 0}, ["--max-duration", "0"]), ({"max_gap": -1}, ["--max-gap=-1"]),
+    ({"oscillator_channel": [17]}, ["--oscillator-channel", "17"]), ({"a4": 1000}, ["--a4", "1000"]),
+    ({"reverb_level": 5}, ["--reverb-level", "5"]), ({"chorus_level": 50}, ["--chorus-level", "50"]),
+    ({"set": ["master.gain"]}, ["--set", "master.gain"]), ({"set": ["master.gain=99"]}, ["--set", "master.gain=99"]),
+    ({"take": True}, ["--take"]), ({"velocity_scale": "0..1"}, ["--velocity-scale", "0..1"]),
+    ({"transpose": 60}, ["--transpose", "60"]), ({"program_map": ""}, ["--program-map", ""]),
+    ({"timbres": ""}, ["--timbres", ""]), ({"timbres": "/nonexistent/pool.yaml"}, ["--timbres", "/nonexistent/pool.yaml"]),
+]
+
+
+@pytest.mark.parametrize("options,flags", SHARED_CHECKS, ids=[" ".join(f) for _, f in SHARED_CHECKS])
+def test_every_shared_option_check_gives_the_cli_message(options, flags, tmp_path):
+    with pytest.raises(carillon.OptionError) as e:
+        carillon.Renderer(FONT, **options)
+    run = cli("render", FILE, "-o", tmp_path / "x.wav", "--soundfont", FONT, *flags, check=False)
+    assert run.returncode != 0 and str(e.value) in run.stderr, (str(e.value), run.stderr)
+    assert not (tmp_path / "x.wav").exists()
+
+
 def test_a_stream_is_the_render_in_bounded_chunks(renderer):
     whole = renderer.render(FILE)
     stream = renderer.stream(FILE, chunk_frames=4096)

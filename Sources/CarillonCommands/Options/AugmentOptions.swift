@@ -28,76 +28,37 @@ struct AugmentOptions: ParsableArguments {
     var programMap: String?
 
     @Option(help: ArgumentHelp(
-        "The seed the ranges (A..B) are drawn from, with each file's key: the same seed gives a file the same draw in any order, shard or --jobs (default: 0).",
+        "Draw each track's instrument, from --seed, the file's key and the track: 'per-track' among the font's presets of the track's General MIDI class (drum kits for drums), or a pool file (YAML or JSON) listing presets per class or program, e.g. 'piano: [0, 1, 8:4]'. Tracks sharing a channel are moved apart as --stems-by track does.",
+        valueName: "per-track|file.yaml"))
+    var timbres: String?
+
+    @Option(help: ArgumentHelp(
+        "The seed the ranges (A..B) and --timbres are drawn from, with each file's key: the same seed gives a file the same draw in any order, shard or --jobs (default: 0).",
         valueName: "n"))
     var seed: UInt64?
 
-    /// The seed ranges are drawn from.
+    /// The seed the draws come from (its help's default).
     var seedValue: UInt64 { seed ?? 0 }
-
-    var asked: Bool { transpose != nil || tempo != nil || velocityScale != nil || programMap != nil }
 
     func validate() throws {
         _ = try values()
-        if seed != nil && !((try? values())?.hasRange ?? false) {
-            throw ValidationError("--seed draws the ranges of --transpose, --tempo or --velocity-scale (A..B), and none is given")
-        }
-        if let programMap, programMap.isEmpty { throw ValidationError("--program-map needs a file name") }
     }
 
-    /// The values asked for (the program map not read yet).
+    /// The values asked for, checked (the program map and the timbre pool not read yet).
     func values() throws -> Augmentation {
-        var a = Augmentation()
-        a.seed = seedValue
-        if let transpose {
-            a.transpose = try Self.value(transpose, "--transpose", Augmentation.integers,
-                                         wanted: "a whole number of semitones or a range A..B (e.g. -2..2)",
-                                         fits: { Augmentation.transposeLimits.contains($0) },
-                                         limits: "within -48...48 semitones (four octaves)")
+        try checked { () throws(RenderOptionError) in
+            try RenderOptionChecks.augmentationValues(transpose: transpose, tempo: tempo, velocityScale: velocityScale,
+                                                      programMap: programMap, timbres: timbres, seed: seed)
         }
-        if let tempo {
-            a.tempo = try Self.value(tempo, "--tempo", Augmentation.reals,
-                                     wanted: "a factor (2 plays twice as fast) or a range A..B (e.g. 0.9..1.1)",
-                                     fits: { Augmentation.tempoLimits.contains($0) },
-                                     limits: "within 0.25...4 (a factor: 2 plays twice as fast)")
-        }
-        if let velocityScale {
-            a.velocityScale = try Self.value(velocityScale, "--velocity-scale", Augmentation.reals,
-                                             wanted: "a factor (0.5 halves the velocities) or a range A..B (e.g. 0.8..1.2)",
-                                             fits: { $0 > 0 && $0 <= Augmentation.velocityScaleLimit },
-                                             limits: "above 0 and at most 4")
-        }
-        return a
-    }
-
-    /// `text` read by `read` as a value or a range whose ends both `fit`; else the flag's one-line error.
-    private static func value<N>(_ text: String, _ flag: String, _ read: (String) -> Augmentation.Value<N>?, wanted: String,
-                                 fits: (N) -> Bool, limits: String) throws -> Augmentation.Value<N> {
-        guard let value = read(text) else { throw ValidationError(unreadable(flag, text, wanted)) }
-        guard fits(value.bounds.lowerBound), fits(value.bounds.upperBound) else {
-            throw ValidationError("\(flag) must be \(limits), found \(text)")
-        }
-        return value
-    }
-
-    static func unreadable(_ flag: String, _ text: String, _ wanted: String) -> String {
-        Augmentation.isBackwards(text)
-            ? "\(flag) range \(text) runs backwards; write the lower end first"
-            : "\(flag) takes \(wanted), found '\(text)'"
     }
 
     /// What each file's piece is changed by, the program map read; nil when
     /// nothing is asked for. A program map with a mistake ends the command
     /// here, each mistake as `file:line:column: error: …`.
     func augmentation() -> Augmentation? {
-        guard asked else { return nil }
-        guard var a = try? values() else { return nil }   // checked by validate()
-        if let programMap {
-            do throws(MappingError) { a.programMap = try ProgramMapFile.load(path: programMap) } catch {
-                Diagnostics.fail("\(error)")
-            }
-            a.programMapName = programMap
-        }
-        return a
+        do throws(RenderOptionError) {
+            return try RenderOptionChecks.augmentation(transpose: transpose, tempo: tempo, velocityScale: velocityScale,
+                                                       programMap: programMap, timbres: timbres, seed: seed)
+        } catch { Diagnostics.fail("\(error)") }
     }
 }

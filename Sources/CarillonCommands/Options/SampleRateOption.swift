@@ -1,5 +1,5 @@
 import ArgumentParser
-import Sampling
+import OfflineRender
 
 /// `-r/--rate`, one declaration for `live`, `play` and `render`. Its default
 /// differs by what is written: the rate sound cards run at natively (48 kHz)
@@ -16,8 +16,6 @@ struct SampleRateOption: ParsableArguments {
     var rate: Int?
 
     func validate() throws {
-        if let rate, !SamplerOptions.sampleRates.contains(rate) {
-            throw ValidationError("--rate must be 8000…96000 Hz (FluidSynth renders at up to 96 kHz)")
-        }
+        if let rate { try checked { () throws(RenderOptionError) in try RenderOptionChecks.sampleRate(rate) } }
     }
 }

@@ -3,6 +3,7 @@ import Hosting
 import Sampling
 import Controls
 import Parameters
+import OfflineRender
 
 /// The sampler's flags, named as the `fluidsynth` command line names them where it has them.
 struct SynthOptions: ParsableArguments {
@@ -63,32 +64,20 @@ struct SynthOptions: ParsableArguments {
     var setValues: [String] = []
 
     func validate() throws {
-        for text in setValues {
-            guard let eq = text.firstIndex(of: "="), eq != text.startIndex, Double(text[text.index(after: eq)...])?.isFinite == true else {
-                throw ValidationError("--set takes NAME=VALUE with VALUE a number, e.g. master.gain=-6, found '\(text)'")
-            }
-        }
+        for text in setValues { _ = try checked { () throws(RenderOptionError) in try RenderOptionChecks.settingText(text) } }
         for spec in plugins.instruments where oscillatorChannel.contains(spec.channel + 1) {
             throw ValidationError("MIDI channel \(spec.channel + 1) is given to both --instrument and --oscillator-channel")
         }
         guard track.count <= HostOptions.maxTracks else {
             throw ValidationError("at most \(HostOptions.maxTracks) --track files, found \(track.count)")
         }
-        for channel in oscillatorChannel where !(1...16).contains(channel) {
-            throw ValidationError("--oscillator-channel must be between 1 and 16, found \(channel)")
-        }
-        guard (0...10).contains(gain) else { throw ValidationError("--gain must be between 0 and 10") }
-        // The parameters' own ranges, from the parameter table.
-        try Self.check("--a4", a4, .tone(.a4))
-        if let reverbLevel { try Self.check("--reverb-level", reverbLevel, .reverb(.level)) }
-        if let chorusLevel { try Self.check("--chorus-level", chorusLevel, .chorus(.level)) }
-    }
-
-    private static func check(_ option: String, _ value: Double, _ address: ParameterAddress) throws {
-        let spec = address.spec
-        guard spec.range.contains(value) else {
-            throw ValidationError("\(option) must be between \(parameterNumber(spec.range.lowerBound)) and "
-                + "\(parameterNumber(spec.range.upperBound))\(spec.unit == .none ? "" : " " + spec.unit.rawValue) (\(address))")
+        try checked { () throws(RenderOptionError) in
+            try RenderOptionChecks.oscillatorChannels(oscillatorChannel)
+            try RenderOptionChecks.gain(gain)
+            // The parameters' own ranges, from the parameter table.
+            try RenderOptionChecks.parameter("--a4", a4, .tone(.a4))
+            if let reverbLevel { try RenderOptionChecks.parameter("--reverb-level", reverbLevel, .reverb(.level)) }
+            if let chorusLevel { try RenderOptionChecks.parameter("--chorus-level", chorusLevel, .chorus(.level)) }
         }
     }
 
@@ -115,16 +104,7 @@ struct SynthOptions: ParsableArguments {
     /// and each value in its parameter's range; a mistake ends the command with one line.
     private var settings: [ParameterChange] {
         setValues.map { text in
-            let eq = text.firstIndex(of: "=")!
-            let name = String(text[..<eq]), value = Double(text[text.index(after: eq)...])!
-            switch ParameterRegistry.standard.resolve(name) {
-            case .failure(let unknown):
-                Diagnostics.fail("--set \(text): no parameter \(name)" + (unknown.suggestion.map { " (did you mean \($0)?)" } ?? "")
-                    + "; 'carillon parameters' lists them")
-            case .success(let address):
-                do { try Self.check("--set \(name)", value, address) } catch { Diagnostics.fail("\(error)") }
-                return ParameterChange(address, Float(value))
-            }
+            do throws(RenderOptionError) { return try RenderOptionChecks.setting(text) } catch { Diagnostics.fail("\(error)") }
         }
     }
 

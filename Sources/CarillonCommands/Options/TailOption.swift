@@ -1,5 +1,6 @@
 import ArgumentParser
 import Engine
+import OfflineRender
 
 /// `--tail`, one declaration for `play` and `render`: how long the sound may
 /// die away after the piece. Played, the wait is heard, so it is shorter.
@@ -14,6 +15,6 @@ struct TailOption: ParsableArguments {
     var tail: Double?
 
     func validate() throws {
-        if let tail, !(tail >= 0) { throw ValidationError("--tail must not be negative") }
+        if let tail { try checked { () throws(RenderOptionError) in try RenderOptionChecks.tail(tail) } }
     }
 }

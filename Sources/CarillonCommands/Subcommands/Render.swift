@@ -219,12 +219,16 @@ struct Render: ParsableCommand {
         if output != nil && (inputs.count > 1 || fromList != nil) {
             throw ValidationError("-o names one file; with several inputs use --output-dir")
         }
-        guard silence < 0 else { throw ValidationError("--silence must be below 0 dBFS") }
-        if let maxDuration, !(maxDuration > 0) { throw ValidationError("--max-duration must be above 0 seconds") }
-        guard maxGap >= 0 else { throw ValidationError("--max-gap must not be negative (0 turns it off)") }
+        try checked { () throws(RenderOptionError) in
+            try RenderOptionChecks.silence(silence)
+            if let maxDuration { try RenderOptionChecks.maxDuration(maxDuration) }
+            try RenderOptionChecks.maxGap(maxGap)
+        }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
-        if let threads, !(1...64).contains(threads) { throw ValidationError("--threads must be 1...64") }
-        if let block, !(16...8192).contains(block) { throw ValidationError("--block must be 16...8192 frames") }
+        try checked { () throws(RenderOptionError) in
+            if let threads { try RenderOptionChecks.threads(threads) }
+            if let block { try RenderOptionChecks.block(block) }
+        }
         if shard != nil { _ = try resolvedShard() }
         if let normalize, !(-70...0).contains(normalize) { throw ValidationError("--normalize must be between -70 and 0 LUFS") }
         guard (-20...0).contains(truePeak) else { throw ValidationError("--true-peak must be between -20 and 0 dBTP") }
@@ -245,7 +249,7 @@ struct Render: ParsableCommand {
         if soundFontPick == .all && output == AudioFileWriter.standardOutput {
             throw ValidationError("--soundfont-pick all writes a file per font; it cannot go with -o - (standard output)")
         }
-        if take && mapping == nil { throw ValidationError("--take plays a performance through a rig: give the rig with --mapping FILE") }
+        try checked { () throws(RenderOptionError) in try RenderOptionChecks.take(take, withMapping: mapping != nil) }
         _ = try audio.resolve(for: output)
     }
 
@@ -281,9 +285,8 @@ struct Render: ParsableCommand {
     func run() throws {
         // The plugins' controls (flags' and the mapping's own) are parameters before the mapping is read.
         let rig = HostSession.loadMapping(mapping, synth: synth)
-        if let rig, let mapping, let own = rig.channels.first(where: { $0.soundFont != nil }) {
-            Diagnostics.fail("\(mapping): channel \(own.channel.intValue + 1)'s soundfont: is for live and play; a render plays one "
-                + "SoundFont for every channel (--soundfont): take the line out or render without --mapping")
+        if let rig, let mapping {
+            do throws(RenderOptionError) { try RenderOptionChecks.mappingForRender(rig, path: mapping) } catch { Diagnostics.fail("\(error)") }
         }
         // Read before anything is written: a program map with a mistake ends the command here.
         let augmentation = augment.augmentation()

@@ -1,0 +1,189 @@
+import Foundation
+import Yams
+
+/// The presets `render --timbres FILE` draws each track's instrument from:
+/// per General MIDI program, per class of eight programs, and for drum kits.
+/// A track draws from its program's list, else its class's; a track with
+/// neither keeps its instrument.
+public struct TimbrePool: Sendable, Equatable {
+    /// A preset of the font, as FluidSynth numbers it (bank 128: drum kits).
+    public struct Preset: Sendable, Hashable, Codable {
+        public var bank: Int
+        public var program: Int
+        public init(bank: Int, program: Int) { self.bank = bank; self.program = program }
+    }
+
+    /// Program 0...127 → its presets.
+    public var byProgram: [Int: [Preset]] = [:]
+    /// Class 0...15 (program / 8) → its presets.
+    public var byClass: [Int: [Preset]] = [:]
+    /// Drum kits (a drum track draws among these).
+    public var drums: [Preset] = []
+
+    public init() {}
+
+    /// The presets a track playing `program` (nil: drums) draws among.
+    public func candidates(program: Int?) -> [Preset] {
+        guard let program else { return drums }
+        return byProgram[program] ?? byClass[program / 8] ?? []
+    }
+
+    /// The 16 classes' names as a pool file writes them (`chromatic-percussion`).
+    public static let classKeys = [
+        "piano", "chromatic-percussion", "organ", "guitar", "bass", "strings", "ensemble", "brass",
+        "reed", "pipe", "synth-lead", "synth-pad", "synth-effects", "ethnic", "percussive", "sound-effects",
+    ]
+}
+
+/// `render --timbres FILE`: a YAML (or JSON) mapping whose keys are General
+/// MIDI classes (`piano` … `sound-effects`), programs (0...127, 0-based as in
+/// MIDI data) or `drums`, each with a list of presets, `BANK:PROGRAM` or a
+/// program alone (bank 0; for `drums`, bank 128):
+///
+/// ```yaml
+/// piano: [0, 1, "8:4"]       # every piano draws among these three
+/// 40: ["0:40", "0:41"]       # Violin draws Violin or Viola
+/// drums: [0, 8, 16]          # drum kits 128:0, 128:8, 128:16
+/// ```
+///
+/// Every mistake is reported at once as `file:line:column: error: message`;
+/// nothing is used from a file with one.
+public enum TimbrePoolFile {
+    public static func load(path: String) throws(MappingError) -> TimbrePool {
+        func unreadable(_ reason: String) -> MappingError {
+            MappingError([MappingDiagnostic(SourceLocation(file: path, line: 0, column: 0), "cannot read the timbre pool (\(reason))")])
+        }
+        // fopen first: its errno names the reason (no such file, permission) in the system's words.
+        guard let handle = fopen(path, "r") else { throw unreadable(String(cString: strerror(errno))) }
+        fclose(handle)
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch { throw unreadable(ControlMapping.reason(error)) }
+        return try parse(yaml: text, file: path)
+    }
+
+    /// `yaml` (JSON is YAML too) read as a pool; `file` names it in the messages.
+    public static func parse(yaml: String, file: String = "<timbre pool>") throws(MappingError) -> TimbrePool {
+        let reader = MappingReader(file: file, registry: .standard)
+        let pool = read(yaml, reader)
+        guard reader.diagnostics.isEmpty, let pool else {
+            throw MappingError(reader.diagnostics.sorted {
+                ($0.location.line, $0.location.column) < ($1.location.line, $1.location.column)
+            })
+        }
+        return pool
+    }
+
+    static let example = "e.g. 'piano: [0, 1, \"8:4\"]' or 'drums: [0, 8]'"
+
+    private static func read(_ yaml: String, _ reader: MappingReader) -> TimbrePool? {
+        let root: Node?
+        do { root = try Yams.compose(yaml: yaml) } catch let e as YamlError {
+            reader.reportYAML(e)
+            return nil
+        } catch {
+            reader.error(at: SourceLocation(file: reader.file, line: 1, column: 1), "cannot read YAML (\(error))")
+            return nil
+        }
+        guard let root else {
+            reader.error(at: SourceLocation(file: reader.file, line: 1, column: 1),
+                         "the file is empty; expected classes or programs with their presets (\(example))")
+            return nil
+        }
+        guard case .mapping(let pairs) = root else {
+            reader.expected("a mapping of classes or programs to presets (\(example))", root)
+            return nil
+        }
+        if pairs.isEmpty { reader.error(root, "the pool names no class, program or drums (\(example))") }
+        var pool = TimbrePool()
+        var seen: [String: Int] = [:]
+        for (keyNode, valueNode) in pairs {
+            guard let key = self.key(keyNode, reader) else { continue }
+            let name = "\(key)"
+            if let line = seen[name] {
+                reader.error(keyNode, "\(name) is already listed (line \(line)); list its presets once")
+                continue
+            }
+            seen[name] = reader.location(keyNode).line
+            let drums = key == .drums
+            guard let presets = self.presets(valueNode, drums: drums, reader) else { continue }
+            switch key {
+            case .drums: pool.drums = presets
+            case .program(let p): pool.byProgram[p] = presets
+            case .family(let c): pool.byClass[c] = presets
+            }
+        }
+        return pool
+    }
+
+    private enum Key: Equatable, CustomStringConvertible {
+        case program(Int), family(Int), drums
+        var description: String {
+            switch self {
+            case .program(let p): "program \(p)"
+            case .family(let c): "class \(TimbrePool.classKeys[c])"
+            case .drums: "drums"
+            }
+        }
+    }
+
+    private static func key(_ node: Node, _ reader: MappingReader) -> Key? {
+        guard case .scalar(let scalar) = node else {
+            reader.error(node, "expected a class, a program 0...127 or 'drums' as a key, found \(MappingReader.describe(node))")
+            return nil
+        }
+        if node.tagName == .int { return reader.integer(node, in: 0...127, "program").map(Key.program) }
+        let text = scalar.string.lowercased().replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: "_", with: "-")
+        if text == "drums" { return .drums }
+        if let c = TimbrePool.classKeys.firstIndex(of: text) { return .family(c) }
+        reader.error(node, "'\(scalar.string)' is no General MIDI class; write one of \(TimbrePool.classKeys.joined(separator: ", ")), "
+            + "a program 0...127, or drums")
+        return nil
+    }
+
+    /// A non-empty list of `BANK:PROGRAM` or programs (bank 0, or 128 for drums).
+    private static func presets(_ node: Node, drums: Bool, _ reader: MappingReader) -> [TimbrePool.Preset]? {
+        let items: [Node]
+        switch node {
+        case .sequence(let s): items = Array(s)
+        case .scalar: items = [node]
+        default:
+            reader.expected("a list of presets, BANK:PROGRAM or a program (\(example))", node)
+            return nil
+        }
+        if items.isEmpty { reader.error(node, "the list is empty; give at least one preset (\(example))"); return nil }
+        var presets: [TimbrePool.Preset] = []
+        var ok = true
+        for item in items {
+            if let p = preset(item, drums: drums, reader) { presets.append(p) } else { ok = false }
+        }
+        return ok ? presets : nil
+    }
+
+    private static func preset(_ node: Node, drums: Bool, _ reader: MappingReader) -> TimbrePool.Preset? {
+        let defaultBank = drums ? 128 : 0
+        // `8:4` unquoted is YAML 1.1's base-60 integer 484: the colon says what was meant.
+        if node.tagName == .int, node.scalar?.string.contains(":") != true {
+            return reader.integer(node, in: 0...127, "program").map { TimbrePool.Preset(bank: defaultBank, program: $0) }
+        }
+        guard case .scalar(let scalar) = node else {
+            reader.expected("a preset, BANK:PROGRAM or a program", node)
+            return nil
+        }
+        let parts = scalar.string.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let bank = Int(parts[0].trimmingCharacters(in: .whitespaces)),
+              let program = Int(parts[1].trimmingCharacters(in: .whitespaces)) else {
+            reader.error(node, "expected a preset as BANK:PROGRAM (e.g. 8:4) or a program 0...127, found '\(scalar.string)'")
+            return nil
+        }
+        guard (0...128).contains(bank), (0...127).contains(program) else {
+            reader.error(node, "a preset's bank runs 0...128 and its program 0...127, found '\(scalar.string)'")
+            return nil
+        }
+        if drums != (bank == 128) {
+            reader.error(node, drums ? "drums draw among drum kits (bank 128): write '128:\(program)' or the program alone"
+                                     : "'\(scalar.string)' is a drum kit (bank 128): list it under drums")
+            return nil
+        }
+        return TimbrePool.Preset(bank: bank, program: program)
+    }
+}

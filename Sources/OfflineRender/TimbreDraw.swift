@@ -1,0 +1,213 @@
+import Engine
+import MIDI
+import MappingFiles
+
+/// `render --timbres`: where each track's instrument is drawn from.
+public enum TimbreSource: Sendable, Equatable {
+    /// Among the font's presets of the track's General MIDI class (drum kits, bank 128, for drums).
+    case perTrack
+    /// Among a pool file's presets (`TimbrePoolFile`); `name`: the file as given.
+    case pool(TimbrePool, name: String)
+
+    /// As the manifest and messages name it: `per-track` or the pool's file.
+    public var name: String {
+        switch self {
+        case .perTrack: "per-track"
+        case .pool(_, let name): name
+        }
+    }
+}
+
+/// What one track drew (the manifest's `timbres`): the instrument it played
+/// in the file and the preset it plays instead.
+public struct TimbrePick: Sendable, Equatable, Codable {
+    /// 0-based, as the labels' `track`.
+    public var track: Int
+    public var trackName: String
+    /// 1-based: the channel the track sounds on (after tracks sharing one are moved apart).
+    public var channel: Int
+    /// The General MIDI class drawn within (`Piano`, …, `Drums`).
+    public var family: String
+    public var fromBank: Int
+    public var fromProgram: Int
+    public var bank: Int
+    public var program: Int
+    public var preset: String
+    /// How many presets it was drawn among.
+    public var candidates: Int
+
+    enum CodingKeys: String, CodingKey {
+        case track, trackName = "track_name", channel, family = "class", fromBank = "from_bank", fromProgram = "from_program"
+        case bank, program, preset, candidates
+    }
+}
+
+/// One file's timbre draw: each track's instrument drawn from the source,
+/// seeded by the run's seed, the file's key (as `Augmentation.draw` and the
+/// font set's pick take it) and the track, so the same seed gives a file the
+/// same instruments in any order, shard or `--jobs`.
+///
+/// It works on a score whose tracks already sound on channels of their own
+/// (`StemGroups.split(by: .track)`, as `--stems-by track` moves them apart):
+/// every channel's instrument is its home track's draw (a track at home on
+/// several channels, as a type 0 file's one track, draws for each apart). Just before its first
+/// note each channel gets the draw for the class of the preset that note
+/// played (after any reset SysEx at the start); each program change is
+/// replaced by the draw for its own program's class (a bank select before it). Drum channels (their notes on
+/// bank 128, as FluidSynth chose) draw among drum kits by program change
+/// alone. The file's own bank selects stay: FluidSynth applies a bank only at
+/// the next program change, and each drawn one has its own before it.
+public struct TimbreDraw: Sendable, Equatable {
+    public var source: TimbreSource
+    /// The file's stream: from the run's seed and the file's key.
+    var fileSeed: UInt64
+
+    public init(source: TimbreSource, seed: UInt64, key: String) {
+        self.source = source
+        fileSeed = Shard.fnv1a64("\(seed)\u{1F}timbres\u{1F}\(key)")
+    }
+
+    /// A preset of the font: bank, program and name.
+    typealias FontPreset = (bank: Int, program: Int, name: String)
+
+    /// The presets a track playing `program` (nil: a drum kit) draws among,
+    /// in the font's order, and the draw's name (its stream's salt).
+    func candidates(program: Int?, font: [FontPreset]) -> (key: String, presets: [FontPreset]) {
+        switch source {
+        case .perTrack:
+            guard let program else { return ("drums", font.filter { $0.bank == 128 }) }
+            // Banks above 127 are out of bank select's reach on a melodic channel.
+            return ("class \(program / 8)", font.filter { $0.bank <= 127 && $0.program / 8 == program / 8 })
+        case .pool(let pool, _):
+            let wanted = pool.candidates(program: program)
+            let key = program.map { pool.byProgram[$0] != nil ? "program \($0)" : "class \($0 / 8)" } ?? "drums"
+            return (key, wanted.compactMap { p in font.first { $0.bank == p.bank && $0.program == p.program } })
+        }
+    }
+
+    /// The preset `track` draws among `presets` for the draw named `key`.
+    func pick(track: Int, key: String, among presets: [FontPreset]) -> FontPreset? {
+        guard !presets.isEmpty else { return nil }
+        var g = SplitMix64(seed: fileSeed ^ Shard.fnv1a64("\(track)\u{1F}\(key)"))
+        return presets[Int(g.next(below: UInt64(presets.count)))]
+    }
+
+    struct Result {
+        var score: Score
+        var picks: [TimbrePick]
+        /// Draws that found no preset (the track keeps its instrument), one sentence each.
+        var notes: [String]
+    }
+
+    /// `score` (tracks on channels of their own) with each channel's
+    /// instrument drawn. `notePresets`: the preset of every note-on (velocity
+    /// above 0) on a channel not in `skipping`, in score order, as FluidSynth
+    /// selected it; `font`: the font's presets.
+    func apply(to score: Score, notePresets: [(bank: Int, program: Int)?], skipping: UInt16,
+               font: [FontPreset], trackNames: [String]) -> Result {
+        func skipped(_ c: Int) -> Bool { skipping & (1 << c) != 0 }
+        // Pass 1: per channel, its tracks' note counts, its first note's preset, and whether it plays drums.
+        var presets = notePresets.makeIterator()
+        var counts = [[Int: Int]](repeating: [:], count: 16)
+        var trackOrder = [[Int]](repeating: [], count: 16)
+        var first = [(bank: Int, program: Int)?](repeating: nil, count: 16)
+        var heard = [Bool](repeating: false, count: 16)
+        var drums = [Bool](repeating: false, count: 16)
+        for event in score.events {
+            let m = event.message
+            guard !m.isSysEx, m.kind == 0x90, m.data2 > 0, !skipped(m.channel) else { continue }
+            let c = m.channel, t = Int(event.track)
+            let preset = presets.next() ?? nil
+            if !heard[c] { heard[c] = true; first[c] = preset }
+            if counts[c][t] == nil { trackOrder[c].append(t) }
+            counts[c][t, default: 0] += 1
+            if preset?.bank == 128 { drums[c] = true }
+        }
+        // The track whose instrument a channel draws: the one with most notes there (the first on a tie).
+        let home: [Int?] = (0..<16).map { c in
+            trackOrder[c].max { counts[c][$0]! < counts[c][$1]! || (counts[c][$0]! == counts[c][$1]! && trackOrder[c].firstIndex(of: $0)! > trackOrder[c].firstIndex(of: $1)!) }
+        }
+
+        // A track at home on several channels (a type 0 file's one track) draws for each of them apart.
+        var homes: [Int: Int] = [:]
+        for case let t? in home { homes[t, default: 0] += 1 }
+
+        var result = Result(score: score, picks: [], notes: [])
+        var drawn: [String: FontPreset?] = [:]   // "channel·key" → its draw (nil: none to draw among)
+        /// The preset channel `c` plays instead of `from` (nil: it keeps it), recorded the first time.
+        func draw(_ c: Int, from: (bank: Int, program: Int)) -> FontPreset? {
+            let program = drums[c] ? nil : from.program
+            let (key, among) = candidates(program: program, font: font)
+            let memo = "\(c)\u{1F}\(key)"
+            if let known = drawn[memo] { return known }
+            guard let track = home[c] else { return nil }
+            let picked = pick(track: track, key: homes[track, default: 1] > 1 ? "\(key)\u{1F}channel \(c)" : key, among: among)
+            drawn[memo] = picked
+            let family = program.map { GeneralMIDI.className(program: $0) } ?? "Drums"
+            guard let picked else {
+                result.notes.append("timbres: no preset of \(source.name) for \(family.lowercased()) (track \(track), "
+                    + "channel \(c + 1)) is in the font; the track keeps its instrument")
+                return nil
+            }
+            for t in trackOrder[c] {
+                result.picks.append(TimbrePick(track: t, trackName: t < trackNames.count ? trackNames[t] : "", channel: c + 1,
+                                               family: family, fromBank: from.bank, fromProgram: from.program,
+                                               bank: picked.bank, program: picked.program, preset: picked.name,
+                                               candidates: among.count))
+            }
+            return picked
+        }
+        /// Bank select (melodic channels, banks 0...127) and program change selecting `p` on `c`.
+        func selecting(_ p: FontPreset, on c: Int) -> [ChannelMessage] {
+            var messages: [ChannelMessage] = []
+            if !drums[c] { messages.append(.controlChange(0, value: UInt8(p.bank), channel: c)) }
+            messages.append(.programChange(UInt8(p.program), channel: c))
+            return messages
+        }
+
+        // Pass 2: each program change on a drawing channel replaced by its draw, and each
+        // channel's first draw just before its first note (after any reset SysEx at the start,
+        // which would set its program back to 0).
+        var bank = [Int](repeating: 0, count: 16)
+        var started = [Bool](repeating: false, count: 16)
+        var events: [Score.Event] = []
+        events.reserveCapacity(score.events.count + 32)
+        for event in score.events {
+            let m = event.message
+            guard !m.isSysEx, heard[m.channel], !skipped(m.channel) else { events.append(event); continue }
+            let c = m.channel
+            func select(_ p: FontPreset) {
+                for message in selecting(p, on: c) { events.append(Score.Event(seconds: event.seconds, message: message, track: event.track)) }
+            }
+            if m.kind == 0x90 && m.data2 > 0 && !started[c] {
+                started[c] = true
+                if let from = first[c], let p = draw(c, from: from) { select(p) }
+            }
+            if m.kind == 0xB0 && m.data1 == 0 { bank[c] = Int(m.data2) }
+            guard m.kind == 0xC0, let p = draw(c, from: (drums[c] ? 128 : bank[c], Int(m.data1))) else { events.append(event); continue }
+            select(p)
+        }
+        var out = Score(events: events, duration: score.duration)
+        out.sysExMessages = score.sysExMessages
+        result.score = out
+        // The manifest lists the picks by track, then channel.
+        result.picks.sort { ($0.track, $0.channel, $0.fromProgram) < ($1.track, $1.channel, $1.fromProgram) }
+        return result
+    }
+}
+
+extension RenderJob {
+    /// `score` with each track's instrument drawn (`TimbreDraw`): the tracks
+    /// first moved apart onto channels of their own, as `--stems-by track`
+    /// moves them, then each channel's programs replaced by its track's draw.
+    func drawTimbres(_ score: Score, _ draw: TimbreDraw, input: String,
+                     trackNames: [String]) throws(Failure) -> (Score, [TimbrePick]) {
+        let (split, _) = try splitIntoGroups(score, by: .track, input: input, trackNames: trackNames)
+        let plan = try planSamples(split.score)
+        let font = (scout.soundFont?.presets ?? []).map { (bank: $0.bank, program: $0.program, name: $0.name) }
+        let drawn = draw.apply(to: split.score, notePresets: Self.notePresets(plan), skipping: skippedChannels,
+                               font: font, trackNames: trackNames)
+        for note in drawn.notes { log.append("\(input): \(note)") }
+        return (drawn.score, drawn.picks)
+    }
+}

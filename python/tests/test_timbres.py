@@ -1,0 +1,61 @@
+"""timbres=: each track's instrument drawn, as `carillon render --timbres` draws it."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import carillon
+from conftest import FONT, OPENMSX, RATE, cli, float_wav
+
+# Two string tracks (4 and 5) and a drum track.
+SONG = next(p for p in OPENMSX if p.endswith("/harp_harmony.mid"))
+
+
+def _cli_render(tmp_path, *flags):
+    out = tmp_path / "out.wav"
+    cli("render", SONG, "-o", out, "--bits", "32", "-r", RATE, "--soundfont", FONT, "--threads", 1, "--max-duration", 6,
+        "--labels", "--manifest", tmp_path / "m.jsonl", "-q", *flags)
+    line = json.loads((tmp_path / "m.jsonl").read_text().splitlines()[0])
+    return float_wav(out), (tmp_path / "out.notes.csv").read_text(), line
+
+
+def test_per_track_equals_the_cli_samples_labels_and_draws(tmp_path):
+    wav, notes, line = _cli_render(tmp_path, "--timbres", "per-track", "--seed", 5)
+    result = carillon.Renderer(FONT, sample_rate=RATE, max_duration=6.0, labels=True,
+                               timbres="per-track", seed=5).render(SONG)
+    assert result.audio.tobytes() == wav
+    assert np.array_equal(result.labels, carillon._labels(notes))
+    assert result.timbres == line["timbres"] and len(result.timbres) >= 4
+    # Each note's label names the preset its track drew.
+    drawn = {(p["track"], p["bank"], p["program"], p["preset"]) for p in result.timbres}
+    for row in result.labels:
+        assert (int(row["track"]), int(row["bank"]), int(row["program"]), str(row["preset"])) in drawn
+    # Another seed draws otherwise; the same seed again, the same samples.
+    other = carillon.Renderer(FONT, sample_rate=RATE, max_duration=6.0, timbres="per-track", seed=6).render(SONG)
+    assert other.timbres != result.timbres and not np.array_equal(other.audio, result.audio)
+    again = carillon.Renderer(FONT, sample_rate=RATE, max_duration=6.0, timbres="per-track", seed=5).render(SONG)
+    assert again.audio.tobytes() == wav and again.timbres == result.timbres
+
+
+def test_a_pool_as_a_dict_equals_the_cli_with_the_pool_file(tmp_path):
+    pool = {"strings": [40, "0:41"], "drums": [0, 8]}
+    (tmp_path / "pool.json").write_text(json.dumps(pool))
+    wav, _, line = _cli_render(tmp_path, "--timbres", tmp_path / "pool.json", "--seed", 2)
+    result = carillon.Renderer(FONT, sample_rate=RATE, max_duration=6.0, timbres=pool, seed=2).render(SONG)
+    assert result.audio.tobytes() == wav
+    assert result.timbres == line["timbres"]
+    assert all(p["program"] in (40, 41) for p in result.timbres if p["class"] == "Strings")
+    # The file itself, by path, is the same pool.
+    by_path = carillon.Renderer(FONT, sample_rate=RATE, max_duration=6.0, timbres=tmp_path / "pool.json", seed=2).render(SONG)
+    assert by_path.audio.tobytes() == wav
+
+
+def test_pool_mistakes_are_option_errors_naming_the_place(tmp_path):
+    (tmp_path / "pool.yaml").write_text("drums: [0]\nstrngs: [1]\n")
+    with pytest.raises(carillon.OptionError, match=r"pool.yaml:2:1: error: 'strngs' is no General MIDI class"):
+        carillon.Renderer(FONT, timbres=tmp_path / "pool.yaml")
+    with pytest.raises(carillon.OptionError, match=r"program 200 is out of range"):
+        carillon.Renderer(FONT, timbres={"piano": [200]})
+    with pytest.raises(carillon.OptionError, match=r"cannot read the timbre pool"):
+        carillon.Renderer(FONT, timbres=str(tmp_path / "none.yaml"))
