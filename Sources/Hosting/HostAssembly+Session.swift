@@ -6,7 +6,7 @@ import Sampling
 /// The first steps every session and job takes, in the one order that works:
 /// the assembly read from the mapping, the plugins (their controls become
 /// parameters), then the hub that starts every parameter at its default.
-/// `live` and `play` (`LiveHost`) build their start through here; `render` may too.
+/// `live` and `play` (`LiveHost`) and `render` (`RenderJob`) build their start through here.
 public struct HostStart {
     public let assembly: HostAssembly
     /// Nil without any instrument, insert or `midi-fx` plugin, or when none were asked for.

@@ -171,15 +171,14 @@ public final class RenderJob {
         let path = font.path
         self.options = options
         self.soundFontPath = path
+        // The same first steps as live and play (`HostStart`): the assembly, the plugins, the hub.
         // The zones' midi-fx run only in a take's pass through the rig (`--take`).
-        let effects: [MIDIEffectSpec]
-        do { effects = try options.mapping.map(MIDIEffectSpec.all(in:)) ?? [] } catch { throw .plugin(error) }
-        assembly = HostAssembly(options: options.host, channels: options.mapping?.channels ?? [],
-                                inserts: options.mapping?.inserts ?? [], midiEffects: effects)
-        // The plugins' parameters exist before the hub that starts them at their defaults.
-        do { plugins = try assembly.makePluginHost() } catch { throw .plugin(error) }
+        let start: HostStart
+        do { start = try HostStart(options: options.host, mapping: options.mapping) } catch { throw .plugin(error) }
+        assembly = start.assembly
+        plugins = start.plugins
         for note in plugins?.notes ?? [] { log.append(note) }
-        startValues = Self.startValues(of: assembly.makeHub(mapping: options.mapping, plugins: plugins))
+        startValues = Self.startValues(of: start.hub)
         let selection = SampleSelection(soundFont: font, byNotes: options.loadsSamplesOnDemand && options.selectsSamplesByNotes,
                                         log: log)
         sampleSelection = selection

@@ -26,11 +26,11 @@ import MIDI
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = "\(openmsx)/keep_on_rolling.mid"
-        let plain = try Self.job().render(input: file, output: "\(dir)/plain.wav", format: .wav, encoding: .float32)
+        let plain = try Self.job().render(input: file, to: .file("\(dir)/plain.wav", format: .wav, encoding: .float32))
         let shared = Dictionary(grouping: try #require(plain.labels).notes.filter { !$0.drum }, by: \.channel)
             .filter { Set($0.value.map(\.track)).count > 1 }
         #expect(!shared.isEmpty, "keep_on_rolling has a channel with two tracks")
-        let summary = try Self.job().render(input: file, output: "\(dir)/drawn.wav", format: .wav, encoding: .float32,
+        let summary = try Self.job().render(input: file, to: .file("\(dir)/drawn.wav", format: .wav, encoding: .float32),
                                             augmentation: Self.draw(key: "keep_on_rolling.mid"))
         let notes = try #require(summary.labels).notes
         #expect(!summary.timbres.isEmpty)
@@ -59,7 +59,7 @@ import MIDI
         let bytes = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0] + Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track
         FileManager.default.createFile(atPath: "\(dir)/reset.mid", contents: Data(bytes))
         let pool = try TimbrePoolFile.parse(yaml: "piano: [5]")
-        let summary = try Self.job().render(input: "\(dir)/reset.mid", output: "\(dir)/out.wav", format: .wav, encoding: .float32,
+        let summary = try Self.job().render(input: "\(dir)/reset.mid", to: .file("\(dir)/out.wav", format: .wav, encoding: .float32),
                                             augmentation: Self.draw(.pool(pool, name: "pool"), key: "reset.mid"))
         let notesPlayed = try #require(summary.labels).notes
         #expect(notesPlayed.count == 2 && notesPlayed.allSatisfy { $0.program == 5 && $0.bank == 0 }, "\(notesPlayed)")
@@ -77,7 +77,7 @@ import MIDI
         FileManager.default.createFile(atPath: "\(dir)/type0.mid", contents: Data(bytes))
         var apart = false
         for seed: UInt64 in 1...6 where !apart {
-            let summary = try Self.job().render(input: "\(dir)/type0.mid", output: "\(dir)/out.wav", format: .wav, encoding: .float32,
+            let summary = try Self.job().render(input: "\(dir)/type0.mid", to: .file("\(dir)/out.wav", format: .wav, encoding: .float32),
                                                 augmentation: Self.draw(seed: seed, key: "type0.mid"))
             let picks = summary.timbres
             #expect(picks.count == 2 && Set(picks.map(\.channel)) == [1, 2] && picks.allSatisfy { $0.track == 0 && $0.family == "Piano" })

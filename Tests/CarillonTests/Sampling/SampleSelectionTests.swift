@@ -244,7 +244,7 @@ import Threads
         var same = 0
         for piece in pieces {
             func render(_ job: RenderJob, _ name: String) throws -> Data {
-                _ = try job.render(input: "\(openmsx)/\(piece)", output: "\(dir)/\(name).wav", format: .wav, encoding: .float32)
+                _ = try job.render(input: "\(openmsx)/\(piece)", to: .file("\(dir)/\(name).wav", format: .wav, encoding: .float32))
                 return try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\(name).wav"))
             }
             let a = try render(byNotes, "notes"), b = try render(loadedWhole, "whole")
