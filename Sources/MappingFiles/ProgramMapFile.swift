@@ -16,49 +16,21 @@ import Yams
 /// with one.
 public enum ProgramMapFile {
     public static func load(path: String) throws(MappingError) -> ProgramMap {
-        func unreadable(_ reason: String) -> MappingError {
-            MappingError([MappingDiagnostic(SourceLocation(file: path, line: 0, column: 0), "cannot read the program map (\(reason))")])
-        }
-        // fopen first: its errno names the reason (no such file, permission) in the system's words.
-        guard let handle = fopen(path, "r") else { throw unreadable(String(cString: strerror(errno))) }
-        fclose(handle)
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch { throw unreadable(ControlMapping.reason(error)) }
-        return try parse(yaml: text, file: path)
+        try SideFile.load(path: path, kind) { text, file throws(MappingError) in try parse(yaml: text, file: file) }
     }
 
     public static func parse(yaml: String, file: String = "<program map>") throws(MappingError) -> ProgramMap {
-        let reader = MappingReader(file: file, registry: .standard)
-        let map = read(yaml, reader)
-        guard reader.diagnostics.isEmpty, let map else {
-            throw MappingError(reader.diagnostics.sorted {
-                ($0.location.line, $0.location.column) < ($1.location.line, $1.location.column)
-            })
-        }
-        return map
+        try SideFile.parse(yaml: yaml, file: file, kind, read)
     }
 
     static let example = "e.g. '0..7: 5' maps the pianos to program 5"
+    static let kind = SideFile.Kind(
+        name: "program map",
+        expected: "a mapping of programs to programs",
+        expectedWhenEmpty: "programs mapped to programs",
+        noEntry: "the map names no program", example: example)
 
-    private static func read(_ yaml: String, _ reader: MappingReader) -> ProgramMap? {
-        let root: Node?
-        do { root = try Yams.compose(yaml: yaml) } catch let e as YamlError {
-            reader.reportYAML(e)
-            return nil
-        } catch {
-            reader.error(at: SourceLocation(file: reader.file, line: 1, column: 1), "cannot read YAML (\(error))")
-            return nil
-        }
-        guard let root else {
-            reader.error(at: SourceLocation(file: reader.file, line: 1, column: 1),
-                         "the file is empty; expected programs mapped to programs (\(example))")
-            return nil
-        }
-        guard case .mapping(let pairs) = root else {
-            reader.expected("a mapping of programs to programs (\(example))", root)
-            return nil
-        }
-        if pairs.isEmpty { reader.error(root, "the map names no program (\(example))") }
+    private static func read(_ pairs: [(Node, Node)], _ reader: MappingReader) -> ProgramMap? {
         var map = ProgramMap()
         var mappedAt: [Int: Node] = [:]
         for (keyNode, valueNode) in pairs {

@@ -50,50 +50,21 @@ public struct TimbrePool: Sendable, Equatable {
 /// nothing is used from a file with one.
 public enum TimbrePoolFile {
     public static func load(path: String) throws(MappingError) -> TimbrePool {
-        func unreadable(_ reason: String) -> MappingError {
-            MappingError([MappingDiagnostic(SourceLocation(file: path, line: 0, column: 0), "cannot read the timbre pool (\(reason))")])
-        }
-        // fopen first: its errno names the reason (no such file, permission) in the system's words.
-        guard let handle = fopen(path, "r") else { throw unreadable(String(cString: strerror(errno))) }
-        fclose(handle)
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch { throw unreadable(ControlMapping.reason(error)) }
-        return try parse(yaml: text, file: path)
+        try SideFile.load(path: path, kind) { text, file throws(MappingError) in try parse(yaml: text, file: file) }
     }
 
-    /// `yaml` (JSON is YAML too) read as a pool; `file` names it in the messages.
     public static func parse(yaml: String, file: String = "<timbre pool>") throws(MappingError) -> TimbrePool {
-        let reader = MappingReader(file: file, registry: .standard)
-        let pool = read(yaml, reader)
-        guard reader.diagnostics.isEmpty, let pool else {
-            throw MappingError(reader.diagnostics.sorted {
-                ($0.location.line, $0.location.column) < ($1.location.line, $1.location.column)
-            })
-        }
-        return pool
+        try SideFile.parse(yaml: yaml, file: file, kind, read)
     }
 
     static let example = "e.g. 'piano: [0, 1, \"8:4\"]' or 'drums: [0, 8]'"
+    static let kind = SideFile.Kind(
+        name: "timbre pool",
+        expected: "a mapping of classes or programs to presets",
+        expectedWhenEmpty: "classes or programs with their presets",
+        noEntry: "the pool names no class, program or drums", example: example)
 
-    private static func read(_ yaml: String, _ reader: MappingReader) -> TimbrePool? {
-        let root: Node?
-        do { root = try Yams.compose(yaml: yaml) } catch let e as YamlError {
-            reader.reportYAML(e)
-            return nil
-        } catch {
-            reader.error(at: SourceLocation(file: reader.file, line: 1, column: 1), "cannot read YAML (\(error))")
-            return nil
-        }
-        guard let root else {
-            reader.error(at: SourceLocation(file: reader.file, line: 1, column: 1),
-                         "the file is empty; expected classes or programs with their presets (\(example))")
-            return nil
-        }
-        guard case .mapping(let pairs) = root else {
-            reader.expected("a mapping of classes or programs to presets (\(example))", root)
-            return nil
-        }
-        if pairs.isEmpty { reader.error(root, "the pool names no class, program or drums (\(example))") }
+    private static func read(_ pairs: [(Node, Node)], _ reader: MappingReader) -> TimbrePool? {
         var pool = TimbrePool()
         var seen: [String: Int] = [:]
         for (keyNode, valueNode) in pairs {
