@@ -3,7 +3,7 @@
 every segment (issue 40). Not part of CI: `Benchmarks/soak.sh` runs it; figures go to
 Benchmarks/README.md.
 
-Per segment (3 minutes by default) a JACK client (`carillon-jack-probe`) plays a random
+Per segment (3 minutes by default; segments follow each other until --minutes are up) a JACK client (`carillon-jack-probe`) plays a random
 performance into carillon:midi_in and records carillon's output: keys over the whole keyboard
 (so every zone: bass, piano + strings, the external synth port), the sustain pedal, scene
 switches (program changes on channel 16) and the three faders (CC 20-22 on channel 16). Beside
@@ -321,10 +321,13 @@ def main():
 
     began = now()
     rows, faults = [], a.faults.split(",")
-    segments = max(1, round(a.minutes * 60 / a.segment))
+    # Segments until the time is up (a restart's segment ends at the restart, so a count of
+    # segments would stop short of --minutes): start one only if most of it fits.
     lead = 1.5
     after_restart = False
-    for i in range(segments):
+    i = -1
+    while i < 0 or now() - began < a.minutes * 60 - a.segment / 2:
+        i += 1
         fault = faults[i % len(faults)]
         mid = f"{a.out}/segment-{i}.mid"
         wav = f"{a.out}/segment-{i}.wav"
