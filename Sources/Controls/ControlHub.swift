@@ -29,7 +29,7 @@ public final class ControlHub: @unchecked Sendable {
     /// The controls; they read and write `values` (one copy, the hub's).
     var surface: ControlSurface
     let values = ParameterValues()
-    private var subscribers = ObserverList<TimedParameterChange>()
+    var subscribers = ObserverList<TimedParameterChange>()
     /// The sample-clock frame of the message `receive` is handling (nil outside it, or untimed).
     private var messageFrame: UInt64?
     /// The frame of the latest timed message that fired a momentary control (its release follows a block on).
@@ -47,7 +47,7 @@ public final class ControlHub: @unchecked Sendable {
     var pendingScene: Int?
     /// Mappings swapped in since the start (`replace`).
     private(set) var generation = 0
-    /// What each channel plays (bank select and program change the hub sent).
+    /// What each channel plays (bank select and program change the hub sent, the engine's reports).
     var presets: ChannelPresets
 
     /// `startValues`: parameters set before anything runs (e.g. `--reverb-level`),
@@ -293,8 +293,12 @@ public final class ControlHub: @unchecked Sendable {
 public struct TimedParameterChange: Sendable {
     public var change: ParameterChange
     public var frame: UInt64?
-    public init(_ change: ParameterChange, frame: UInt64?) {
+    /// The engine reported it (`ControlHub.engineDidSelectPreset`): it plays
+    /// so already, and the engine's own subscriber must not send it again.
+    public var fromEngine: Bool
+    public init(_ change: ParameterChange, frame: UInt64?, fromEngine: Bool = false) {
         self.change = change
         self.frame = frame
+        self.fromEngine = fromEngine
     }
 }
