@@ -49,6 +49,8 @@ public final class ControlHub: @unchecked Sendable {
     private(set) var generation = 0
     /// What each channel plays (bank select and program change the hub sent, the engine's reports).
     var presets: ChannelPresets
+    /// A watcher reloads the mapping file when it changes (`reloadsFromItsWatcher`).
+    var fileWatched = false
 
     /// `startValues`: parameters set before anything runs (e.g. `--reverb-level`),
     /// in the parameters' own units; NaN and infinity are ignored.
@@ -119,6 +121,18 @@ public final class ControlHub: @unchecked Sendable {
             }
             return notApplied
         }
+    }
+
+    /// A watcher (the live session's `MappingWatcher`) reloads the mapping
+    /// file whenever it changes, plugins and `midi-fx` chains with it: what the
+    /// hub writes into the file (a learned binding, a saved scene) then comes
+    /// in through that one reload, not through a `replace` of the hub's own as
+    /// well. Set before anything writes.
+    public func reloadsFromItsWatcher() { lock.withLock { fileWatched = true } }
+
+    /// After the hub wrote `mapping` into its file: swapped in, unless the watcher's reload brings it.
+    func takeWritten(_ mapping: ControlMapping) {
+        if !lock.withLock({ fileWatched }) { replace(mapping: mapping) }
     }
 
     /// Surface thread (under the lock): the surface has set `values`; pass it on.

@@ -104,8 +104,10 @@ extension ControlHub {
     /// defaults, the current scene's own zones. The file keeps its comments
     /// and layout, its old text is kept as `FILE.bak`, and it is replaced
     /// atomically (a reader sees the old file or the new). The hub then holds
-    /// the mapping as the file says (as a reload would), no scene current.
-    /// Any thread; not under the hub's lock while the file is written.
+    /// the mapping as the file says, no scene current: at once, or — when a
+    /// watcher reloads the file (`reloadsFromItsWatcher`) — once its one
+    /// reload has run. Any thread; not under the hub's lock while the file is
+    /// written (it waits for the disk: not on an async task's thread).
     @discardableResult
     public func saveScene(named name: String) throws(SceneSaveError) -> ControlMapping {
         let channels = soundChannels
@@ -129,7 +131,7 @@ extension ControlHub {
         do { mapping = try SavedSceneFile.save(name, snapshot) } catch {
             throw SceneSaveError(description: "cannot save scene '\(name)' in \(snapshot.mapping.file): \(error)")
         }
-        replace(mapping: mapping)
+        takeWritten(mapping)
         return mapping
     }
 }

@@ -295,6 +295,8 @@ public final class LiveHost: Sendable {
         try running.withLock { r throws(Failure) in
             do throws(MappingWatcher.Failure) { r.watcher = try MappingWatcher(path: path) { hub.reload(from: path, log: log, plugins: plugins) } } catch { throw .watch(error) }
         }
+        // A learned binding or a saved scene comes back through the watcher's reload (plugins and chains too), once.
+        hub.reloadsFromItsWatcher()
     }
 
     /// Feeds one message as if it came from the sequencer (tests, other inputs).

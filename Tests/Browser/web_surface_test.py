@@ -609,7 +609,7 @@ def test_save_as_scene_from_the_page_then_the_reload_plays_it(driver):
         open_page(second, url)
 
         def pick(page, channel, search, name):
-            # A reload's hello (the save's, then the watcher's) redraws the strips: press what is there then.
+            # The reload's hello (the watcher's, after a save) redraws the strips: press what is there then.
             wait(lambda: clicked(page, f'#sound-list .sound[data-channel="{channel}"]'), f"channel {channel}'s strip", 3)
             page.find_element(By.ID, "preset-search").send_keys(search)
             wait(lambda: clicked(page, f'#preset-list button[data-name="{name}"]'), f"{name} in the list", 3)
