@@ -189,15 +189,22 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_host(mapping, port):
+def start_host(mapping, port=0, soundfont=None):
+    """`carillon live --no-audio --web PORT --mapping MAPPING [--soundfont FONT]`, once it serves
+    the page: the process and the page's address (the process is ended if it never serves)."""
     carillon = os.path.join(os.path.dirname(PROBE), "carillon")
-    host = subprocess.Popen([carillon, "live", "--no-audio", "--web", str(port), "--mapping", mapping],
+    host = subprocess.Popen([carillon, "live", "--no-audio", "--web", str(port), "--mapping", mapping]
+                            + (["--soundfont", soundfont] if soundfont else []),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    while True:
-        line = host.stdout.readline()
-        assert line, "carillon live ended before serving the page"
-        if line.startswith("web: "):
-            return host, line.split()[1]
+    try:
+        while True:
+            line = host.stdout.readline()
+            assert line, "carillon live ended before serving the page"
+            if line.startswith("web: "):
+                return host, line.split()[1]
+    except BaseException:
+        stop_host(host)
+        raise
 
 
 def stop_host(host):
@@ -547,17 +554,9 @@ def test_a_program_change_from_the_keyboard_shows_on_the_strips(driver):
 def test_presets_picked_on_the_real_host(driver):
     """`carillon live --no-audio --web` with FluidR3: a page picks Slow Strings on
     channel 2 by a click in the list; a second page opened later shows it."""
-    carillon = os.path.join(os.path.dirname(PROBE), "carillon")
-    host = subprocess.Popen([carillon, "live", "--no-audio", "--web", "0", "--mapping", STAGE, "--soundfont", FLUID],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    host, url = start_host(STAGE, soundfont=FLUID)
     later = None
     try:
-        while True:
-            line = host.stdout.readline()
-            assert line, "carillon live ended before serving the page"
-            if line.startswith("web: "):
-                url = line.split()[1]
-                break
         open_page(driver, url)
         wait(lambda: strip_sound(driver, 2) == "Fingered Bass 0:33", "channel 2's preset")
         driver.find_element(By.CSS_SELECTOR, '#sound-list .sound[data-channel="2"]').click()
@@ -593,17 +592,9 @@ def test_save_as_scene_from_the_page_then_the_reload_plays_it(driver):
     shutil.copy(STAGE, mapping)
     with open(mapping) as f:
         original = f.read()
-    carillon = os.path.join(os.path.dirname(PROBE), "carillon")
-    host = subprocess.Popen([carillon, "live", "--no-audio", "--web", "0", "--mapping", mapping, "--soundfont", FLUID],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    host, url = start_host(mapping, soundfont=FLUID)
     second = None
     try:
-        while True:
-            line = host.stdout.readline()
-            assert line, "carillon live ended before serving the page"
-            if line.startswith("web: "):
-                url = line.split()[1]
-                break
         open_page(driver, url)
         second = browser(390, 844, mobile=True)
         open_page(second, url)
