@@ -53,9 +53,11 @@ enum SavedSceneFile {
     static func savedText(_ name: String, _ s: Snapshot, fileText: String) throws(MappingPatch.Failure) -> (String, ControlMapping) {
         guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw MappingPatch.Failure("a scene needs a name") }
         var patched = try MappingPatch.savingScene(name, fields: fields(s), zonesOf: s.zonesOf, in: fileText)
+        // The scenes the file has now: a save the watcher has not reloaded yet added one the hub does not hold.
+        let onFile = (try? ControlMapping.parse(yaml: fileText, file: s.mapping.file)) ?? s.mapping
         // A new scene goes last: the scene selectors that list their values or steps must reach it too.
-        if !s.mapping.scenes.contains(where: { $0.name == name }) {
-            patched = try MappingPatch.reachingEveryScene(s.mapping.scenes.count + 1, controls: s.mapping.controls, in: patched)
+        if !onFile.scenes.contains(where: { $0.name == name }) {
+            patched = try MappingPatch.reachingEveryScene(onFile.scenes.count + 1, controls: onFile.controls, in: patched)
         }
         do {
             return (patched, try ControlMapping.parse(yaml: patched, file: s.mapping.file))
