@@ -5,8 +5,11 @@ import Parameters
 /// What each of the 16 channels plays, as far as the hub knows it: the
 /// mapping's `channels:` at the start, then every bank select (CC 0) and
 /// program change the hub sends (a preset picked on the page or by OSC, a
-/// scene, a control on `channel.N.program`). A program change a keyboard sends
-/// straight to the sampler (no control takes it) is not seen here.
+/// scene, a control on `channel.N.program`) at once, and what the engine
+/// reports it applied (`ControlHub.engineDidSelectPreset`: whoever sent it, a
+/// keyboard's program change straight to the sampler included), which has the
+/// last word: a send the engine has not applied yet is overtaken by its report
+/// and shown again when the engine applies it.
 public struct ChannelPresets: Hashable, Sendable {
     /// One channel's bank (FluidSynth's number: 128 is the percussion bank) and program.
     public struct Entry: Hashable, Sendable {
@@ -47,6 +50,13 @@ public struct ChannelPresets: Hashable, Sendable {
             break
         }
     }
+
+    /// The engine plays `entry` on channel `c` (0…15): generation moves when it is news.
+    mutating func set(_ c: Int, _ entry: Entry) {
+        guard entries[c] != entry else { return }
+        entries[c] = entry
+        generation += 1
+    }
 }
 
 extension ChannelPresets {
@@ -77,6 +87,28 @@ extension ChannelPresets {
 extension ControlHub {
     /// What each channel plays, as the hub knows it (`ChannelPresets`). Any thread.
     public var channelPresets: ChannelPresets { lock.withLock { presets } }
+
+    /// The engine's report (`ChannelSelectionsFollower`): the sampler's
+    /// channel `channel` plays `bank`:`program` now, whoever selected it — a
+    /// keyboard's program change straight to the sampler, a zone, a control,
+    /// a scene, the page, OSC. The presets (`channelPresets`) and the values
+    /// of `channel.N.program` and bank select follow; the controls follow
+    /// as after `engineDidChange`, and the subscribers get the values that
+    /// moved as changes `fromEngine` (the views and OSC show them; the engine's
+    /// own subscriber sends nothing back). Any thread.
+    public func engineDidSelectPreset(onChannel channel: Channel, bank: Int, program: Int) {
+        lock.withLock {
+            presets.set(channel.intValue, ChannelPresets.Entry(bank: bank, program: program))
+            var moved: [(ParameterAddress, Double)] = []
+            // Channel 10's bank 128 is its own (no bank select sets it).
+            if bank <= 127 && channel.intValue != 9 { moved.append((.channelCC(channel, 0), Double(bank))) }
+            moved.append((.channelProgram(channel), Double(program)))
+            for (address, value) in moved where values[address] != value {
+                subscribers.send(TimedParameterChange(ParameterChange(address, Float(value)), frame: nil, fromEngine: true))
+                surface.parameterDidChange(address, value: value)  // records it in the shared values; the controls follow
+            }
+        }
+    }
 
     /// The channels a rig plays, whose presets a view shows: the mapping's
     /// `channels:` (sampler channels only), its scenes' presets, its zones' own

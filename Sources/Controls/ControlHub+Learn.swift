@@ -70,11 +70,11 @@ extension ControlHub {
     }
 
     /// Outside the lock (file I/O): the binding written into the mapping
-    /// file (`LearnedBindingFile`), that mapping swapped in, the observers told.
+    /// file (`LearnedBindingFile`), that mapping swapped in (`takeWritten`), the observers told.
     func completeLearn(_ c: LearnCandidate) {
         do throws(MappingPatch.Failure) {
             let (binding, mapping) = try LearnedBindingFile.save(c.target, source: c.source, in: c.mapping)
-            replace(mapping: mapping)
+            takeWritten(mapping)
             notifyLearn(.bound(binding))
         } catch {
             notifyLearn(.failed(c.target, error.description))

@@ -29,7 +29,7 @@ public final class ControlHub: @unchecked Sendable {
     /// The controls; they read and write `values` (one copy, the hub's).
     var surface: ControlSurface
     let values = ParameterValues()
-    private var subscribers = ObserverList<TimedParameterChange>()
+    var subscribers = ObserverList<TimedParameterChange>()
     /// The sample-clock frame of the message `receive` is handling (nil outside it, or untimed).
     private var messageFrame: UInt64?
     /// The frame of the latest timed message that fired a momentary control (its release follows a block on).
@@ -47,8 +47,10 @@ public final class ControlHub: @unchecked Sendable {
     var pendingScene: Int?
     /// Mappings swapped in since the start (`replace`).
     private(set) var generation = 0
-    /// What each channel plays (bank select and program change the hub sent).
+    /// What each channel plays (bank select and program change the hub sent, the engine's reports).
     var presets: ChannelPresets
+    /// A watcher reloads the mapping file when it changes (`reloadsFromItsWatcher`).
+    var fileWatched = false
 
     /// `startValues`: parameters set before anything runs (e.g. `--reverb-level`),
     /// in the parameters' own units; NaN and infinity are ignored.
@@ -119,6 +121,18 @@ public final class ControlHub: @unchecked Sendable {
             }
             return notApplied
         }
+    }
+
+    /// A watcher (the live session's `MappingWatcher`) reloads the mapping
+    /// file whenever it changes, plugins and `midi-fx` chains with it: what the
+    /// hub writes into the file (a learned binding, a saved scene) then comes
+    /// in through that one reload, not through a `replace` of the hub's own as
+    /// well. Set before anything writes.
+    public func reloadsFromItsWatcher() { lock.withLock { fileWatched = true } }
+
+    /// After the hub wrote `mapping` into its file: swapped in, unless the watcher's reload brings it.
+    func takeWritten(_ mapping: ControlMapping) {
+        if !lock.withLock({ fileWatched }) { replace(mapping: mapping) }
     }
 
     /// Surface thread (under the lock): the surface has set `values`; pass it on.
@@ -293,8 +307,12 @@ public final class ControlHub: @unchecked Sendable {
 public struct TimedParameterChange: Sendable {
     public var change: ParameterChange
     public var frame: UInt64?
-    public init(_ change: ParameterChange, frame: UInt64?) {
+    /// The engine reported it (`ControlHub.engineDidSelectPreset`): it plays
+    /// so already, and the engine's own subscriber must not send it again.
+    public var fromEngine: Bool
+    public init(_ change: ParameterChange, frame: UInt64?, fromEngine: Bool = false) {
         self.change = change
         self.frame = frame
+        self.fromEngine = fromEngine
     }
 }

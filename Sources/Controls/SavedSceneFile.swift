@@ -53,9 +53,11 @@ enum SavedSceneFile {
     static func savedText(_ name: String, _ s: Snapshot, fileText: String) throws(MappingPatch.Failure) -> (String, ControlMapping) {
         guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw MappingPatch.Failure("a scene needs a name") }
         var patched = try MappingPatch.savingScene(name, fields: fields(s), zonesOf: s.zonesOf, in: fileText)
+        // The scenes the file has now: a save the watcher has not reloaded yet added one the hub does not hold.
+        let onFile = (try? ControlMapping.parse(yaml: fileText, file: s.mapping.file)) ?? s.mapping
         // A new scene goes last: the scene selectors that list their values or steps must reach it too.
-        if !s.mapping.scenes.contains(where: { $0.name == name }) {
-            patched = try MappingPatch.reachingEveryScene(s.mapping.scenes.count + 1, controls: s.mapping.controls, in: patched)
+        if !onFile.scenes.contains(where: { $0.name == name }) {
+            patched = try MappingPatch.reachingEveryScene(onFile.scenes.count + 1, controls: onFile.controls, in: patched)
         }
         do {
             return (patched, try ControlMapping.parse(yaml: patched, file: s.mapping.file))
@@ -104,8 +106,10 @@ extension ControlHub {
     /// defaults, the current scene's own zones. The file keeps its comments
     /// and layout, its old text is kept as `FILE.bak`, and it is replaced
     /// atomically (a reader sees the old file or the new). The hub then holds
-    /// the mapping as the file says (as a reload would), no scene current.
-    /// Any thread; not under the hub's lock while the file is written.
+    /// the mapping as the file says, no scene current: at once, or — when a
+    /// watcher reloads the file (`reloadsFromItsWatcher`) — once its one
+    /// reload has run. Any thread; not under the hub's lock while the file is
+    /// written (it waits for the disk: not on an async task's thread).
     @discardableResult
     public func saveScene(named name: String) throws(SceneSaveError) -> ControlMapping {
         let channels = soundChannels
@@ -129,7 +133,7 @@ extension ControlHub {
         do { mapping = try SavedSceneFile.save(name, snapshot) } catch {
             throw SceneSaveError(description: "cannot save scene '\(name)' in \(snapshot.mapping.file): \(error)")
         }
-        replace(mapping: mapping)
+        takeWritten(mapping)
         return mapping
     }
 }

@@ -145,12 +145,13 @@ public struct HostAssembly: Sendable {
     /// Hands `hub`'s values to `renderer`: every value that differs from the
     /// table's default at once (the start values, the controls' defaults),
     /// then every change, through one `ParameterRouting`. Before the render
-    /// thread runs, so the first block already has them.
+    /// thread runs, so the first block already has them. What the engine
+    /// reported itself (`fromEngine`) it plays already: not sent again.
     @discardableResult
     public func connect(_ hub: ControlHub, to renderer: Renderer, events: (any ChannelOutput)?,
                         transport: Transport?, pieceTempo: Double = 120) -> SubscriptionToken {
         let routing = ParameterRouting(parameters: renderer.parameters, events: events,
                                        transport: transport, pieceTempo: pieceTempo)
-        return hub.subscribeTimed { routing.apply($0.change, at: $0.frame) }
+        return hub.subscribeTimed { if !$0.fromEngine { routing.apply($0.change, at: $0.frame) } }
     }
 }

@@ -13,7 +13,8 @@ import Glibc
 /// and every ~100 ms feeds a playing piece's transport (position, tempo,
 /// loop) back to the controls; and at every poll does the session's other
 /// chores off the render thread (`poll`: what the zones' MIDI effect chains
-/// queued for external ports sent on, JACK ports that appeared connected). Runs
+/// queued for external ports sent on, JACK ports that appeared connected, the
+/// presets the sampler's channels play told to the hub). Runs
 /// until `shared.stop` is set; `join` then.
 final class ControlLoop {
     private let thread: JoinableThread

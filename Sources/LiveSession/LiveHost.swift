@@ -258,14 +258,18 @@ public final class LiveHost: Sendable {
         hub.observeLearn { log.append("\($0)") }
     }
 
-    /// With a mapping, even one without controls yet (a reload may bring some): the control thread.
+    /// With a mapping, even one without controls yet (a reload may bring some), or
+    /// with audio (the sampler's presets followed): the control thread.
     private func startControlLoop() throws(Failure) {
-        guard hub.mapping != nil, running.withLock({ $0.control == nil }) else { return }
-        // The control loop's other chores: what the chains queued for ports, JACK ports that appeared.
+        guard hub.mapping != nil || output != nil, running.withLock({ $0.control == nil }) else { return }
+        // The control loop's other chores: what the chains queued for ports, JACK ports that appeared,
+        // the presets the sampler's channels play told to the hub.
         let keyboard = input.keyboard, effectPorts = output?.audio.plugins?.effectPorts, jackZones = input.jackZoneOutput
+        let presets = output.map { ChannelSelectionsFollower($0.audio.renderer.selections, hub: self.hub) }
         let poll: @Sendable () -> Void = {
             if let effectPorts { keyboard.sendEffectPortMessages(from: effectPorts) }
             jackZones?.connectWaiting()
+            presets?.poll()
         }
         let device = output?.audio.output
         var blockFrames: (@Sendable () -> UInt64)?
@@ -276,7 +280,7 @@ public final class LiveHost: Sendable {
             do throws(ThreadError) {
                 r.control = try ControlLoop(hub: hub, shared: shared, periodDuration: device?.periodDuration, blockFrames: blockFrames,
                                             transport: transport, pieceTempo: piece?.tempo ?? 120,
-                                            poll: effectPorts == nil && jackZones == nil ? nil : poll)
+                                            poll: effectPorts == nil && jackZones == nil && presets == nil ? nil : poll)
             } catch { throw .thread(error) }
         }
     }
@@ -291,6 +295,8 @@ public final class LiveHost: Sendable {
         try running.withLock { r throws(Failure) in
             do throws(MappingWatcher.Failure) { r.watcher = try MappingWatcher(path: path) { hub.reload(from: path, log: log, plugins: plugins) } } catch { throw .watch(error) }
         }
+        // A learned binding or a saved scene comes back through the watcher's reload (plugins and chains too), once.
+        hub.reloadsFromItsWatcher()
     }
 
     /// Feeds one message as if it came from the sequencer (tests, other inputs).

@@ -110,6 +110,9 @@ public enum MappingPatch {
     /// comments too). A scene of that name is replaced where it stands (its own
     /// lines only); else the scene goes at the end of `scenes:`, which is added
     /// at the end of the file when there is none. Everything else is left as it was.
+    ///
+    /// The replaced scene's comments go with its keys (`SceneComments`): those
+    /// of a key the new scene still has are kept, the rest are dropped.
     public static func savingScene(_ name: String, fields: [Field], zonesOf: String? = nil,
                                    in text: String) throws(Failure) -> String {
         let doc = try Document(text)
@@ -142,8 +145,11 @@ public enum MappingPatch {
                     throw Failure("scene '\(name)' is not laid out as the others; save it under another name")
                 }
                 let end = lines.lastLine(ofItemAt: dashLine, dashColumn: dashColumn)
+                let comments = SceneComments(of: old, lines: lines, through: end, zonesCopied: zonesOf == name)
+                let keys = all.map(\.key) + (zones == nil ? [] : ["zones"])
+                let commented = comments.placed(in: block, keys: keys, keyColumn: dashColumn + keyOffset)
                 lines.removeLines(dashLine...end)
-                lines.insertLines(block, after: dashLine - 1)
+                lines.insertLines(commented, after: dashLine - 1)
             } else {
                 guard let lastMark = items[items.count - 1].mark else { throw Failure("cannot place a scene") }
                 let spaced = items.count >= 2 && items[1].mark.map { lines.isBlank(($0.line) - 1) } == true
@@ -206,6 +212,60 @@ public enum MappingPatch {
             return (Array(lines.lines[(mark.line - 1)..<end]), mark.column)
         }
         return nil
+    }
+
+    /// The comments of a scene being replaced, by the key of the scene they go
+    /// with: a comment line before a key's line goes with that key (kept above
+    /// it); a comment at the end of a key's line stays at its end; a comment
+    /// inside a key's value (a block's lines, which the saved scene writes on
+    /// one line) is kept as a comment line below the key. The comments of a
+    /// key the saved scene does not have are dropped; `zones:`'s go with the
+    /// zones: only a scene saved over itself copies them (before its key, the
+    /// copy's own), another's zones bring their own.
+    private struct SceneComments {
+        var before: [String: [String]] = [:], atEnd: [String: (text: String, column: Int)] = [:], inside: [String: [String]] = [:]
+
+        init(of item: Node, lines: Lines, through end: Int, zonesCopied: Bool) {
+            guard case .mapping(let pairs) = item, let start = item.mark?.line else { return }
+            let keyLines = pairs.compactMap { k, _ in k.mark.map { (key: k.string ?? "", line: $0.line, column: $0.column) } }
+                .sorted { $0.line < $1.line }
+            guard let keyColumn = keyLines.last?.column else { return }
+            func owner(_ l: Int) -> String? { keyLines.last { $0.line <= l }?.key }
+            for l in start...end {
+                if lines.isComment(l) {
+                    let text = lines.lines[l - 1].trimmingCharacters(in: .whitespaces)
+                    // At the keys' indent: it goes with the next key; deeper: inside the value above it.
+                    let next = ((l + 1)...max(l + 1, end)).first { $0 <= end && !lines.isBlank($0) && !lines.isComment($0) }
+                    if (lines.indent(l) ?? 0) <= keyColumn - 1, let next, let key = keyLines.first(where: { $0.line == next })?.key {
+                        before[key, default: []].append(text)
+                    } else if let key = owner(l) {
+                        inside[key, default: []].append(text)
+                    }
+                } else if let (text, column) = lines.trailingComment(l), let key = owner(l) {
+                    if keyLines.contains(where: { $0.line == l && $0.key == key }) { atEnd[key] = (text, column) } else { inside[key, default: []].append(text) }
+                }
+            }
+            if !zonesCopied { before["zones"] = nil }
+            atEnd["zones"] = nil; inside["zones"] = nil   // the copy has them
+        }
+
+        /// `block` (a line per key in `keys`, in order, then the zones' further lines) with the comments in place.
+        func placed(in block: [String], keys: [String], keyColumn: Int) -> [String] {
+            let indent = String(repeating: " ", count: keyColumn - 1)
+            var out: [String] = []
+            for (i, line) in block.enumerated() {
+                let key = i < keys.count ? keys[i] : nil
+                out += (key.flatMap { before[$0] } ?? []).map { indent + $0 }
+                if let key, let end = atEnd[key] {
+                    let width = line.unicodeScalars.count
+                    out.append(line + String(repeating: " ", count: end.column - 1 > width ? end.column - 1 - width : 2) + end.text)
+                } else {
+                    out.append(line)
+                }
+                out += (key.flatMap { inside[$0] } ?? []).map { indent + $0 }
+            }
+            return out
+        }
     }
 
     /// Copied lines moved so their first key stands at `keyColumn`.
@@ -350,6 +410,26 @@ private struct Lines {
     func isComment(_ line: Int) -> Bool {
         guard let i = indent(line) else { return false }
         return scalars(line)[i] == "#"
+    }
+
+    /// The comment at the end of a line that holds YAML (from its `#`, outside
+    /// quotes, after a space) and its 1-based column; nil for none.
+    func trailingComment(_ line: Int) -> (text: String, column: Int)? {
+        let s = scalars(line)
+        var quote: Unicode.Scalar?
+        var i = 0
+        while i < s.count {
+            let c = s[i]
+            if let q = quote {
+                if c == "\\" && q == "\"" { i += 1 } else if c == q { quote = nil }
+            } else if (c == "\"" || c == "'") && (i == 0 || [" ", "\t", ":", "[", "{", ","].contains(s[i - 1])) {
+                quote = c   // a quoted scalar starts here (an apostrophe inside a plain one does not)
+            } else if c == "#" && i > 0 && (s[i - 1] == " " || s[i - 1] == "\t") {
+                return (Self.string(s[i...]).trimmingCharacters(in: .whitespacesAndNewlines), i + 1)
+            }
+            i += 1
+        }
+        return nil
     }
 
     /// The 1-based column of the `-` that opens a sequence item starting at `column`.

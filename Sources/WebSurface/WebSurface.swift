@@ -58,6 +58,9 @@ public final class WebSurface: @unchecked Sendable {
     private let layout: Mutex<Layout>
     private var task: Task<Void, Never>?
     private let boundPort = Mutex<Int?>(nil)
+    /// Where "save as scene" runs: it waits for the disk (the file synced
+    /// before its rename), which a connection's task must not. One at a time.
+    private let saves = DispatchQueue(label: "carillon.web.scene-saves")
 
     /// `status`: the host's meters and counters (nil: none, e.g. a hub alone);
     /// `transport`: the piece's transport for `play` (nil: no transport bar);
@@ -248,14 +251,14 @@ public final class WebSurface: @unchecked Sendable {
             var limit = RateLimit(rate: configuration.messagesPerSecond, burst: configuration.burst)
             do {
                 for try await message in inbound.messages(maxSize: configuration.maxFrameBytes) {
-                    handle(message, limit: &limit, outbox: outbox)
+                    await handle(message, limit: &limit, outbox: outbox)
                 }
             } catch {}
             group.cancelAll()
         }
     }
 
-    private func handle(_ message: WebSocketMessage, limit: inout RateLimit, outbox: ClientOutbox) {
+    private func handle(_ message: WebSocketMessage, limit: inout RateLimit, outbox: ClientOutbox) async {
         let result: Result<WebProtocol.Request, WebProtocol.Refusal>
         if !limit.allow() {
             result = .failure(.flood)
@@ -283,11 +286,16 @@ public final class WebSurface: @unchecked Sendable {
             // OSC's /carillon/channel/N/preset path: bank select then program change, held notes kept.
             hub.selectPreset(onChannel: channel, bank: bank, program: program)
         case .success(.saveScene(let name)):
-            do {
-                try hub.saveScene(named: name)
+            // The page's task waits (its later messages after the save) without holding a thread.
+            let hub = self.hub
+            let saved = await withCheckedContinuation { (done: CheckedContinuation<Result<Void, SceneSaveError>, Never>) in
+                saves.async { done.resume(returning: Result { () throws(SceneSaveError) in _ = try hub.saveScene(named: name) }) }
+            }
+            switch saved {
+            case .success:
                 counterBox.update { $0.accepted += 1 }
                 outbox.offer(reply: JSON.encode(SavedMessage(scene: name)))
-            } catch {
+            case .failure(let error):
                 counterBox.update { $0.refused[.saveFailed, default: 0] += 1 }
                 outbox.offer(reply: JSON.encode(RefusedMessage(reason: WebProtocol.Refusal.saveFailed.rawValue, message: error.description)))
             }

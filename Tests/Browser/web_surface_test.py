@@ -189,15 +189,22 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_host(mapping, port):
+def start_host(mapping, port=0, soundfont=None):
+    """`carillon live --no-audio --web PORT --mapping MAPPING [--soundfont FONT]`, once it serves
+    the page: the process and the page's address (the process is ended if it never serves)."""
     carillon = os.path.join(os.path.dirname(PROBE), "carillon")
-    host = subprocess.Popen([carillon, "live", "--no-audio", "--web", str(port), "--mapping", mapping],
+    host = subprocess.Popen([carillon, "live", "--no-audio", "--web", str(port), "--mapping", mapping]
+                            + (["--soundfont", soundfont] if soundfont else []),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    while True:
-        line = host.stdout.readline()
-        assert line, "carillon live ended before serving the page"
-        if line.startswith("web: "):
-            return host, line.split()[1]
+    try:
+        while True:
+            line = host.stdout.readline()
+            assert line, "carillon live ended before serving the page"
+            if line.startswith("web: "):
+                return host, line.split()[1]
+    except BaseException:
+        stop_host(host)
+        raise
 
 
 def stop_host(host):
@@ -512,20 +519,44 @@ def test_preset_picked_by_name_reaches_the_engine_and_a_second_page(driver):
         probe.close()
 
 
+def test_a_program_change_from_the_keyboard_shows_on_the_strips(driver):
+    """The keyboard sends bank select and program change on channel 1 straight to the
+    sampler (no control takes them; the stage piano's zones take them to channels 1, 2
+    and 3): once the instrument got them, both pages' strips show Warm Pad; a bank
+    select alone moves nothing (FluidSynth selects at the program change)."""
+    probe = Probe(STAGE, FLUID)
+    second = browser(390, 844, mobile=True)
+    try:
+        open_page(driver, probe.url)
+        open_page(second, probe.url)
+        wait(lambda: strip_sound(driver, 1) == "Yamaha Grand Piano 0:0", "channel 1's preset")
+        queue(probe)   # what the start sent (the first scene)
+        assert probe.ask("key B0 00 00") == "ok"
+        assert probe.ask("key C0 59") == "ok"
+        for page in (driver, second):
+            for c in (1, 2, 3):
+                wait(lambda: strip_sound(page, c) == "Warm Pad 0:89", f"strip {c} to show Warm Pad", 3)
+        got = queue(probe)
+        assert sorted(got) == ["B0 00 00", "B1 00 00", "B2 00 00", "C0 59 00", "C1 59 00", "C2 59 00"], got
+        assert probe.ask("value channel.2.program") == "89.0"   # the hub's value too (OSC's feedback)
+        # A bank select alone: the strips wait for the program change, as the sampler does.
+        assert probe.ask("key B0 00 08") == "ok"
+        wait(lambda: len(queue(probe)) == 3, "the bank select to reach the instrument")
+        time.sleep(0.2)
+        assert strip_sound(driver, 3) == "Warm Pad 0:89", strip_sound(driver, 3)
+        assert probe.ask("key C0 04") == "ok"
+        wait(lambda: strip_sound(second, 3) == "Detuned EP 1 8:4", "channel 3's strip", 3)
+    finally:
+        second.quit()
+        probe.close()
+
+
 def test_presets_picked_on_the_real_host(driver):
     """`carillon live --no-audio --web` with FluidR3: a page picks Slow Strings on
     channel 2 by a click in the list; a second page opened later shows it."""
-    carillon = os.path.join(os.path.dirname(PROBE), "carillon")
-    host = subprocess.Popen([carillon, "live", "--no-audio", "--web", "0", "--mapping", STAGE, "--soundfont", FLUID],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    host, url = start_host(STAGE, soundfont=FLUID)
     later = None
     try:
-        while True:
-            line = host.stdout.readline()
-            assert line, "carillon live ended before serving the page"
-            if line.startswith("web: "):
-                url = line.split()[1]
-                break
         open_page(driver, url)
         wait(lambda: strip_sound(driver, 2) == "Fingered Bass 0:33", "channel 2's preset")
         driver.find_element(By.CSS_SELECTOR, '#sound-list .sound[data-channel="2"]').click()
@@ -561,23 +592,15 @@ def test_save_as_scene_from_the_page_then_the_reload_plays_it(driver):
     shutil.copy(STAGE, mapping)
     with open(mapping) as f:
         original = f.read()
-    carillon = os.path.join(os.path.dirname(PROBE), "carillon")
-    host = subprocess.Popen([carillon, "live", "--no-audio", "--web", "0", "--mapping", mapping, "--soundfont", FLUID],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    host, url = start_host(mapping, soundfont=FLUID)
     second = None
     try:
-        while True:
-            line = host.stdout.readline()
-            assert line, "carillon live ended before serving the page"
-            if line.startswith("web: "):
-                url = line.split()[1]
-                break
         open_page(driver, url)
         second = browser(390, 844, mobile=True)
         open_page(second, url)
 
         def pick(page, channel, search, name):
-            # A reload's hello (the save's, then the watcher's) redraws the strips: press what is there then.
+            # The reload's hello (the watcher's, after a save) redraws the strips: press what is there then.
             wait(lambda: clicked(page, f'#sound-list .sound[data-channel="{channel}"]'), f"channel {channel}'s strip", 3)
             page.find_element(By.ID, "preset-search").send_keys(search)
             wait(lambda: clicked(page, f'#preset-list button[data-name="{name}"]'), f"{name} in the list", 3)

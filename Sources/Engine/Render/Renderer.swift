@@ -56,6 +56,8 @@ public final class Renderer: @unchecked Sendable {
     /// Play, stop, seek, loop and tempo of the scheduled piece, from any
     /// thread; polled once per block.
     public let transport = Transport()
+    /// The preset each sampler channel plays, as this thread applied it (read from any thread).
+    public let selections = ChannelSelections()
 
     private let mixer: Mixer
     /// The oscillator instrument, played by the channels `route` gives it.
@@ -398,6 +400,7 @@ public final class Renderer: @unchecked Sendable {
                 }
             } else {
                 instrument.receive(event.message)
+                selections.note(event.message)
             }
             if source == 1 { sequencer.advance() } else if source == 2 { events.pop() } else { effectOutputNext += 1 }
         }

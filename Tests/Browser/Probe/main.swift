@@ -10,12 +10,17 @@ import WebSurface
 
 // Driver of the browser tests (Tests/Browser/web_surface_test.py); not shipped.
 // Serves a WebSurface over a ControlHub loaded from a mapping, on loopback,
-// with the hub connected to a render queue as a host's is (`ParameterRouting`
-// into an `EventQueue`) and, given a SoundFont, the channel strips' presets
-// (`PresetCatalog`, as the CLI's lookup); prints `listening PORT`, then
-// answers one command per stdin line:
+// with the hub connected to an engine as a host's is (`HostAssembly.connect`:
+// `ParameterRouting` into a `Renderer`'s queue; the keyboard's way in through
+// `KeyboardRouting`; a render thread of its own, every 5 ms a block, into an
+// instrument that keeps what it receives; the sampler's presets told to the hub
+// by a `ChannelSelectionsFollower`, as the live control loop does) and, given a
+// SoundFont, the channel strips' presets (`PresetCatalog`, as the CLI's lookup);
+// prints `listening PORT`, then answers one command per stdin line:
 //   cc CHANNEL(1-16) CONTROLLER VALUE   → the hub receives it, as from a controller; prints `ok`
 //   pc CHANNEL(1-16) PROGRAM            → a program change, likewise (a scene selector's); prints `ok`
+//   key HEX…                            → one message from the keyboard (`B0 00 08`, `C0 05`), the
+//                                         keyboard's way in (controls, zones, the queue); prints `ok`
 //   scene                               → prints the current scene's name (`-` for none)
 //   value PARAMETER                     → prints the hub's value of the parameter
 //   states                              → prints `name<TAB>value<TAB>display` per control, then `end`
@@ -23,7 +28,7 @@ import WebSurface
 //   save NAME…                          → saves what plays as a scene in the mapping file; prints `ok` or `error …`
 //   save-loop NAME…                     → forever: channel 1's program 10, save, program 20, save …; prints `saved N` after each
 //                                         (a test kills the probe while it saves)
-//   queue                               → prints the messages the render queue holds (hex, `B2 00 00`), taking them, then `end`
+//   queue                               → prints the messages the instrument received since the last look (hex, `B2 00 00`), then `end`
 //   quit
 /// One line, written at once (stdout is a pipe: no buffering to wait for).
 func say(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
@@ -40,10 +45,24 @@ do { hub = ControlHub(mapping: try ControlMapping.load(path: args[1])) } catch {
 }
 // A mapping with scenes starts in its first, as `live` does (HostAssembly.makeHub).
 if hub.mapping?.scenes.isEmpty == false { hub.set(.sceneSelect, to: 0) }
-// The engine's side: what the hub publishes reaches the render queue as in a host (HostAssembly.connect).
-let queue = EventQueue(capacity: 4096)
-let routing = ParameterRouting(parameters: ParameterStore(), events: EventQueueProducer(queue), transport: nil)
-hub.subscribeTimed { routing.apply($0.change, at: $0.frame) }
+// The engine's side: what the hub publishes reaches the renderer as in a host (HostAssembly.connect).
+let instrument = KeepingInstrument()
+let renderer = Renderer(instrument: instrument, eventCapacity: 4096)
+renderer.prepare(sampleRate: 48_000, maxFrames: 256)
+let events = EventQueueProducer(renderer.events)
+HostAssembly(options: HostOptions()).connect(hub, to: renderer, events: events, transport: nil)
+let keyboard = KeyboardRouting(hub: hub, events: events)
+keyboard.start()
+let follower = ChannelSelectionsFollower(renderer.selections, hub: hub)
+// The render thread, and the control loop's poll after each block.
+Thread.detachNewThread {
+    let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 512)
+    while true {
+        renderer.render(frames: 256, into: output)
+        follower.poll()
+        usleep(5_000)
+    }
+}
 /// The channel strips' fonts, found as the CLI finds them (HostSession.channelFont).
 func fontLookup(hub: ControlHub, session: String) -> ChannelFontLookup {
     { channel in
@@ -76,6 +95,12 @@ while let line = readLine() {
         }
         _ = hub.receive(.programChange(UInt7(p), channel: Channel(ch - 1)))
         say("ok")
+    case "key" where w.count >= 2:
+        let bytes = w.dropFirst().compactMap { UInt8($0, radix: 16) }
+        let parsed = MIDIByteParser.parsedMessages(in: bytes, state: MIDIByteParser()).messages
+        guard bytes.count == w.count - 1, parsed.count == 1, let message = parsed.first else { say("error bad message"); continue }
+        keyboard.route(message, from: 0, at: .afterLast)
+        say("ok")
     case "scene":
         say(hub.currentScene ?? "-")
     case "value" where w.count == 2:
@@ -100,10 +125,7 @@ while let line = readLine() {
             say("saved \(n)")
         }
     case "queue":
-        while let event = queue.peek() {
-            say("\(event.message)")
-            queue.pop()
-        }
+        for message in instrument.take() { say("\(message)") }
         say("end")
     case "quit":
         surface.stop()

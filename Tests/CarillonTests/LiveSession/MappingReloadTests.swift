@@ -1,6 +1,7 @@
 import LiveSession
 import Controls
 import Foundation
+import MIDI
 import Testing
 
 /// The mapping file is watched (inotify): a good change is swapped in, a bad
@@ -39,6 +40,28 @@ import Testing
         usleep(300_000)
         #expect(count.lock.withLock { count.n } == 1)
         watcher.cancel()
+    }
+
+    /// "Save as scene" on a session that watches its file: the saved mapping
+    /// comes in through the watcher's reload alone — one reload, one new
+    /// mapping generation — and it holds the scene.
+    @Test func liveHost_savedScene_isReloadedOnce() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = "\(dir)/m.yaml"
+        try save(Self.good, to: path)
+        let host = try watchingHostWithoutAudio(mapping: path)
+        try host.start()
+        defer { host.stop() }
+        let generation = host.hub.mappingGeneration
+        host.hub.selectPreset(onChannel: Channel(0), bank: 0, program: 89)
+        try host.hub.saveScene(named: "Gig")
+        var log: [String] = []
+        #expect(waitFor { log += host.takeLog(); return host.hub.sceneNames == ["Gig"] }, "\(log)")
+        usleep(500_000)   // the watcher's settle time (100 ms) and more: nothing else comes
+        log += host.takeLog()
+        #expect(log.filter { $0.hasPrefix("mapping reloaded") }.count == 1, "\(log)")
+        #expect(host.hub.mappingGeneration == generation + 1)
     }
 
     @Test func watcher_unwatchableFolder_isOneClearError() {

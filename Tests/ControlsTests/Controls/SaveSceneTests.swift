@@ -17,6 +17,22 @@ import Testing
         return (folder, path, text)
     }
 
+    /// A hub whose file a watcher reloads takes a save in only through that
+    /// reload; a second save before it (the hub still holds the old mapping)
+    /// adds its scene after the first, and the scene selector reaches both.
+    @Test func twoSaves_beforeTheWatchersReload_bothKept_andReached() throws {
+        let (folder, path, _) = try Self.copyOfStagePiano()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let hub = ControlHub(mapping: try ControlMapping.load(path: path))
+        hub.reloadsFromItsWatcher()   // no watcher here: nothing reloads
+        try hub.saveScene(named: "One")
+        #expect(hub.sceneNames == ["Split", "Piano only"])   // not swapped in by the hub itself
+        let second = try hub.saveScene(named: "Two")
+        #expect(second.scenes.map(\.name) == ["Split", "Piano only", "One", "Two"])
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains("    values: [0, 1, 2, 3]\n"))
+    }
+
     @Test func save_thenReload_theScenePlaysTheSavedPresetsAndValues() throws {
         let (folder, path, original) = try Self.copyOfStagePiano()
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -52,7 +52,7 @@ import Testing
             # my rig
             controls: []
             scenes:
-              - name: Verse
+              - name: Verse            # soft
                 channels: { 1: { bank: 0, program: 89 } }
                 set: { strip.1.gain: -6 }
 
@@ -65,6 +65,50 @@ import Testing
         #expect(scenes.map(\.name) == ["Verse", "Chorus", "Bridge"])
         #expect(again.hasSuffix("  - name: Bridge\n    channels: { 1: { bank: 0, program: 89 } }\n    set: { strip.1.gain: -6 }\n# the end")
                 || again.contains("\n\n  - name: Bridge\n"))
+    }
+
+    /// The stage piano's "Piano only" with a player's notes in it, saved over
+    /// itself: each comment goes with its key — kept where the saved scene still
+    /// has the key (above it, at its line's end, or below it for what was inside
+    /// its value), dropped with a key it no longer has.
+    @Test func savingScene_overItself_keepsTheCommentsOfTheKeysItStillHas() throws {
+        let shipped = try String(contentsOfFile: MappingPatchTests.folder.appendingPathComponent("stage-piano.yaml").path, encoding: .utf8)
+        let zonesLine = "    zones:\n      - { name: Piano, keys: C-1..G9, to: 1, velocity: { curve: s-curve, shape: 2 } }"
+        let head = "  - name: Piano only                   # the whole keyboard on the piano, velocities on an s-curve\n"
+        try #require(shipped.contains(head + zonesLine))
+        let text = shipped.replacingOccurrences(of: head + zonesLine, with: head + """
+                # louder for the ballad
+                set:
+                  strip.1.gain: 3     # the piano up
+                  # the bass stays
+                # the s-curve suits the grand
+            """ + "\n" + zonesLine)
+        #expect(try ControlMapping.parse(yaml: text).scenes[1].settings.count == 1)
+        let saved = try MappingPatch.savingScene("Piano only", fields: Self.fields, zonesOf: "Piano only", in: text)
+        #expect(saved == shipped.replacingOccurrences(of: head + zonesLine, with: head + """
+                channels: { 1: { bank: 0, program: 89 } }
+                # louder for the ballad
+                set: { strip.1.gain: -6 }
+                # the piano up
+                # the bass stays
+                # the s-curve suits the grand
+            """ + "\n" + zonesLine))
+        let piano = try #require(try ControlMapping.parse(yaml: saved).scenes.first { $0.name == "Piano only" })
+        #expect(piano.zones?.count == 1 && piano.settings.count == 1)
+        // Saved with no `set:` and no zones of its own: their comments go with them; the name's stays.
+        let bare = try MappingPatch.savingScene("Piano only", fields: [Self.fields[0]], in: text)
+        #expect(bare == shipped.replacingOccurrences(of: head + zonesLine, with: head + "    channels: { 1: { bank: 0, program: 89 } }"))
+    }
+
+    /// midi-fx.yaml: a `#` inside a quoted URI is no comment; the scene's name comment is kept.
+    @Test func savingScene_aHashInsideQuotes_isNoComment() throws {
+        let text = try String(contentsOfFile: MappingPatchTests.folder.appendingPathComponent("midi-fx.yaml").path, encoding: .utf8)
+        let dry = try MappingPatch.savingScene("Dry", fields: Self.fields, zonesOf: "Dry", in: text)
+        #expect(MappingPatchTests.comments(dry) == MappingPatchTests.comments(text))
+        #expect(dry.contains("midi-fx: [\"http://gareus.org/oss/lv2/midifilter#midichord\"] }\n"))
+        let effects = try MappingPatch.savingScene("Effects", fields: Self.fields, in: text)
+        #expect(effects.contains("  - name: Effects                      # the top level's zones\n    channels: "))
+        #expect(try ControlMapping.parse(yaml: effects).scenes.map(\.name) == ["Effects", "Dry"])
     }
 
     @Test func savingScene_noScenes_addsTheSectionAtTheEnd() throws {
