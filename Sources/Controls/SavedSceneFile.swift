@@ -49,35 +49,53 @@ enum SavedSceneFile {
         v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : "\(v)"
     }
 
+    /// What a scene is saved as: a name given, or `Saved N`, the first N no
+    /// scene in the file has (the terminal's `w`: chosen from the file, since a
+    /// save the watcher has not reloaded yet added a scene the hub does not hold).
+    enum Name {
+        case given(String)
+        case firstFreeSaved
+
+        func resolved(among scenes: [Scene]) -> String {
+            switch self {
+            case .given(let name): return name
+            case .firstFreeSaved:
+                let names = Set(scenes.map(\.name))
+                return (1...).lazy.map { "Saved \($0)" }.first { !names.contains($0) } ?? "Saved"
+            }
+        }
+    }
+
     /// The file's text with the scene saved, checked; nothing is written.
-    static func savedText(_ name: String, _ s: Snapshot, fileText: String) throws(MappingPatch.Failure) -> (String, ControlMapping) {
-        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw MappingPatch.Failure("a scene needs a name") }
-        var patched = try MappingPatch.savingScene(name, fields: fields(s), zonesOf: s.zonesOf, in: fileText)
+    static func savedText(_ name: Name, _ s: Snapshot, fileText: String) throws(MappingPatch.Failure) -> (name: String, text: String, mapping: ControlMapping) {
         // The scenes the file has now: a save the watcher has not reloaded yet added one the hub does not hold.
         let onFile = (try? ControlMapping.parse(yaml: fileText, file: s.mapping.file)) ?? s.mapping
+        let name = name.resolved(among: onFile.scenes)
+        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw MappingPatch.Failure("a scene needs a name") }
+        var patched = try MappingPatch.savingScene(name, fields: fields(s), zonesOf: s.zonesOf, in: fileText)
         // A new scene goes last: the scene selectors that list their values or steps must reach it too.
         if !onFile.scenes.contains(where: { $0.name == name }) {
             patched = try MappingPatch.reachingEveryScene(onFile.scenes.count + 1, controls: onFile.controls, in: patched)
         }
         do {
-            return (patched, try ControlMapping.parse(yaml: patched, file: s.mapping.file))
+            return (name, patched, try ControlMapping.parse(yaml: patched, file: s.mapping.file))
         } catch {
             throw MappingPatch.Failure(error.description)
         }
     }
 
-    /// Saves scene `name` into the snapshot's mapping file; returns the mapping as the file now says.
-    static func save(_ name: String, _ s: Snapshot) throws(MappingPatch.Failure) -> ControlMapping {
+    /// Saves the scene into the snapshot's mapping file; returns its name and the mapping as the file now says.
+    static func save(_ name: Name, _ s: Snapshot) throws(MappingPatch.Failure) -> (name: String, mapping: ControlMapping) {
         let path = s.mapping.file
         let text: String
         do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
             throw MappingPatch.Failure("cannot read \(path)")
         }
-        let (patched, mapping) = try savedText(name, s, fileText: text)
+        let saved = try savedText(name, s, fileText: text)
         sweepTemporaries(beside: path)
         try LearnedBindingFile.writeAtomically(text, to: path + ".bak", tag: "save")
-        try LearnedBindingFile.writeAtomically(patched, to: path, tag: "save")
-        return mapping
+        try LearnedBindingFile.writeAtomically(saved.text, to: path, tag: "save")
+        return (saved.name, saved.mapping)
     }
 }
 
@@ -112,6 +130,16 @@ extension ControlHub {
     /// written (it waits for the disk: not on an async task's thread).
     @discardableResult
     public func saveScene(named name: String) throws(SceneSaveError) -> ControlMapping {
+        try saveScene(.given(name)).mapping
+    }
+
+    /// As `saveScene(named:)`, named `Saved N`: the first N no scene in the
+    /// file has (the terminal's `w`). Returns the name with the mapping.
+    public func saveNewScene() throws(SceneSaveError) -> (name: String, mapping: ControlMapping) {
+        try saveScene(.firstFreeSaved)
+    }
+
+    private func saveScene(_ name: SavedSceneFile.Name) throws(SceneSaveError) -> (name: String, mapping: ControlMapping) {
         let channels = soundChannels
         let taken = lock.withLock { () -> SavedSceneFile.Snapshot? in
             guard let mapping = currentMapping, !mapping.file.isEmpty, mapping.file != "<mapping>" else { return nil }
@@ -129,12 +157,14 @@ extension ControlHub {
         guard let snapshot = taken else {
             throw SceneSaveError(description: "no mapping file to save a scene in: start with --mapping FILE")
         }
-        let mapping: ControlMapping
-        do { mapping = try SavedSceneFile.save(name, snapshot) } catch {
-            throw SceneSaveError(description: "cannot save scene '\(name)' in \(snapshot.mapping.file): \(error)")
+        let saved: (name: String, mapping: ControlMapping)
+        do { saved = try SavedSceneFile.save(name, snapshot) } catch {
+            let shown: String
+            if case .given(let n) = name { shown = "scene '\(n)'" } else { shown = "a scene" }
+            throw SceneSaveError(description: "cannot save \(shown) in \(snapshot.mapping.file): \(error)")
         }
-        takeWritten(mapping)
-        return mapping
+        takeWritten(saved.mapping)
+        return saved
     }
 }
 

@@ -60,13 +60,11 @@ final class LiveKeys {
         drawSounds()
     }
 
-    /// "Save as scene": what plays now, as a new scene `Saved N` (the first N free) in the mapping file.
+    /// "Save as scene": what plays now, as a new scene `Saved N` (the first N free in the file) in the mapping file.
     private func saveScene() {
-        let names = Set(hub.sceneNames)
-        let name = (1...).lazy.map { "Saved \($0)" }.first { !names.contains($0) } ?? "Saved"
         do {
-            let mapping = try hub.saveScene(named: name)
-            view.line("saved scene '\(name)' in \(mapping.file) (the old file is \(mapping.file).bak)")
+            let saved = try hub.saveNewScene()
+            view.line("saved scene '\(saved.name)' in \(saved.mapping.file) (the old file is \(saved.mapping.file).bak)")
         } catch {
             view.line("\(error)")
         }

@@ -33,6 +33,20 @@ import Testing
         #expect(text.contains("    values: [0, 1, 2, 3]\n"))
     }
 
+    /// The terminal's `w` twice before the watcher's reload: `Saved 1`, then
+    /// `Saved 2` (named from the file, not from the hub's scenes, which do not
+    /// have the first yet), so the second does not replace the first.
+    @Test func twoNewScenes_beforeTheWatchersReload_getTwoNames() throws {
+        let (folder, path, _) = try Self.copyOfStagePiano()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let hub = ControlHub(mapping: try ControlMapping.load(path: path))
+        hub.reloadsFromItsWatcher()   // no watcher here: nothing reloads
+        #expect(try hub.saveNewScene().name == "Saved 1")
+        let second = try hub.saveNewScene()
+        #expect(second.name == "Saved 2")
+        #expect(second.mapping.scenes.map(\.name) == ["Split", "Piano only", "Saved 1", "Saved 2"])
+    }
+
     @Test func save_thenReload_theScenePlaysTheSavedPresetsAndValues() throws {
         let (folder, path, original) = try Self.copyOfStagePiano()
         defer { try? FileManager.default.removeItem(atPath: folder) }
