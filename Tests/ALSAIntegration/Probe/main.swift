@@ -13,7 +13,7 @@
 //   onsets FILE.wav [--interval S] [--max-std MS] [--min-count N] [--threshold F]
 //   metronome OUT.mid [--interval S] [--seconds S] [--note N] [--channel C] [--length S] [--program P] [--tail S]
 //   stalls CAPTURE.wav --stops MS,… --conts MS,… --last-off MS [--buffer MS] [--window-end MS]
-//   level FILE.wav [--from S] [--to S]
+//   level FILE.wav [--from S --to S]...
 //   speedup IN.mid OUT.mid FACTOR
 //   ports
 //   clocks [--name N] [--seconds S] [--idle S]                     (Clock.swift)
@@ -660,18 +660,26 @@ func stalls(_ args: Arguments) -> Int32 {
 
 // MARK: level
 
-/// The RMS of a capture's first channel from `--from` to `--to` seconds (a negative time counts
-/// from the end), in dBFS too, and where it first sounds (a 10 ms block above −60 dBFS).
+/// The RMS of a capture's first channel over windows (`--from S --to S`, repeated; a negative
+/// time counts from the end; none: the whole file), in dBFS too, and where it first sounds (a
+/// 10 ms block above −60 dBFS). One read of the file for every window.
 func level(_ args: Arguments) -> Int32 {
-    guard let path = args.positional.first else { fail("level FILE.wav [--from S] [--to S]") }
+    guard let path = args.positional.first else { fail("level FILE.wav [--from S --to S]...") }
     let (rate, x) = readWAV(path)
     let seconds = Double(x.count) / Double(rate)
     func at(_ s: Double) -> Int { min(x.count, max(0, Int(((s < 0 ? seconds + s : s)) * Double(rate)))) }
-    let a = at(args.double("--from", 0)), b = at(args.double("--to", seconds))
-    let rms = b > a ? (x[a..<b].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(b - a)).squareRoot() : 0
+    var froms = args.all("--from").compactMap { Double($0) }, tos = args.all("--to").compactMap { Double($0) }
+    if froms.isEmpty && tos.isEmpty { froms = [0]; tos = [seconds] }
+    guard froms.count == tos.count else { fail("level: as many --from as --to") }
+    var levels: [Double] = []
+    for (from, to) in zip(froms, tos) {
+        let a = at(from), b = at(to)
+        levels.append(b > a ? (x[a..<b].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(b - a)).squareRoot() : 0)
+    }
     let first = envelope(x, rate: rate).firstIndex { $0 > 1e-3 }
-    say("level rms=\(fixed(rms, 6)) dbfs=\(rms > 0 ? fixed(20 * log10(rms), 1) : "-inf") first-sound=\(first.map { fixed(Double($0) / 100, 2) } ?? "none")"
-        + " seconds=\(fixed(seconds, 2))")
+    say("level rms=\(levels.map { fixed($0, 6) }.joined(separator: ","))"
+        + " dbfs=\(levels.map { $0 > 0 ? fixed(20 * log10($0), 1) : "-inf" }.joined(separator: ","))"
+        + " first-sound=\(first.map { fixed(Double($0) / 100, 2) } ?? "none") seconds=\(fixed(seconds, 2))")
     return 0
 }
 

@@ -48,15 +48,17 @@ if [[ -n ${LIVE_CARILLON:-} && -n ${ALSA_VM_SOAK_MINUTES:-} ]]; then
     } | csvmidi - "$1"
   }
   soak_rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
-  # soak_db FILE FROM TO: the capture's level (dBFS; -inf for digital silence).
-  soak_db() { chrt -o 0 "$probe" level "$1" --from "$2" --to "$3" | grep -o 'dbfs=[^ ]*' | cut -d= -f2; }
+  # soak_levels FILE [--from S --to S]...: the capture's levels (dBFS, -inf for digital silence,
+  # comma-separated) and first sound: one read of the file, at a priority above live's (a debug
+  # probe at normal priority took minutes a segment under TCG).
+  soak_levels() { chrt -f 85 "$probe" level "$@"; }
   "$LIVE_CARILLON" live -v -d hw:Loopback,0 -r "$rate" --period 512 --periods 8 --soundfont "$LIVE_SF2" \
     --mapping "$(dirname "$LIVE_MAPPING")/stage-piano.yaml" >"$slog" 2>&1 & spid=$!
   wait_for "$slog" 'MIDI in at' 30
   rss_first=$(soak_rss "$spid")
   # This shell (the sender, the faults and their timing) at a real-time priority above live's
   # threads: under TCG a normal shell waited seconds for the CPU (stalls.sh); the analyses at
-  # normal priority (`chrt -o 0`), between performances.
+  # priority above live's too (soak_levels), between performances.
   chrt -f -p 90 $$ >/dev/null 2>&1
   tried=0 survived=0 stuck=0 returns=() backs=() rss_line=""
   for ((i = 1; i <= segments; i++)); do
@@ -96,7 +98,8 @@ if [[ -n ${LIVE_CARILLON:-} && -n ${ALSA_VM_SOAK_MINUTES:-} ]]; then
     alive=no; kill -0 "$spid" 2>/dev/null && alive=yes
     sounding=no
     if [[ $fault == unbind ]]; then
-      first=$(chrt -o 0 "$probe" level "$wav" | grep -o 'first-sound=[^ ]*' | cut -d= -f2)
+      lv=$(soak_levels "$wav" --from -8.2 --to -7.2 --from -6.2 --to -5.2)
+      first=$(grep -o 'first-sound=[^ ]*' <<<"$lv" | cut -d= -f2)
       if [[ $first != none && -n $first ]]; then
         sounding=yes
         to_sound=$(awk -v f="$first" -v d=$((trec - tb)) 'BEGIN { printf "%d", f * 1000 + d }')
@@ -104,14 +107,16 @@ if [[ -n ${LIVE_CARILLON:-} && -n ${ALSA_VM_SOAK_MINUTES:-} ]]; then
         detail="audio back ${back:-never} ms after the bind, sound ${to_sound} ms after it"
       else detail="no sound after the bind (audio back ${back:-never} ms after it)"; fi
     else
-      db=$(soak_db "$wav" "$(awk -v c="$tc" 'BEGIN { print c / 1000 + 0.5 }')" "$(awk -v c="$tc" 'BEGIN { print c / 1000 + 2.5 }')")
+      lv=$(soak_levels "$wav" --from -8.2 --to -7.2 --from -6.2 --to -5.2 \
+        --from "$(awk -v c="$tc" 'BEGIN { print c / 1000 + 0.5 }')" --to "$(awk -v c="$tc" 'BEGIN { print c / 1000 + 2.5 }')")
+      db=$(grep -o 'dbfs=[^ ]*' <<<"$lv" | cut -d= -f2 | cut -d, -f3)
       [[ $db != -inf ]] && awk -v d="$db" 'BEGIN { exit !(d > -60) }' && sounding=yes
       detail="${db} dBFS 0.5-2.5 s after the last CONT"
     fi
     # The performance's last event is 5.5 s before its end (aplaymidi stays connected until then:
     # had it left, the sequencer client would have released a stuck note); the capture ends 4.2 s
     # after that: 1-2 s and 3-4 s after the last event.
-    earlier=$(soak_db "$wav" -8.2 -7.2) last=$(soak_db "$wav" -6.2 -5.2)
+    earlier=$(grep -o 'dbfs=[^ ]*' <<<"$lv" | cut -d= -f2 | cut -d, -f1) last=$(grep -o 'dbfs=[^ ]*' <<<"$lv" | cut -d= -f2 | cut -d, -f2)
     held=no
     [[ $last != -inf ]] && awk -v e="$earlier" -v l="$last" 'BEGIN { exit !(l > -90 && (e == "-inf" || l > e - 6)) }' && held=yes
     [[ $held == yes ]] && stuck=$((stuck + 1))
