@@ -11,7 +11,9 @@
 //   hold-release FILE.wav --held S [--after S]
 //   latency [--target carillon:0] [--rate R] [--notes N] < raw FLOAT_LE stereo capture
 //   onsets FILE.wav [--interval S] [--max-std MS] [--min-count N] [--threshold F]
-//   metronome OUT.mid [--interval S] [--seconds S] [--note N] [--channel C] [--length S]
+//   metronome OUT.mid [--interval S] [--seconds S] [--note N] [--channel C] [--length S] [--program P] [--tail S]
+//   stalls CAPTURE.wav --stops MS,… --conts MS,… --last-off MS [--buffer MS] [--window-end MS]
+//   level FILE.wav [--from S --to S]...
 //   speedup IN.mid OUT.mid FACTOR
 //   ports
 //   clocks [--name N] [--seconds S] [--idle S]                     (Clock.swift)
@@ -544,7 +546,7 @@ func onsets(_ args: Arguments) -> Int32 {
 func metronome(_ args: Arguments) -> Int32 {
     guard let path = args.positional.first else {
         fail("metronome OUT.mid [--interval S] [--seconds S] [--note N | --notes N,N,…] [--channel C] [--length S] [--velocity V]"
-            + " [--then-bpm B --from-beat K]")
+            + " [--then-bpm B --from-beat K] [--program P] [--tail S]")
     }
     let interval = args.double("--interval", 0.125), seconds = args.double("--seconds", 20)
     // --notes: a keyboard part, the listed keys in turn (one per step).
@@ -564,6 +566,10 @@ func metronome(_ args: Arguments) -> Int32 {
         return [0xFF, 0x51, 0x03, UInt8(us >> 16 & 0xFF), UInt8(us >> 8 & 0xFF), UInt8(us & 0xFF)]
     }
     var track: [UInt8] = vlq(0) + tempo(120)
+    // --program P: a sound chosen first (an organ sustains while held, so a stuck note is heard).
+    let program = args.int("--program", -1)
+    guard program < 128 else { fail("metronome: --program 0…127") }
+    if program >= 0 { track += vlq(0) + [0xC0 | channel, UInt8(program)] }
     let count = Int(seconds / interval)
     let thenBPM = args.double("--then-bpm", 0), changeTick = args.int("--from-beat", -1) * 480
     guard thenBPM == 0 || (thenBPM >= 1 && changeTick >= 0 && changeTick % step == 0) else {
@@ -576,13 +582,104 @@ func metronome(_ args: Arguments) -> Int32 {
         track += vlq(delta) + [0x90 | channel, note, velocity]
         track += vlq(length) + [0x80 | channel, note, 0]
     }
-    track += vlq(step - length) + [0xFF, 0x2F, 0x00]
+    // --tail S: the end of the track S seconds after the last note-off (aplaymidi stays
+    // connected until then, so a stuck note is not released by its leaving).
+    let tail = args.double("--tail", 0)
+    track += vlq(tail > 0 ? Int(tail * 960) : step - length) + [0xFF, 0x2F, 0x00]
     func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
     let bytes: [UInt8] = Array("MThd".utf8) + be32(6) + [0, 0, 0, 1, 0x01, 0xE0] + Array("MTrk".utf8) + be32(track.count) + track
     guard let o = fopen(path, "wb") else { fail("cannot write \(path)") }
     let written = fwrite(bytes, 1, bytes.count, o)
     guard fclose(o) == 0, written == bytes.count else { fail("cannot write \(path)") }
     say("metronome notes=\(count) interval=\(fixed(interval * 1000, 1))ms")
+    return 0
+}
+
+// MARK: stalls
+
+/// A capture of notes played through a process stopped and continued (SIGSTOP/SIGCONT) at
+/// known times: `--stops` and `--conts` in ms of the wall clock, `--last-off` the sender's
+/// last note-off, all from one origin (the capture's launch, say). The first stall's gap of
+/// silence (it begins when the output's `--buffer` ms of queued audio have played) fixes
+/// where the capture starts on that clock. For each stall: how long after its CONT the sound
+/// came back, and the RMS in a window from 100 to `--window-end` (400) ms after the CONT; then the RMS from
+/// 2.5 to 4 s after the last note-off (nothing may sound there: no stuck note). Sound means
+/// above 10× the silence floor (the capture before the first note) and above −60 dBFS.
+/// Fails when a window after a CONT is not sound, or the tail is.
+func stalls(_ args: Arguments) -> Int32 {
+    func list(_ name: String) -> [Double] { args.string(name, "").split(separator: ",").compactMap { Double($0) } }
+    let stops = list("--stops"), conts = list("--conts"), lastOff = args.double("--last-off", -1)
+    guard let path = args.positional.first, !stops.isEmpty, stops.count == conts.count, lastOff >= 0 else {
+        fail("stalls CAPTURE.wav --stops MS,… --conts MS,… --last-off MS [--buffer MS] [--window-end MS]")
+    }
+    let buffer = args.double("--buffer", 186), windowEnd = args.double("--window-end", 400)
+    let (rate, x) = readWAV(path)
+    let env = envelope(x, rate: rate)  // 10 ms blocks
+    func rms(_ fromMs: Double, _ toMs: Double) -> Double? {
+        let a = max(0, Int(fromMs / 10)), b = Int(toMs / 10)
+        guard b > a, b <= env.count else { return nil }
+        return (env[a..<b].reduce(0.0) { $0 + $1 * $1 } / Double(b - a)).squareRoot()
+    }
+    guard let first = env.firstIndex(where: { $0 > 1e-3 }) else { say("stalls silent capture BAD"); return 1 }
+    // The floor: before the first note, leaving out the 50 ms its attack rises through.
+    let floor = env[..<max(0, first - 5)].max() ?? 0
+    let threshold = max(floor * 10, 1e-3)
+    // The first stall's gap: the first silent run after the first sound at least 60 % of its length.
+    let minRun = Int((conts[0] - stops[0]) * 0.6 / 10)
+    var run = 0, gap: Int? = nil
+    for i in first..<env.count {
+        run = env[i] < threshold ? run + 1 : 0
+        if run >= minRun { gap = i - run + 1; break }
+    }
+    guard let gap else { say("stalls no gap of \(minRun * 10) ms for the first stall BAD"); return 1 }
+    // The wall clock's ms at the capture's first frame.
+    let start = stops[0] + buffer - Double(gap) * 10
+    let playing = rms(Double(first) * 10, Double(gap) * 10) ?? 0
+    var ok = true, resumes: [String] = [], windows: [String] = []
+    for (stop, cont) in zip(stops, conts) {
+        let c = cont - start
+        // Back: the first sound after this stall's gap (which starts once the queued audio has played).
+        // A gap is 40 ms or more of silence (a stall of 250 ms leaves at least 64 ms with 186 ms queued).
+        var i = max(0, Int((stop - start) / 10)), silent = 0, back: Double? = nil
+        while i < env.count {
+            if env[i] < threshold { silent += 1 } else if silent >= 4 { back = Double(i) * 10 - c; break } else { silent = 0 }
+            i += 1
+        }
+        resumes.append(back.map { fixed($0, 0) } ?? "never")
+        let level = rms(c + 100, c + windowEnd)
+        windows.append(level.map { fixed($0, 4) } ?? "none")
+        if level == nil || level! < threshold { ok = false }
+    }
+    let tail = rms(lastOff - start + 2500, lastOff - start + 4000)
+    if tail == nil || tail! >= threshold { ok = false }
+    say("stalls n=\(stops.count) floor=\(fixed(floor, 5)) threshold=\(fixed(threshold, 4)) playing-rms=\(fixed(playing, 4))"
+        + " capture-start=\(fixed(start, 0))ms back-after-cont-ms=\(resumes.joined(separator: ","))"
+        + " window-rms=\(windows.joined(separator: ",")) tail-rms=\(tail.map { fixed($0, 5) } ?? "none (capture too short)") \(ok ? "OK" : "BAD")")
+    return ok ? 0 : 1
+}
+
+// MARK: level
+
+/// The RMS of a capture's first channel over windows (`--from S --to S`, repeated; a negative
+/// time counts from the end; none: the whole file), in dBFS too, and where it first sounds (a
+/// 10 ms block above −60 dBFS). One read of the file for every window.
+func level(_ args: Arguments) -> Int32 {
+    guard let path = args.positional.first else { fail("level FILE.wav [--from S --to S]...") }
+    let (rate, x) = readWAV(path)
+    let seconds = Double(x.count) / Double(rate)
+    func at(_ s: Double) -> Int { min(x.count, max(0, Int(((s < 0 ? seconds + s : s)) * Double(rate)))) }
+    var froms = args.all("--from").compactMap { Double($0) }, tos = args.all("--to").compactMap { Double($0) }
+    if froms.isEmpty && tos.isEmpty { froms = [0]; tos = [seconds] }
+    guard froms.count == tos.count else { fail("level: as many --from as --to") }
+    var levels: [Double] = []
+    for (from, to) in zip(froms, tos) {
+        let a = at(from), b = at(to)
+        levels.append(b > a ? (x[a..<b].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(b - a)).squareRoot() : 0)
+    }
+    let first = envelope(x, rate: rate).firstIndex { $0 > 1e-3 }
+    say("level rms=\(levels.map { fixed($0, 6) }.joined(separator: ","))"
+        + " dbfs=\(levels.map { $0 > 0 ? fixed(20 * log10($0), 1) : "-inf" }.joined(separator: ","))"
+        + " first-sound=\(first.map { fixed(Double($0) / 100, 2) } ?? "none") seconds=\(fixed(seconds, 2))")
     return 0
 }
 
@@ -640,6 +737,8 @@ case "hold-release": holdRelease(rest)
 case "latency": latency(rest)
 case "onsets": onsets(rest)
 case "metronome": metronome(rest)
+case "stalls": stalls(rest)
+case "level": level(rest)
 case "ports": ports()
 case "clocks": clocks(rest)
 case "clock-master": clockMaster(rest)
