@@ -83,8 +83,9 @@ private final class SupervisorLoop: @unchecked Sendable {
             }
             if recovery.isTryDue(at: now) { tryReopen(at: now) }
             if recovery.state != .playing {
-                // What comes in meanwhile is played nowhere: rendered away so it does not sound on the return.
-                renderAway()
+                // What comes in meanwhile is played nowhere: rendered away so it does not sound on the return
+                // (only when something came: each time renders at least 0.5 s of silence, the tails' check).
+                if parts.renderer.events.count > 0 { renderAway() }
             } else if polls % 5 == 0 {
                 parts.output.maintain()
             }
