@@ -339,7 +339,14 @@ def main():
                                   "--to", "carillon:midi_in", "--lead", str(lead), "--tail", "5", "--wait", "20"],
                                  stdout=open(f"{a.out}/probe-{i}.out", "w"), stderr=subprocess.STDOUT, env=env)
         row = {"segment": i, "fault": fault, "notes": notes, "rss_start_mib": rss_start}
-        # The OSC notes wait past the probe's lead (its recording starts once it is connected).
+        # The OSC notes wait past the probe's lead, counted from when its recording starts (the
+        # "connected" line, printed as it starts): counted from its start, a probe slow to start under
+        # load (1.06 s seen at load 25) let them into the silence measured before its first note.
+        for _ in range(400):
+            with open(f"{a.out}/probe-{i}.out") as f:
+                if "connected after" in f.read():
+                    break
+            time.sleep(0.05)
         time.sleep(lead + 0.5)
         notes_allowed.set()
         time.sleep(length / 2)

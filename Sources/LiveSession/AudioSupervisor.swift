@@ -26,6 +26,8 @@ final class AudioSupervisor {
         let renderer: Renderer
         let clock: OutputClock?
         let keyboard: KeyboardRouting
+        /// JACK MIDI's inbox (`JACKMIDIInput`), routed on by a thread of its own; nil without JACK MIDI.
+        let jackMIDIInbox: EventQueue?
         /// A loaded piece's transport (`play`), held while there is no output; nil live.
         let transport: Transport?
         let log: HostLog
@@ -48,6 +50,9 @@ private final class SupervisorLoop: @unchecked Sendable {
     var recovery: AudioRecovery
     /// Scratch for the blocks rendered while there is no output (never heard).
     let scratch: UnsafeMutableBufferPointer<Float>
+    /// At most this many frames of effect tail are rendered away at a time (10 s).
+    let tailLimitFrames: Int
+
     /// The transport was playing when the output failed: it plays on when the output is back.
     var resumeTransport = false
 
@@ -56,6 +61,7 @@ private final class SupervisorLoop: @unchecked Sendable {
         self.recovery = recovery
         scratch = .allocate(capacity: 2 * parts.output.maxFrames)
         scratch.initialize(repeating: 0)
+        tailLimitFrames = 10 * parts.output.sampleRate
     }
 
     deinit { scratch.deallocate() }
@@ -77,8 +83,9 @@ private final class SupervisorLoop: @unchecked Sendable {
             }
             if recovery.isTryDue(at: now) { tryReopen(at: now) }
             if recovery.state != .playing {
-                // What comes in meanwhile is played nowhere: rendered away so it does not sound on the return.
-                drain()
+                // What comes in meanwhile is played nowhere: rendered away so it does not sound on the return
+                // (only when something came: each time renders at least 0.5 s of silence, the tails' check).
+                if parts.renderer.events.count > 0 { renderAway() }
             } else if polls % 5 == 0 {
                 parts.output.maintain()
             }
@@ -94,13 +101,17 @@ private final class SupervisorLoop: @unchecked Sendable {
             resumeTransport = true
             transport.stop()
         }
+        // The inbox's last events (pushed by the last cycle) routed first: a note-on routed after the release would be held on.
+        if let inbox = parts.jackMIDIInbox {
+            for _ in 0..<200 where inbox.count > 0 { usleep(1_000) }
+        }
         parts.keyboard.releaseEverything()
-        drain()
+        renderAway()
     }
 
     private func tryReopen(at now: Double) {
         // Nothing renders between the fault and here: the queue's last events and the voices end silently first.
-        drain()
+        renderAway()
         parts.clock?.restart(at: parts.renderer.sampleTime)
         do throws(LiveHost.Failure) {
             try parts.output.reopen()
@@ -117,14 +128,8 @@ private final class SupervisorLoop: @unchecked Sendable {
         parts.log.append("audio back after \(Self.format(outage)) s: \(parts.output.summary)")
     }
 
-    /// Renders two silent blocks into the scratch: the queue drained (its notes
-    /// started and ended at once), every voice stopped. Only while no output renders.
-    private func drain() {
-        let renderer = parts.renderer, frames = parts.output.maxFrames
-        for _ in 0..<2 {
-            renderer.render(frames: frames, into: scratch)
-            renderer.silence()
-        }
+    private func renderAway() {
+        RenderAway.everything(parts.renderer, frames: parts.output.maxFrames, scratch: scratch, tailLimitFrames: tailLimitFrames)
     }
 
     private func reason(of state: AudioRecovery.State) -> String {
@@ -137,5 +142,46 @@ private final class SupervisorLoop: @unchecked Sendable {
     static func format(_ seconds: Double) -> String {
         let tenths = (seconds * 10).rounded() / 10
         return tenths == tenths.rounded() ? "\(Int(tenths))" : "\(tenths)"
+    }
+}
+
+/// What the supervisor renders while no output does, never heard, so that
+/// nothing held before a fault sounds after the return (issue 40).
+enum RenderAway {
+    /// A block whose peak is at most this is silent (-120 dBFS).
+    static let quietPeak: Float = 1e-6
+    /// The tails are over once this many frames in a row are silent (0.5 s at 48 kHz).
+    static let quietStretchFrames = 24_000
+
+    /// Renders into `scratch` (2 × `frames` samples): every event queued, whatever
+    /// frame it was stamped for (a note placed ahead of a block that never came
+    /// would otherwise play on the return), each block's notes stopped at once;
+    /// then the pedals up on every channel (all sound off leaves a sustain down,
+    /// and it would hold the next notes); then the effects' tails (FluidSynth's
+    /// reverb and chorus ring on after all sound off) until 0.5 s is silent.
+    /// At most `tailLimitFrames` in all. Returns the frames rendered.
+    @discardableResult
+    static func everything(_ renderer: Renderer, frames: Int, scratch: UnsafeMutableBufferPointer<Float>,
+                           tailLimitFrames: Int) -> Int {
+        var rendered = 0
+        repeat {
+            renderer.render(frames: frames, into: scratch)
+            renderer.silence()
+            rendered += frames
+        } while (rendered < 2 * frames || renderer.events.count > 0) && rendered < tailLimitFrames
+        for channel in 0..<16 {
+            for pedal: UInt8 in [64, 66, 67] {   // sustain, sostenuto, soft
+                renderer.instrument.receive(.controlChange(pedal, value: 0, channel: channel))
+            }
+        }
+        // Quiet for a stretch, not one block: a reverb's delay lines give out a tail some way behind its input.
+        var quietFrames = 0
+        repeat {
+            renderer.render(frames: frames, into: scratch)
+            rendered += frames
+            quietFrames = renderer.blockPeak > quietPeak ? 0 : quietFrames + frames
+        } while quietFrames < quietStretchFrames && rendered < tailLimitFrames
+        renderer.silence()
+        return rendered
     }
 }

@@ -95,7 +95,8 @@ final class LiveOutput: @unchecked Sendable {
         guard !audio.started else { return }
         try audio.start(shared, clockOut: clockOut, link: link)
         let parts = AudioSupervisor.Parts(output: audio.output, shared: shared, renderer: audio.renderer, clock: audio.clock,
-                                          keyboard: keyboard, transport: piece != nil ? transport : nil, log: log, verbose: verbose)
+                                          keyboard: keyboard, jackMIDIInbox: audio.jackMIDI?.inbox,
+                                          transport: piece != nil ? transport : nil, log: log, verbose: verbose)
         let recovery = AudioRecovery(giveUpAfter: giveUpAfter)
         try state.withLock { s throws(LiveHost.Failure) in
             do throws(ThreadError) { s.supervisor = try AudioSupervisor(parts, recovery: recovery) } catch { throw .thread(error) }

@@ -152,7 +152,7 @@ import Glibc
         }
 
         func supervisor(transport: Transport? = nil, recovery: AudioRecovery) throws -> AudioSupervisor {
-            try AudioSupervisor(.init(output: output, shared: shared, renderer: renderer, clock: nil, keyboard: keyboard,
+            try AudioSupervisor(.init(output: output, shared: shared, renderer: renderer, clock: nil, keyboard: keyboard, jackMIDIInbox: nil,
                                       transport: transport, log: log, verbose: true), recovery: recovery)
         }
 
