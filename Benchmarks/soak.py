@@ -4,8 +4,8 @@ every segment (issue 40). Not part of CI: `Benchmarks/soak.sh` runs it; figures 
 Benchmarks/README.md.
 
 Segments follow each other until --minutes are up. Per segment (3 minutes by default) a JACK
-client (`carillon-jack-probe`) plays a random performance into carillon:midi_in and records carillon's output: keys over the whole keyboard
-(so every zone: bass, piano + strings, the external synth port), the sustain pedal, scene
+client (`carillon-jack-probe`) plays a random performance into carillon:midi_in and records
+carillon's output: keys over the whole keyboard (so every zone: bass, piano + strings, the external synth port), the sustain pedal, scene
 switches (program changes on channel 16) and the three faders (CC 20-22 on channel 16). Beside
 it, an OSC client sends strip gains, a CC, scene switches and notes, and a WebSocket client
 (the page's protocol) moves a fader and reads the status. Halfway through each segment a fault,
