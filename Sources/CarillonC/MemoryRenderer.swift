@@ -147,6 +147,11 @@ final class MemoryRenderer: Sendable {
                 throw .option("\(error)")
             }
         }
+        // A pool's presets against the fonts now read (`--timbres`, as the CLI checks them).
+        do throws(RenderOptionError) {
+            try RenderOptionChecks.timbrePool(configuration.augmentation,
+                                              fonts: zip(soundFonts.fonts, first).map { (name: $0.fileName, job: $1[0].job) })
+        } catch { throw .option(error.description) }
         idle = Mutex(first)
     }
 
