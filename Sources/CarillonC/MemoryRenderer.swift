@@ -66,8 +66,8 @@ final class MemorySink: RenderSink {
 /// render's samples, handed to the result as they are, which Python wraps
 /// without a copy (`carillon_result_samples`). Not an array: appending to
 /// one copies what it holds into new pages at each doubling, where glibc's
-/// `realloc` moves a large buffer's pages (`mremap`). Measured on openmsx
-/// (Benchmarks/README.md, "Python"): the Python `Renderer`'s gap to the CLI.
+/// `realloc` moves a large buffer's pages (`mremap`) (Benchmarks/README.md,
+/// "Where the `Renderer`'s time goes besides the render").
 final class SampleBuffer {
     private(set) var base: UnsafeMutablePointer<Float>? = nil
     private(set) var count = 0

@@ -140,7 +140,7 @@ class Result:
 class _ResultSamples:
     """A render's samples where the library holds them, as numpy takes them (`__array_interface__`):
     the array made on them keeps this alive, and the result is freed when it goes. Copying them
-    out cost a few percent of a render (Benchmarks/README.md, "Python")."""
+    out cost a few percent of a render (Benchmarks/README.md, "Where the `Renderer`'s time goes")."""
 
     def __init__(self, result, frames):
         self._result = result
