@@ -93,9 +93,17 @@ public func carillon_result_frames(_ handle: UnsafeMutableRawPointer) -> Int64 {
 /// Copies the interleaved stereo samples into `out` (room for `2 * frames` floats).
 @_cdecl("carillon_result_copy_samples")
 public func carillon_result_copy_samples(_ handle: UnsafeMutableRawPointer, _ out: UnsafeMutablePointer<Float>, _ frames: Int64) {
-    let samples = result(handle).samples
+    let samples = result(handle).samples.buffer
     let count = min(samples.count, 2 * Int(max(0, frames)))
-    samples.withUnsafeBufferPointer { out.update(from: $0.baseAddress!, count: count) }
+    if let from = samples.baseAddress, count > 0 { out.update(from: from, count: count) }
+}
+
+/// The interleaved stereo samples where the result holds them (`2 * frames`
+/// floats; NULL when there are none), valid until `carillon_result_free`:
+/// Python's array is made on them, with no copy, and frees the result when it goes.
+@_cdecl("carillon_result_samples")
+public func carillon_result_samples(_ handle: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Float>? {
+    result(handle).samples.base
 }
 
 /// The manifest line's facts (JSON), a malloc'd string for `carillon_string_free`.

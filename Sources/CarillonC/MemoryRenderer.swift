@@ -48,12 +48,48 @@ enum CarillonError: Error {
 /// Interleaved stereo frames collected in memory: the render's sink for the C
 /// ABI, in place of `carillon render`'s audio file (the same blocks it writes).
 final class MemorySink: RenderSink {
-    private(set) var samples: [Float] = []
+    private(set) var samples = SampleBuffer()
+    /// The render's name, for a message.
+    let name: String
+    init(name: String) { self.name = name }
+
     func write(_ block: UnsafeBufferPointer<Float>, frames: Int) throws(RenderJob.Failure) {
-        samples.append(contentsOf: block[0..<(2 * frames)])
+        guard samples.append(UnsafeBufferPointer(rebasing: block[0..<(2 * frames)])) else {
+            throw .scratchFile(path: "\(name) (in memory)", reason: "out of memory for \(samples.count + 2 * frames) samples")
+        }
     }
     func finish() throws(RenderJob.Failure) {}
-    func discard() { samples = [] }
+    func discard() { samples = SampleBuffer() }
+}
+
+/// Floats in one malloc'd buffer, grown by `realloc` and freed with it: a
+/// render's samples, handed to the result as they are, which Python wraps
+/// without a copy (`carillon_result_samples`). Not an array: appending to
+/// one copies what it holds into new pages at each doubling, where glibc's
+/// `realloc` moves a large buffer's pages (`mremap`) (Benchmarks/README.md,
+/// "Where the `Renderer`'s time goes besides the render").
+final class SampleBuffer {
+    private(set) var base: UnsafeMutablePointer<Float>? = nil
+    private(set) var count = 0
+    private var capacity = 0
+
+    /// Appends `values`; false when the memory for them cannot be had (nothing is changed).
+    func append(_ values: UnsafeBufferPointer<Float>) -> Bool {
+        guard let from = values.baseAddress, !values.isEmpty else { return true }
+        if count + values.count > capacity {
+            let wanted = max(count + values.count, 2 * capacity, 1 << 16)
+            guard let grown = realloc(base, wanted * MemoryLayout<Float>.stride) else { return false }
+            base = grown.bindMemory(to: Float.self, capacity: wanted)
+            capacity = wanted
+        }
+        (base! + count).initialize(from: from, count: values.count)
+        count += values.count
+        return true
+    }
+
+    var buffer: UnsafeBufferPointer<Float> { UnsafeBufferPointer(start: base, count: count) }
+
+    deinit { free(base) }
 }
 
 /// A render's frames handed on as they come, in chunks of `chunkFrames`
@@ -96,12 +132,12 @@ final class CallbackSink: RenderSink {
 
 /// One render's output: the frames, the manifest line's facts and the labels.
 final class MemoryRender {
-    let samples: [Float]
+    let samples: SampleBuffer
     /// The manifest line `carillon render --manifest` writes for it (JSON).
     let facts: String
     /// notes.csv's lines (header first), with `labels`; nil without.
     let notesCSV: String?
-    init(samples: [Float], facts: String, notesCSV: String?) {
+    init(samples: SampleBuffer, facts: String, notesCSV: String?) {
         self.samples = samples; self.facts = facts; self.notesCSV = notesCSV
     }
     var frames: Int { samples.count / 2 }
@@ -147,6 +183,11 @@ final class MemoryRenderer: Sendable {
                 throw .option("\(error)")
             }
         }
+        // A pool's presets against the fonts now read (`--timbres`, as the CLI checks them).
+        do throws(RenderOptionError) {
+            try RenderOptionChecks.timbrePool(configuration.augmentation,
+                                              fonts: zip(soundFonts.fonts, first).map { (name: $0.fileName, job: $1[0].job) })
+        } catch { throw .option(error.description) }
         idle = Mutex(first)
     }
 
@@ -175,7 +216,7 @@ final class MemoryRenderer: Sendable {
             // (A stream is on one synth: its blocks, once handed on, cannot be taken back.)
             summary = try job.render(input: name, midi: midi, to: .sink(named: name) { () throws(RenderJob.Failure) -> any RenderSink in
                 if let stream { return stream }
-                let made = MemorySink()
+                let made = MemorySink(name: name)
                 sink = made
                 return made
             }, augmentation: draw, cancel: stream?.stop)
@@ -183,7 +224,7 @@ final class MemoryRenderer: Sendable {
             if case .interrupted = error { throw .stopped }
             throw CarillonError(error)
         }
-        guard let samples = stream == nil ? sink?.samples : [] else { preconditionFailure("the render made its sink") }
+        guard let samples = stream == nil ? sink?.samples : SampleBuffer() else { preconditionFailure("the render made its sink") }
         var entry = ManifestEntry(input: name, output: "", status: .ok, carillonVersion: Self.version,
                                   soundFont: soundFonts.fonts[font].path, soundFontBytes: soundFontBytes[font])
         entry.augmentation = draw
@@ -194,10 +235,10 @@ final class MemoryRenderer: Sendable {
     }
 
     /// The integrated loudness of `samples` (libebur128), as the manifest measures it.
-    private static func loudness(_ samples: [Float], sampleRate: Int) throws(CarillonError) -> Double {
+    private static func loudness(_ samples: SampleBuffer, sampleRate: Int) throws(CarillonError) -> Double {
         do throws(LoudnessError) {
             let meter = try LoudnessMeter(channels: 2, sampleRate: sampleRate, truePeak: false)
-            try samples.withUnsafeBufferPointer { p throws(LoudnessError) in try meter.add(p, frames: samples.count / 2) }
+            try meter.add(samples.buffer, frames: samples.count / 2)
             return try meter.integratedLoudness()
         } catch { throw .render("\(error)") }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Parameters
 import Yams
 
 /// The presets `render --timbres FILE` draws each track's instrument from:
@@ -19,6 +20,14 @@ public struct TimbrePool: Sendable, Equatable {
     public var byClass: [Int: [Preset]] = [:]
     /// Drum kits (a drum track draws among these).
     public var drums: [Preset] = []
+    /// Every preset as the file lists it, where it lists it: for `missing(from:)`.
+    public var listings: [Listing] = []
+
+    /// A preset where the file lists it.
+    public struct Listing: Sendable, Equatable {
+        public var preset: Preset
+        public var location: SourceLocation
+    }
 
     public init() {}
 
@@ -26,6 +35,49 @@ public struct TimbrePool: Sendable, Equatable {
     public func candidates(program: Int?) -> [Preset] {
         guard let program else { return drums }
         return byProgram[program] ?? byClass[program / 8] ?? []
+    }
+
+    /// One font's presets, named as messages name it (its file name).
+    public struct Font: Sendable {
+        public var name: String
+        public var presets: [FontPreset]
+        public init(name: String, presets: [FontPreset]) { self.name = name; self.presets = presets }
+    }
+
+    /// The listed presets that are in none of `fonts`, one mistake each at
+    /// its place in the file, with the closest preset the fonts have ("did
+    /// you mean"); nil when every listed preset is in some font. A preset in
+    /// some fonts only is no mistake: a render with another font skips it.
+    public func missing(from fonts: [Font]) -> MappingError? {
+        let all = fonts.flatMap { font in font.presets.map { (font: font.name, preset: $0) } }
+        var diagnostics: [MappingDiagnostic] = []
+        for listing in listings {
+            let p = listing.preset
+            guard !all.contains(where: { $0.preset.bank == p.bank && $0.preset.program == p.program }) else { continue }
+            let names = fonts.map(\.name).joined(separator: ", ")
+            var message = "preset \(p.bank):\(p.program) is in none of the fonts (\(names))"
+            if let close = Self.closest(to: p, among: all) {
+                message += "; did you mean \(close.preset.bank):\(close.preset.program) (\(close.preset.name)"
+                    + (fonts.count > 1 ? ", in \(close.font)" : "") + ")?"
+            }
+            message += " (`carillon presets FONT` lists a font's presets)"
+            diagnostics.append(MappingDiagnostic(listing.location, message))
+        }
+        return diagnostics.isEmpty ? nil : MappingError(diagnostics)
+    }
+
+    /// The fonts' preset nearest `wanted`, of its kind (a drum kit for a drum
+    /// kit) and class, nil when they have none: the same program in the
+    /// nearest bank first, then the nearest program of the class in the same
+    /// bank, then in any bank (the first of the fonts' order on a tie).
+    static func closest(to wanted: Preset, among all: [(font: String, preset: FontPreset)]) -> (font: String, preset: FontPreset)? {
+        let drums = wanted.bank == 128
+        let near = all.filter { ($0.preset.bank == 128) == drums && (drums || $0.preset.program / 8 == wanted.program / 8) }
+        func distance(_ p: FontPreset) -> (Int, Int, Int) {
+            if p.program == wanted.program { return (0, abs(p.bank - wanted.bank), 0) }
+            return (1, p.bank == wanted.bank ? 0 : 1, abs(p.program - wanted.program) * 1000 + abs(p.bank - wanted.bank))
+        }
+        return near.min { distance($0.preset) < distance($1.preset) }
     }
 
     /// The 16 classes' names as a pool file writes them (`chromatic-percussion`).
@@ -76,7 +128,9 @@ public enum TimbrePoolFile {
             }
             seen[name] = reader.location(keyNode).line
             let drums = key == .drums
-            guard let presets = self.presets(valueNode, drums: drums, reader) else { continue }
+            guard let listings = self.presets(valueNode, drums: drums, reader) else { continue }
+            pool.listings += listings
+            let presets = listings.map(\.preset)
             switch key {
             case .drums: pool.drums = presets
             case .program(let p): pool.byProgram[p] = presets
@@ -112,7 +166,7 @@ public enum TimbrePoolFile {
     }
 
     /// A non-empty list of `BANK:PROGRAM` or programs (bank 0, or 128 for drums).
-    private static func presets(_ node: Node, drums: Bool, _ reader: MappingReader) -> [TimbrePool.Preset]? {
+    private static func presets(_ node: Node, drums: Bool, _ reader: MappingReader) -> [TimbrePool.Listing]? {
         let items: [Node]
         switch node {
         case .sequence(let s): items = Array(s)
@@ -122,10 +176,12 @@ public enum TimbrePoolFile {
             return nil
         }
         if items.isEmpty { reader.error(node, "the list is empty; give at least one preset (\(example))"); return nil }
-        var presets: [TimbrePool.Preset] = []
+        var presets: [TimbrePool.Listing] = []
         var ok = true
         for item in items {
-            if let p = preset(item, drums: drums, reader) { presets.append(p) } else { ok = false }
+            if let p = preset(item, drums: drums, reader) {
+                presets.append(TimbrePool.Listing(preset: p, location: reader.location(item)))
+            } else { ok = false }
         }
         return ok ? presets : nil
     }

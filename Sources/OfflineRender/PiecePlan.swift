@@ -44,6 +44,9 @@ struct PiecePlan {
     var warnings: [SMFWarning] = []
     /// With `--timbres`: what each track drew (`TimbreDraw`).
     var timbres: [TimbrePick] = []
+    /// With `--timbres`: the split that moved the tracks apart before the draw
+    /// (its moves and kept groups, by track, lead the stems report's; see `stemReportGroups`).
+    var timbreSplit: StemGroups? = nil
 }
 
 extension RenderJob {
@@ -149,8 +152,11 @@ extension RenderJob {
         var splitPlan: SampleSelection.Plan? = nil
         /// With `--timbres`: what each track drew.
         var timbres: [TimbrePick] = []
+        var timbreSplit: StemGroups? = nil
         if let draw = augmentation?.timbres {
-            (score, timbres) = try drawTimbres(score, draw, input: input, trackNames: trackNames)
+            let split: StemGroups
+            (score, timbres, split) = try drawTimbres(score, draw, input: input, trackNames: trackNames)
+            timbreSplit = split
         }
         if stems, let grouping = options.stemsBy {
             let split: StemGroups
@@ -160,7 +166,7 @@ extension RenderJob {
         }
         return PiecePlan(score: score, gaps: gaps, deadAirCut: deadAirCut, limits: limits, maps: maps,
                          notesDropped: notesDropped, trackNames: trackNames, groups: groups, samples: splitPlan,
-                         changes: changes, warnings: warnings, timbres: timbres)
+                         changes: changes, warnings: warnings, timbres: timbres, timbreSplit: timbreSplit)
     }
 
     /// `score` split so each channel carries one group (`StemGroups`), and

@@ -350,7 +350,7 @@ public final class RenderJob {
                     var notes = RenderLabels.playedNotes(score, trackNames: piece.trackNames, rendering: rendering)
                     if summary.truncated { notes = notes.filter { $0.onset < summary.duration } }
                     summary.stemReport = StemReport(grouping: grouping, notes: Self.inStems(notes, groups),
-                                                    writer: stemWriter, groups: groups)
+                                                    writer: stemWriter, groups: groups, timbreSplit: piece.timbreSplit)
                 }
                 return summary
             } catch {

@@ -121,6 +121,16 @@ public enum RenderOptionChecks {
         return a
     }
 
+    /// A `--timbres` pool's presets checked against the fonts, once they are
+    /// read and before anything renders: a preset in none of them is a
+    /// mistake at its place in the file (`file:line:column: error: …`, with
+    /// the closest preset they have). `fonts`: each font's job, by the font's file name.
+    public static func timbrePool(_ augmentation: Augmentation?, fonts: [(name: String, job: RenderJob)]) throws(RenderOptionError) {
+        guard case .pool(let pool, _)? = augmentation?.timbres,
+              let missing = pool.missing(from: fonts.map { TimbrePool.Font(name: $0.name, presets: $0.job.fontPresets) }) else { return }
+        throw RenderOptionError("\(missing)")
+    }
+
     /// The values of `augmentation` checked, no file read (the CLI's `validate()`).
     public static func augmentationValues(transpose: String?, tempo: String?, velocityScale: String?, programMap: String?,
                                           timbres: String?, seed: UInt64?) throws(RenderOptionError) -> Augmentation {

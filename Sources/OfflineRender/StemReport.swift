@@ -74,10 +74,17 @@ public struct StemReport: Sendable, Equatable {
     }
 
     /// Builds the report from the notes as rendered (their `stem` already the
-    /// group stem) and the stems the writer made.
-    init(grouping: StemGrouping, notes: [RenderLabels.Note], writer: StemWriter, groups: StemGroups) {
+    /// group stem) and the stems the writer made. With `--timbres`, the moves
+    /// of the split that moved the tracks apart before the draw
+    /// (`timbreSplit`, by track) come first: the stems' own split then finds
+    /// those tracks apart already. Its kept groups are not repeated: a track
+    /// that could not move stays where the stems' split finds it again.
+    init(grouping: StemGrouping, notes: [RenderLabels.Note], writer: StemWriter, groups: StemGroups,
+         timbreSplit: StemGroups? = nil) {
         self.grouping = grouping
-        moves = groups.moves.map { Move(group: $0.group, fromChannel: $0.from + 1, toChannel: $0.to + 1, notes: $0.notes) }
+        moves = ((timbreSplit?.moves ?? []) + groups.moves).map {
+            Move(group: $0.group, fromChannel: $0.from + 1, toChannel: $0.to + 1, notes: $0.notes)
+        }
         kept = groups.kept.map { Kept(group: $0.group, channel: $0.channel + 1, stem: $0.stem, notes: $0.notes, reason: $0.reason) }
         var byStem: [String: [RenderLabels.Note]] = [:]
         for n in notes { byStem[n.stem, default: []].append(n) }

@@ -1,6 +1,7 @@
 import Engine
 import MIDI
 import MappingFiles
+import Parameters
 
 /// `render --timbres`: where each track's instrument is drawn from.
 public enum TimbreSource: Sendable, Equatable {
@@ -197,17 +198,24 @@ public struct TimbreDraw: Sendable, Equatable {
 }
 
 extension RenderJob {
+    /// The font's presets as FluidSynth lists them: what `--timbres` draws among.
+    public var fontPresets: [FontPreset] {
+        (scout.soundFont?.presets ?? []).map { FontPreset(bank: $0.bank, program: $0.program, name: $0.name) }
+    }
+
     /// `score` with each track's instrument drawn (`TimbreDraw`): the tracks
     /// first moved apart onto channels of their own, as `--stems-by track`
     /// moves them, then each channel's programs replaced by its track's draw.
+    /// Also the split that moved them (its moves and kept groups go into the
+    /// stems report, `PiecePlan.timbreSplit`).
     func drawTimbres(_ score: Score, _ draw: TimbreDraw, input: String,
-                     trackNames: [String]) throws(Failure) -> (Score, [TimbrePick]) {
+                     trackNames: [String]) throws(Failure) -> (Score, [TimbrePick], StemGroups) {
         let (split, _) = try splitIntoGroups(score, by: .track, input: input, trackNames: trackNames)
         let plan = try planSamples(split.score)
         let font = (scout.soundFont?.presets ?? []).map { (bank: $0.bank, program: $0.program, name: $0.name) }
         let drawn = draw.apply(to: split.score, notePresets: Self.notePresets(plan), skipping: skippedChannels,
                                font: font, trackNames: trackNames)
         for note in drawn.notes { log.append("\(input): \(note)") }
-        return (drawn.score, drawn.picks)
+        return (drawn.score, drawn.picks, split)
     }
 }

@@ -117,6 +117,14 @@ public final class BatchRenderer: Sendable {
         firstJobs = Mutex(jobs)
     }
 
+    /// The `--timbres` pool's presets checked against the fonts just read
+    /// (`RenderOptionChecks.timbrePool`): before anything is written.
+    public func checkTimbrePool() throws(RenderOptionError) {
+        let jobs = firstJobs.withLock { $0 }
+        let fonts = zip(soundFonts.fonts, jobs).compactMap { font, job in job.map { (name: font.fileName, job: $0) } }
+        try RenderOptionChecks.timbrePool(settings.augmentation, fonts: fonts)
+    }
+
     /// The first manifest write that failed, if any (the batch went on).
     public var manifestError: ManifestError? { state.withLock { $0.manifestError } }
 

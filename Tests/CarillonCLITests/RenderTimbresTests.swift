@@ -118,6 +118,29 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/x.wav"))
     }
 
+    /// A pool's presets are checked against the fonts once they are read: one in none of them is a
+    /// mistake at its place in the file, with the closest preset they have, and nothing renders; one
+    /// another font of the set has is no mistake.
+    @Test func poolPresetInNoFont_isAMistakeAtItsPlace_withTheClosest() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        // TimGM6mb has no bank 8 and no drum kit 99.
+        try "drums: [0, 99]\npiano: [0, \"8:4\"]\n".write(toFile: "\(dir)/pool.yaml", atomically: true, encoding: .utf8)
+        let r = try CLI.carillon(["render", Self.song, "-o", "\(dir)/x.wav", "--soundfont", CLI.timGM, "--timbres", "\(dir)/pool.yaml"])
+        #expect(r.status != 0)
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 2, "\(r.stderr)")
+        #expect(lines.first?.contains("pool.yaml:1:12: error: preset 128:99 is in none of the fonts (TimGM6mb.sf2); did you mean 128:") == true, "\(r.stderr)")
+        #expect(lines.last?.contains("pool.yaml:2:12: error: preset 8:4 is in none of the fonts (TimGM6mb.sf2); did you mean 0:4 (") == true, "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/x.wav"))
+        // FluidR3_GM has 8:4: with it in the set, the pool renders.
+        try "piano: [0, \"8:4\"]\n".write(toFile: "\(dir)/good.yaml", atomically: true, encoding: .utf8)
+        let both = try CLI.carillon(["render", Self.song, "-o", "\(dir)/y.wav", "--soundfont", CLI.timGM, "--soundfont", PresetNamesCommandTests.fluidR3,
+                                     "--timbres", "\(dir)/good.yaml", "--seed", "1", "--max-duration", "1", "-q"])
+        #expect(both.status == 0, "\(both.stderr)")
+    }
+
     @Test func missingPool_saysSo() throws {
         let r = try CLI.carillon(["render", Self.song, "-o", "/tmp/never.wav", "--timbres", "/nonexistent/pool.yaml"])
         #expect(r.status != 0)

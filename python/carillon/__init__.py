@@ -137,6 +137,21 @@ class Result:
         return f"<carillon.Result {self.audio.shape[0]} frames, {self.duration:.2f} s>"
 
 
+class _ResultSamples:
+    """A render's samples where the library holds them, as numpy takes them (`__array_interface__`):
+    the array made on them keeps this alive, and the result is freed when it goes. Copying them
+    out cost a few percent of a render (Benchmarks/README.md, "Where the `Renderer`'s time goes")."""
+
+    def __init__(self, result, frames):
+        self._result = result
+        self.__array_interface__ = {"data": (_lib.carillon_result_samples(result), False), "shape": (frames, 2),
+                                    "typestr": "<f4", "version": 3}
+
+    def __del__(self):
+        if _lib is not None:
+            _lib.carillon_result_free(self._result)
+
+
 class Renderer:
     """Reads the SoundFont(s) once and renders many files, from any number of threads at once.
 
@@ -185,13 +200,18 @@ class Renderer:
         if not result:
             _raise(kind, message)
         try:
-            frames = _lib.carillon_result_frames(result)
-            audio = np.empty((frames, 2), dtype=np.float32)
-            _lib.carillon_result_copy_samples(result, audio.ctypes.data, frames)
             facts = json.loads(_take_string(_lib.carillon_result_facts(result)))
             notes = _take_string(_lib.carillon_result_notes_csv(result))
-        finally:
+            frames = _lib.carillon_result_frames(result)
+        except BaseException:
             _lib.carillon_result_free(result)
+            raise
+        if frames == 0:
+            _lib.carillon_result_free(result)
+            audio = np.empty((0, 2), dtype=np.float32)
+        else:
+            # The result's own samples, no copy: freed with the last array made on them.
+            audio = np.asarray(_ResultSamples(result, frames))
         return Result(audio, facts, _labels(notes) if notes is not None else None)
 
     def stream(self, midi, key=None, chunk_frames=65536):

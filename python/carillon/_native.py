@@ -34,6 +34,8 @@ def _load() -> ctypes.CDLL:
     lib.carillon_result_frames.restype = ctypes.c_int64
     lib.carillon_result_copy_samples.argtypes = [handle, ctypes.c_void_p, ctypes.c_int64]
     lib.carillon_result_copy_samples.restype = None
+    lib.carillon_result_samples.argtypes = [handle]
+    lib.carillon_result_samples.restype = ctypes.c_void_p
     # Strings the library allocates come back as void pointers, read, then freed by it.
     lib.carillon_result_facts.argtypes = [handle]
     lib.carillon_result_facts.restype = ctypes.c_void_p

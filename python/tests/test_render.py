@@ -90,6 +90,19 @@ def test_samples_equal_the_cli_float_wav_byte_for_byte(midi, options, tmp_path):
         assert result.facts.get(field) == line.get(field), field
 
 
+def test_the_audio_is_the_results_own_samples_and_outlives_the_renderer():
+    """No copy: the array is made on the library's samples, which live as long as it does."""
+    renderer = carillon.Renderer(FONT, sample_rate=RATE, max_duration=4.0)
+    first, second = renderer.render(FILE).audio, renderer.render(OPENMSX[1]).audio
+    assert not first.flags.owndata and isinstance(first.base, carillon._ResultSamples)
+    assert first.flags.c_contiguous and first.dtype == np.float32
+    kept = first.copy()
+    renderer.close()
+    del renderer, second   # the second result freed, the first still held
+    churn = [np.full(1 << 16, 7.0, np.float32) for _ in range(64)]   # memory freed early would be reused here
+    assert np.array_equal(first, kept) and len(churn) == 64
+
+
 def test_labels_have_the_columns_of_notes_csv(renderer):
     result = carillon.Renderer(FONT, sample_rate=RATE, labels=True, **SHORT).render(FILE)
     assert result.labels.dtype.names == ("onset", "offset", "pitch", "velocity", "channel", "program", "bank",

@@ -59,3 +59,19 @@ def test_pool_mistakes_are_option_errors_naming_the_place(tmp_path):
         carillon.Renderer(FONT, timbres={"piano": [200]})
     with pytest.raises(carillon.OptionError, match=r"cannot read the timbre pool"):
         carillon.Renderer(FONT, timbres=str(tmp_path / "none.yaml"))
+
+
+FLUIDR3 = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
+
+
+def test_pool_presets_in_none_of_the_fonts_are_option_errors_at_their_place(tmp_path):
+    # TimGM6mb has no bank 8: 8:4 is in none of the fonts, checked when the Renderer reads them.
+    (tmp_path / "pool.yaml").write_text('drums: [0]\npiano: [0, "8:4"]\n')
+    with pytest.raises(carillon.OptionError,
+                       match=r'pool.yaml:2:12: error: preset 8:4 is in none of the fonts \(TimGM6mb.sf2\); did you mean 0:4 \('):
+        carillon.Renderer(FONT, timbres=tmp_path / "pool.yaml")
+    with pytest.raises(carillon.OptionError, match=r"timbres:1:\d+: error: preset 128:99 is in none of the fonts"):
+        carillon.Renderer(FONT, timbres={"drums": [99]})
+    # FluidR3_GM has 8:4: in a set with it, the pool is good.
+    if Path(FLUIDR3).exists():
+        carillon.Renderer([FONT, FLUIDR3], timbres=tmp_path / "pool.yaml")

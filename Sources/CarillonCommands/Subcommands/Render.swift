@@ -349,6 +349,8 @@ struct Render: ParsableCommand {
         // Every font loaded (a bad one is one line) before any folder or manifest line is written.
         let batch: BatchRenderer
         do { batch = try BatchRenderer(soundFonts: fonts, settings: settings) } catch { fail(error) }
+        // A pool's presets against the fonts now read: one missing from all of them ends the command here.
+        do throws(RenderOptionError) { try batch.checkTimbrePool() } catch { Diagnostics.fail("\(error)") }
         // -o names a file: its folder must exist, as for any single output.
         if output == nil {
             do { try BatchPlan.createFolders(for: items) } catch { fail(error) }

@@ -4,6 +4,7 @@ import Foundation
 @testable import MappingFiles
 import Engine
 import MIDI
+import Parameters
 
 /// `--timbres`: each track's instrument drawn (`TimbreDraw`), its pool file (`TimbrePoolFile`).
 @Suite(.serialized) struct TimbreDrawTests {
@@ -47,6 +48,56 @@ import MIDI
                 #expect(pick.family == (note.drum ? "Drums" : GeneralMIDI.className(program: note.program)))
             }
         }
+    }
+
+    /// The split that moves tracks apart before the draw is in the stems report's `moves`: with
+    /// `--stems-by track` the same moves as without `--timbres` (the stems' own split then finds
+    /// nothing to move), with `--stems-by program` before the stems' own.
+    @Test(arguments: [StemGrouping.track, .program])
+    func timbreSplitsMoves_areInTheStemsReport(_ grouping: StemGrouping) throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Piano and Bass share channel 1 (`StemGroupsTests.song`).
+        FileManager.default.createFile(atPath: "\(dir)/song.mid", contents: Data(StemGroupsTests.song()))
+        let bassMove = StemReport.Move(group: "track02-bass", fromChannel: 1, toChannel: 4, notes: 6)
+        let plain = try StemGroupsTests.job(grouping, maxDuration: nil)
+            .render(input: "\(dir)/song.mid", to: .file("\(dir)/plain.wav", format: .wav, encoding: .float32,
+                                                      stems: RenderJob.StemFolder("\(dir)/plain")))
+        let drawn = try StemGroupsTests.job(grouping, maxDuration: nil)
+            .render(input: "\(dir)/song.mid", to: .file("\(dir)/drawn.wav", format: .wav, encoding: .float32,
+                                                      stems: RenderJob.StemFolder("\(dir)/drawn")),
+                    augmentation: Self.draw(key: "song.mid"))
+        let before = try #require(plain.stemReport), after = try #require(drawn.stemReport)
+        #expect(drawn.timbres.contains { $0.trackName == "Bass" && $0.channel == 4 }, "\(drawn.timbres)")
+        #expect(after.moves.first == bassMove, "\(after.moves)")
+        if grouping == .track {
+            #expect(before.moves == [bassMove] && after.moves == before.moves && after.kept == before.kept)
+        } else {
+            // Program: the draw's split first, then the stems' own moves of the drawn programs.
+            #expect(after.moves.dropFirst().allSatisfy { $0.group.hasPrefix("prog") }, "\(after.moves)")
+        }
+    }
+
+    /// A pool's presets against the fonts: each in none of them is a mistake at its place, with the
+    /// closest they have (the same program in the nearest bank, else the nearest of its class; none of another class).
+    @Test func poolPresetsInNoFont_areMistakesAtTheirPlace_withTheClosest() throws {
+        let pool = try TimbrePoolFile.parse(yaml: "piano: [0, \"8:4\", \"1:5\"]\ndrums: [0, 99]\n40: [\"16:40\"]\n", file: "p.yaml")
+        let a = TimbrePool.Font(name: "a.sf2", presets: [FontPreset(bank: 0, program: 0, name: "Grand"), FontPreset(bank: 0, program: 4, name: "EP"),
+                                                         FontPreset(bank: 0, program: 6, name: "Harpsichord"), FontPreset(bank: 128, program: 0, name: "Standard"),
+                                                         FontPreset(bank: 128, program: 96, name: "Jazz")])
+        let b = TimbrePool.Font(name: "b.sf2", presets: [FontPreset(bank: 8, program: 4, name: "Detuned EP"), FontPreset(bank: 8, program: 40, name: "Slow Violin")])
+        let missing = try #require(pool.missing(from: [a]))
+        #expect(missing.diagnostics.map(\.description) == [
+            "p.yaml:1:12: error: preset 8:4 is in none of the fonts (a.sf2); did you mean 0:4 (EP)? (`carillon presets FONT` lists a font's presets)",
+            "p.yaml:1:19: error: preset 1:5 is in none of the fonts (a.sf2); did you mean 0:4 (EP)? (`carillon presets FONT` lists a font's presets)",
+            "p.yaml:2:12: error: preset 128:99 is in none of the fonts (a.sf2); did you mean 128:96 (Jazz)? (`carillon presets FONT` lists a font's presets)",
+            "p.yaml:3:6: error: preset 16:40 is in none of the fonts (a.sf2) (`carillon presets FONT` lists a font's presets)",
+        ])
+        // With b, 8:4 is there, and 16:40's closest is b's 8:40, named with its font.
+        let two = try #require(pool.missing(from: [a, b])).diagnostics.map(\.description)
+        #expect(two.count == 3 && !two.contains { $0.contains("preset 8:4 ") }, "\(two)")
+        #expect(two.last?.contains("preset 16:40 is in none of the fonts (a.sf2, b.sf2); did you mean 8:40 (Slow Violin, in b.sf2)?") == true, "\(two)")
+        #expect(try TimbrePoolFile.parse(yaml: "piano: [0, 4]\ndrums: [0]\n").missing(from: [a]) == nil)
     }
 
     /// A GS reset at the start sets every program back to 0: the draw comes after it, before the first note.
