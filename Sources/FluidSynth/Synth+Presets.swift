@@ -48,6 +48,15 @@ extension Synth {
                              program: fluid_preset_get_num(preset))
     }
 
+    /// The bank a program change on `channel` looks in, as bank selects left
+    /// it (fluid_synth_get_program; a drum channel looks in 128 whatever this
+    /// says). No lock, no allocation (`synth.threadsafe-api` off): render thread.
+    @inline(__always) public func storedBank(onChannel channel: Int) -> Int {
+        var font: Int32 = 0, bank: Int32 = 0, program: Int32 = 0
+        _ = fluid_synth_get_program(handle, Int32(channel), &font, &bank, &program)
+        return Int(bank)
+    }
+
     /// Keeps a preset's samples loaded (with `synth.dynamic-sample-loading`,
     /// FluidSynth otherwise loads them when a channel selects the preset and
     /// frees them when none does). Loads them now if needed. Not on the render thread.

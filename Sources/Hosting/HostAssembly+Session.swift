@@ -2,6 +2,7 @@ import Controls
 import LV2
 import MappingFiles
 import Sampling
+import Threads
 
 /// The first steps every session and job takes, in the one order that works:
 /// the assembly read from the mapping, the plugins (their controls become
@@ -26,13 +27,22 @@ extension HostAssembly {
     public init(options: HostOptions, mapping: ControlMapping?) throws(LV2Error) {
         let effects = try mapping.map { m throws(LV2Error) in try MIDIEffectSpec.all(in: m) } ?? []
         self.init(options: options, channels: mapping?.channels ?? [], inserts: mapping?.inserts ?? [], midiEffects: effects)
+        sceneChannels = mapping?.scenes.flatMap(\.channels) ?? []
     }
 
     /// The sampler of a session that plays whatever comes (live, play): the
-    /// whole `soundFont` and the mapping's channel fonts loaded, each channel's
+    /// `soundFont` and the mapping's channel fonts loaded, each channel's
     /// preset selected. `problems`: a channel's preset that does not exist, for the log.
-    public func makeSessionSampler(soundFont path: String, sampleRate: Int) throws(Sampler.Failure) -> (sampler: Sampler, problems: [String]) {
-        let sampler = try Sampler(soundFont: path, sampleRate: Double(sampleRate), options: options.sampler, channels: channels)
-        return (sampler, sampler.apply(channels))
+    /// `onDemand` (live): only the presets the rig names (the channels', the
+    /// scenes') have their samples loaded, the others load as they are selected
+    /// (`presets`, its loader not started yet); else (play) the whole font.
+    public func makeSessionSampler(soundFont path: String, sampleRate: Int, onDemand: Bool = false,
+                                   log: HostLog? = nil) throws(Sampler.Failure) -> (sampler: Sampler, presets: OnDemandPresets?, problems: [String]) {
+        var samplerOptions = options.sampler
+        samplerOptions.loadsSamplesOnDemand = onDemand
+        let sampler = try Sampler(soundFont: path, sampleRate: Double(sampleRate), options: samplerOptions, channels: channels)
+        let problems = sampler.apply(channels)
+        let presets = onDemand ? try sampler.presetsOnDemand(rig: channels + sceneChannels, log: log) : nil
+        return (sampler, presets, problems)
     }
 }

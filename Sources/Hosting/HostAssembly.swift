@@ -9,8 +9,9 @@ import Sampling
 /// The one assembly of `live`, `play` and `render`: the hub holding the
 /// session's values, the renderer over an instrument (one synth or a pool)
 /// with the session's channel routes and tuning, and the way the values reach
-/// it. Each path builds its instrument its own way (live loads the whole
-/// font, render only what a piece needs) and its own output; everything
+/// it. Each path builds its instrument its own way (live loads the
+/// presets the rig names and the others as they are selected,
+/// play the whole font, render only what a piece needs) and its own output; everything
 /// between instrument and output is built here, so the paths cannot drift.
 public struct HostAssembly: Sendable {
     public var options: HostOptions
@@ -21,6 +22,8 @@ public struct HostAssembly: Sendable {
     public var mappingInserts: [InsertSpec]
     /// A mapping's zones with `midi-fx` (`MIDIEffectSpec.all(in:)`). Empty without a mapping.
     public var midiEffects: [MIDIEffectSpec]
+    /// The channels a mapping's scenes select presets on (`live` loads their samples at start).
+    public var sceneChannels: [ChannelSetup] = []
 
     public init(options: HostOptions, channels: [ChannelSetup] = [], inserts: [MappingInsert] = [],
                 midiEffects: [MIDIEffectSpec] = []) {

@@ -15,6 +15,8 @@ import Threads
 final class LiveAudio {
     let output: any AudioOutput
     let sampler: Sampler
+    /// `live`: the loader of the presets the rig did not name (nil: the whole font loaded).
+    let presets: OnDemandPresets?
     let renderer: Renderer
     /// The render thread's queue as the input thread and the hub push to it.
     let events: EventQueueProducer
@@ -49,11 +51,13 @@ final class LiveAudio {
             jackMIDI = input
         }
         let rate = output.sampleRate, blockFrames = output.maxFrames
+        let made: (sampler: Sampler, presets: OnDemandPresets?, problems: [String])
         do {
-            let made = try assembly.makeSessionSampler(soundFont: path, sampleRate: rate)
-            sampler = made.sampler
-            for problem in made.problems { log.append(problem) }
+            made = try assembly.makeSessionSampler(soundFont: path, sampleRate: rate, onDemand: options.presetsOnDemand, log: log)
         } catch { throw .sampler(error) }
+        sampler = made.sampler
+        presets = made.presets
+        for problem in made.problems { log.append(problem) }
         do throws(SoundFileError) {
             recorder = try options.record.map { target throws(SoundFileError) in
                 try Recorder(path: target.path, format: target.format, encoding: target.encoding,
@@ -63,7 +67,9 @@ final class LiveAudio {
         do { tracks = try assembly.options.openTracks(sampleRate: rate, offline: false) } catch { throw .track(error) }
         do { spectrum = try SpectrumTap(sampleRate: rate) } catch { throw .spectrum(error) }
         do {
-            renderer = try assembly.makeRenderer(instrument: sampler.instrument, tracks: tracks, sampleRate: rate,
+            let base = made.sampler.instrument
+            let instrument: any Instrument = made.presets.map { OnDemandInstrument(base: base, presets: $0) } ?? base
+            renderer = try assembly.makeRenderer(instrument: instrument, tracks: tracks, sampleRate: rate,
                                                  maxFrames: blockFrames, eventCapacity: 4096, plugins: plugins, slots: pluginSlots)
         } catch { throw .plugin(error) }
         clock = options.timing == .stamped || !options.clockOut.isEmpty || options.link || options.syncClock != nil
@@ -76,7 +82,7 @@ final class LiveAudio {
     /// (`--clock-out`) and tells `link` (`--link`) where the piece is.
     func start(_ shared: OutputState, clockOut: ClockOutTap?, link: LinkFollowing?) throws(LiveHost.Failure) {
         guard !started else { return }
-        do { try recorder?.start(); try spectrum.start() } catch { throw .thread(error) }
+        do { try recorder?.start(); try spectrum.start(); try presets?.start() } catch { throw .thread(error) }
         try output.start(OutputCycle(renderer: renderer, shared: shared, recorder: recorder, clock: clock, spectrum: spectrum,
                                        clockOut: clockOut, link: link))
         started = true
@@ -88,6 +94,7 @@ final class LiveAudio {
     func finish() {
         jackMIDI?.finish()  // the host stops it first, before the output; idempotent
         if started { output.finish() }
+        presets?.stop()
         spectrum.stop()
         for track in tracks { track.close() }
     }

@@ -34,6 +34,9 @@ public final class FluidSynthInstrument: Instrument {
 
     public var refusedCount: Int { refused.load(ordering: .relaxed) }
 
+    /// Counts a message refused before it reached FluidSynth (`OnDemandInstrument`'s SysEx store full). Render thread.
+    @inline(__always) func countRefusal() { refused.add(1, ordering: .relaxed) }
+
     /// Voices sounding after the last render call (published by the render thread). Any thread.
     public var activeVoices: Int { voices.load(ordering: .relaxed) }
     private let voices = Atomic<Int>(0)

@@ -1,5 +1,6 @@
 import FluidSynth
 import Parameters
+import Threads
 
 /// The sampler's settings, the same for `live`, `play` and `render` (their
 /// flags are named as the `fluidsynth` command line names them). What the host
@@ -16,8 +17,9 @@ public struct SamplerOptions: Sendable {
     public var chorusLevel: Double?
     /// Load a preset's samples only when a piece selects it (FluidSynth's
     /// `synth.dynamic-sample-loading`): `render` pins what each piece selects
-    /// before it plays. Live input could select any preset at any time, so
-    /// live and play load the whole font.
+    /// before it plays; `live` pins what its rig names and loads the rest as
+    /// they are selected, off the render thread (`presetsOnDemand(rig:)`).
+    /// `play` loads the whole font.
     public var loadsSamplesOnDemand = false
     /// `--channel-effects`: a reverb and chorus per MIDI channel (FluidSynth's
     /// `synth.effects-groups` = 16) instead of one shared pair, so a channel's
@@ -109,6 +111,19 @@ public final class Sampler {
         } catch { throw .soundFont(error) }
     }
 
+
+    /// Pins the presets `rig` names (a mapping's scenes' channels) and every
+    /// channel's present one, and makes the loader of the others, for a
+    /// sampler made with `loadsSamplesOnDemand`. After `apply`, before the
+    /// render thread runs; the caller starts the loader.
+    public func presetsOnDemand(rig: [ChannelSetup], log: HostLog? = nil) throws(Failure) -> OnDemandPresets {
+        guard let soundFont else { preconditionFailure("a sampler has its font") }
+        var others: [SoundFont] = []
+        for font in channelFonts.values where !others.contains(where: { $0 === font }) { others.append(font) }
+        do throws(FluidSynthError) {
+            return try OnDemandPresets(synth: instrument.synth, mainFont: soundFont, otherFonts: others, rig: rig, log: log)
+        } catch { throw .soundFont(error) }
+    }
 
     /// Selects each channel's preset as a mapping's `channels:` asks (FluidSynth's
     /// bank numbers: 128 is percussion). Before the render thread owns the synth.

@@ -8,3 +8,5 @@
 void carillon_allocations_arm(void);
 /// Stops counting; returns the calls counted since arm.
 int64_t carillon_allocations_disarm(void);
+/// Of the calls the last arm…disarm counted, how many were `free`.
+int64_t carillon_allocations_frees(void);
