@@ -5,6 +5,7 @@
 //   CarillonBench voice-budget SF2 FILE.mid...      a two-synth split render's voice budget flag
 //   CarillonBench insert-cost URI [BLOCK] [FRAMES]  an LV2 effect's cost as a master insert
 //   CarillonBench instrument-cost URI [BLOCK] [FRAMES]  an LV2 instrument's cost on a channel
+//   CarillonBench by-note-equality SOUNDFONT FILE.mid...  renders by note byte for byte the font loaded whole
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -21,7 +22,9 @@ case "insert-cost":
     try PluginCostBenchmark.run(.insert, arguments: Array(arguments.dropFirst()))
 case "instrument-cost":
     try PluginCostBenchmark.run(.instrument, arguments: Array(arguments.dropFirst()))
+case "by-note-equality":
+    try ByNoteEqualityBenchmark.run(arguments: Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: CarillonBench generate-smf OUT.mid [NOTES] | parse FILE.mid [RUNS] | blocks FILE.mid SF2 [SCALE] [BLOCK...] | voice-budget SF2 FILE.mid... | insert-cost URI [BLOCK] [FRAMES] | instrument-cost URI [BLOCK] [FRAMES]\n".utf8))
+    FileHandle.standardError.write(Data("usage: CarillonBench generate-smf OUT.mid [NOTES] | parse FILE.mid [RUNS] | blocks FILE.mid SF2 [SCALE] [BLOCK...] | voice-budget SF2 FILE.mid... | insert-cost URI [BLOCK] [FRAMES] | instrument-cost URI [BLOCK] [FRAMES] | by-note-equality SOUNDFONT FILE.mid...\n".utf8))
     exit(2)
 }
