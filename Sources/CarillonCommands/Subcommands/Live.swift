@@ -35,7 +35,7 @@ struct Live: ParsableCommand {
     var duration: Double?
 
     @Flag(name: .customLong("whole-font"),
-          help: "Load every preset's samples at start, so no program change waits (FluidR3: about 300 MB). By default only the presets the mapping's channels and scenes name are loaded at start, the others on their first program change.")
+          help: "Load every preset's samples at start, so no program change waits (FluidR3: about 300 MB). Without it, only the presets the mapping's channels and scenes name are loaded at start, the others on their first program change (that change waits a few ms).")
     var wholeFont = false
 
     @OptionGroup var synth: SynthOptions
