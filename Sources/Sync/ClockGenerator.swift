@@ -67,7 +67,12 @@ public struct ClockGenerator: Sendable {
         }
         if prev.playing { ticks(on: prev, from: start, to: from, emit: emit) }
         let newPosition = map.seconds(at: from)
-        let jumped = abs(prev.seconds(at: from) - newPosition) > 1e-6
+        // A move, not the gate: a clock follower's gate holds the piece at a limit and lets it on
+        // clock by clock (several openings a block at a large period), so the new map may stand
+        // anywhere between where the old one held and where it would have run without its limit.
+        var unlimited = prev
+        unlimited.limitSeconds = .infinity
+        let jumped = newPosition < prev.seconds(at: from) - 1e-6 || newPosition > unlimited.seconds(at: from) + 1e-6
         switch (prev.playing, map.playing) {
         case (true, false):
             if running { emit(ClockEvent(frame: from, kind: .stop)); running = false }

@@ -54,14 +54,19 @@ import Testing
         let instrument = NoteFrames()
         var clockOut: ClockOutRig
         var renderer: Renderer { clockOut.renderer }
-        let clock = OutputClock(sampleRate: ClockGateTests.rate, periodFrames: ClockGateTests.period)
+        let clock: OutputClock
         let follower: ClockFollowing
         /// Each message's stamped frame (where the follower placed it), in order.
         var stamped: [(MIDIMessage, UInt64)] = []
 
-        init() {
+        let period: Int
+
+        /// `period`: the output's period, also the block (1024: two clocks or more open the gate in a block).
+        init(period: Int = ClockGateTests.period) {
+            self.period = period
+            clock = OutputClock(sampleRate: ClockGateTests.rate, periodFrames: period)
             clockOut = ClockOutRig(score: ClockGateTests.piece, beats: BeatMap(beatsPerMinute: 120), instrument: instrument,
-                                   sampleRate: ClockGateTests.rate, block: ClockGateTests.period)
+                                   sampleRate: ClockGateTests.rate, block: period)
             clockOut.renderer.transport.stop()
             follower = ClockFollowing(source: nil, sourceName: "test master", transport: clockOut.renderer.transport,
                                       beats: BeatMap(beatsPerMinute: 120), clock: clock)
@@ -71,7 +76,7 @@ import Testing
         /// taken before the first block that starts after it arrived.
         func run(_ messages: [(MIDIMessage, Double)], until frames: Int) {
             var pending = messages[...]
-            clockOut.render(blocks: (frames - Int(clockOut.renderer.sampleTime)) / ClockGateTests.period) { start in
+            clockOut.render(blocks: (frames - Int(clockOut.renderer.sampleTime)) / period) { start in
                 while let (message, at) = pending.first, at < Double(start) {
                     pending.removeFirst()
                     let arrival = ClockGateTests.nanos(ofFrame: at)
@@ -100,9 +105,9 @@ import Testing
     /// sounds; eighth 6 (beat 3, clock 72, which never came) must not — the follower without a
     /// gate ran on by its tempo and played it when the Stop came more than a quarter second on.
     /// Carillon's own clock out sends the master's 61 clocks, not one more.
-    @Test(arguments: [260.0, 400.0])
-    func aMasterThatStopsMidBeat_neverSoundsTheBeatWhoseClockDidNotCome(stopAfter: Double) throws {
-        let rig = Rig()
+    @Test(arguments: [(260.0, 256), (400.0, 256), (400.0, 1024)])
+    func aMasterThatStopsMidBeat_neverSoundsTheBeatWhoseClockDidNotCome(stopAfter: Double, period: Int) throws {
+        let rig = Rig(period: period)
         var messages = Self.clocks(61)
         messages.append((.stop, Self.firstClock + 60 * Self.framesPerClock + stopAfter / 1000 * Self.rate))
         rig.run(messages, until: Int(Self.firstClock) + 100_000)
