@@ -69,10 +69,13 @@ public struct ClockGenerator: Sendable {
         let newPosition = map.seconds(at: from)
         // A move, not the gate: a clock follower's gate holds the piece at a limit and lets it on
         // clock by clock (several openings a block at a large period), so the new map may stand
-        // anywhere between where the old one held and where it would have run without its limit.
+        // anywhere between where the old one held and where it would have run without its limit;
+        // and it re-anchors inside the block at a tempo scale the block's start changed, so the
+        // old map's scale is off by that change over a block (a follower's fit, clock by clock):
+        // within a millisecond is not a move.
         var unlimited = prev
         unlimited.limitSeconds = .infinity
-        let jumped = newPosition < prev.seconds(at: from) - 1e-6 || newPosition > unlimited.seconds(at: from) + 1e-6
+        let jumped = newPosition < prev.seconds(at: from) - 1e-3 || newPosition > unlimited.seconds(at: from) + 1e-3
         switch (prev.playing, map.playing) {
         case (true, false):
             if running { emit(ClockEvent(frame: from, kind: .stop)); running = false }

@@ -171,5 +171,8 @@ import Testing
             worst = (min(worst.early, d), max(worst.late, d))
         }
         #expect(worst.early >= -2 && worst.late <= 2 + 2 * amplitude, "onsets \(worst.early)…+\(worst.late) frames off the ideal")
+        // The clock out while following: one run, no Stop/Song Position/Continue from the gate's openings
+        // (with jitter the tempo scale changes at every clock, and the openings re-anchor mid-block).
+        #expect(rig.clockOut.transportEvents.map(\.kind) == [.start, .stop], "\(rig.clockOut.transportEvents.prefix(6))")
     }
 }
