@@ -81,8 +81,19 @@ public struct ClockGenerator: Sendable {
             if running { emit(ClockEvent(frame: from, kind: .stop)); running = false }
             if jumped { pointer(at: from, seconds: newPosition, emit: emit) }
         case (false, true):
+            // Started from the top inside this block, and (a clock follower's gate at a large
+            // period) already re-anchored past it by the block's end: the map stands past 0, but
+            // the piece began at 0 where the map reaches it (its position no further than playing
+            // from the block's start could take it). That is a Start, at the frame of position 0.
+            let fromTop = beats.beat(atSeconds: prev.anchorSeconds) < 1e-9 && newPosition > 0
+                && newPosition <= Double(from - start) * map.scale / map.sampleRate * 1.5 + 1e-3
             if beats.beat(atSeconds: newPosition) < 1e-9 {
                 emit(ClockEvent(frame: from, kind: .start)); nextClock = 0
+            } else if fromTop {
+                let f0 = map.frame(atSeconds: 0).rounded()
+                let at = f0 <= Double(start) ? start : (f0 >= Double(from) ? from : UInt64(f0))
+                emit(ClockEvent(frame: at, kind: .start)); nextClock = 0
+                ticks(on: map, from: at, to: from, emit: emit)
             } else {
                 pointer(at: from, seconds: newPosition, emit: emit)
                 emit(ClockEvent(frame: from, kind: .continue))

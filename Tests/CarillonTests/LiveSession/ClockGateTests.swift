@@ -22,7 +22,7 @@ import Testing
     static let framesPerClock = 1000.0
     static let eighths = 24
 
-    static func nanos(ofFrame frame: Double) -> UInt64 { base + UInt64((frame / rate * 1e9).rounded()) }
+    static func nanos(ofFrame frame: Double, rate: Double = rate) -> UInt64 { base + UInt64((frame / rate * 1e9).rounded()) }
 
     /// Remembers the frame each note-on is applied at (the renderer splits its render calls at events).
     final class NoteFrames: Instrument {
@@ -60,13 +60,15 @@ import Testing
         var stamped: [(MIDIMessage, UInt64)] = []
 
         let period: Int
+        let rate: Double
 
         /// `period`: the output's period, also the block (1024: two clocks or more open the gate in a block).
-        init(period: Int = ClockGateTests.period) {
+        init(period: Int = ClockGateTests.period, rate: Double = ClockGateTests.rate) {
             self.period = period
-            clock = OutputClock(sampleRate: ClockGateTests.rate, periodFrames: period)
+            self.rate = rate
+            clock = OutputClock(sampleRate: rate, periodFrames: period)
             clockOut = ClockOutRig(score: ClockGateTests.piece, beats: BeatMap(beatsPerMinute: 120), instrument: instrument,
-                                   sampleRate: ClockGateTests.rate, block: period)
+                                   sampleRate: rate, block: period)
             clockOut.renderer.transport.stop()
             follower = ClockFollowing(source: nil, sourceName: "test master", transport: clockOut.renderer.transport,
                                       beats: BeatMap(beatsPerMinute: 120), clock: clock)
@@ -79,11 +81,11 @@ import Testing
             clockOut.render(blocks: (frames - Int(clockOut.renderer.sampleTime)) / period) { start in
                 while let (message, at) = pending.first, at < Double(start) {
                     pending.removeFirst()
-                    let arrival = ClockGateTests.nanos(ofFrame: at)
+                    let arrival = ClockGateTests.nanos(ofFrame: at, rate: rate)
                     stamped.append((message, clock.frame(arrival: arrival)))
                     #expect(follower.take(.message(message, source: SeqAddress(client: 30, port: 0), arrival: arrival)))
                 }
-                clock.publish(blockStart: start, at: ClockGateTests.nanos(ofFrame: Double(start)))
+                clock.publish(blockStart: start, at: ClockGateTests.nanos(ofFrame: Double(start), rate: rate))
             }
         }
 
@@ -174,5 +176,32 @@ import Testing
         // The clock out while following: one run, no Stop/Song Position/Continue from the gate's openings
         // (with jitter the tempo scale changes at every clock, and the openings re-anchor mid-block).
         #expect(rig.clockOut.transportEvents.map(\.kind) == [.start, .stop], "\(rig.clockOut.transportEvents.prefix(6))")
+    }
+
+    /// (d) The VM's set-up: 22,050 Hz, a 1024-frame period, so two or three clocks (459.4 frames
+    /// apart at 120 bpm) open the gate inside each block and re-anchor the transport there. The clock
+    /// out while following is the master's run: Start (not SPP 1 + Continue), the clocks, Stop; after
+    /// the master's SPP 32 + Continue, SPP 32 + Continue and the clocks, Stop. No Stop/SPP/Continue
+    /// from the gate's openings.
+    @Test func largePeriodAtALowRate_clockOutIsTheMastersRun() throws {
+        let rate = 22_050.0, period = 1024
+        let rig = Rig(period: period, rate: rate)
+        let perClock = rate * 0.5 / 24
+        let first = 40.0 * Double(period) + 100
+        var messages: [(MIDIMessage, Double)] = [(.start, first - 50)]
+        for i in 0..<96 { messages.append((.timingClock, first + Double(i) * perClock)) }
+        let stopAt = first + 95 * perClock + 0.2 * rate
+        messages.append((.stop, stopAt))
+        messages.append((.songPosition(32), stopAt + 0.5 * rate))
+        let again = stopAt + 1.0 * rate
+        messages.append((.continue, again - 50))
+        for i in 0..<48 { messages.append((.timingClock, again + Double(i) * perClock)) }
+        messages.append((.stop, again + 47 * perClock + 0.2 * rate))
+        rig.run(messages, until: Int(again + 47 * perClock + 0.6 * rate))
+        let out = rig.clockOut.transportEvents
+        let kinds = out.map { $0.kind == .songPosition ? "spp=\($0.sixteenths)" : "\($0.kind)" }
+        #expect(kinds == ["start", "stop", "spp=32", "spp=32", "continue", "stop"]
+                    || kinds == ["start", "stop", "spp=32", "continue", "stop"], "clock out: \(kinds)")
+        #expect(rig.clockOut.clockFrames.count == 96 + 48, "clock out: \(rig.clockOut.clockFrames.count) clocks for the master's 144")
     }
 }
