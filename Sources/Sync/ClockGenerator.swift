@@ -75,24 +75,34 @@ public struct ClockGenerator: Sendable {
         // within a millisecond is not a move.
         var unlimited = prev
         unlimited.limitSeconds = .infinity
-        let jumped = newPosition < prev.seconds(at: from) - 1e-3 || newPosition > unlimited.seconds(at: from) + 1e-3
+        // Ahead, the follower's fit may also have changed the tempo a lot at once (a master going
+        // from 120 to 140 bpm: 17 % of a 46 ms block is 8 ms): up to a quarter of the block's time
+        // ahead of the old map is not a move either (a seek moves a sixteenth or more).
+        let ahead = 1e-3 + 0.25 * Double(end - start) * map.scale / map.sampleRate
+        let jumped = newPosition < prev.seconds(at: from) - 1e-3 || newPosition > unlimited.seconds(at: from) + ahead
         switch (prev.playing, map.playing) {
         case (true, false):
             if running { emit(ClockEvent(frame: from, kind: .stop)); running = false }
             if jumped { pointer(at: from, seconds: newPosition, emit: emit) }
         case (false, true):
-            // Started from the top inside this block, and (a clock follower's gate at a large
-            // period) already re-anchored past it by the block's end: the map stands past 0, but
-            // the piece began at 0 where the map reaches it (its position no further than playing
-            // from the block's start could take it). That is a Start, at the frame of position 0.
-            let fromTop = beats.beat(atSeconds: prev.anchorSeconds) < 1e-9 && newPosition > 0
-                && newPosition <= Double(from - start) * map.scale / map.sampleRate * 1.5 + 1e-3
+            // Started (or continued) from where it stood inside this block, and a clock follower's
+            // gate at a large period already re-anchored it further by the block's end: the map
+            // stands past that place, but the piece began there, at the frame the map reaches it
+            // (its position no further on than playing from the block's start could take it).
+            let stood = prev.anchorSeconds
+            let resumed = newPosition > stood
+                && newPosition - stood <= Double(from - start) * map.scale / map.sampleRate * 1.5 + 1e-3
             if beats.beat(atSeconds: newPosition) < 1e-9 {
                 emit(ClockEvent(frame: from, kind: .start)); nextClock = 0
-            } else if fromTop {
-                let f0 = map.frame(atSeconds: 0).rounded()
+            } else if resumed {
+                let f0 = map.frame(atSeconds: stood).rounded()
                 let at = f0 <= Double(start) ? start : (f0 >= Double(from) ? from : UInt64(f0))
-                emit(ClockEvent(frame: at, kind: .start)); nextClock = 0
+                if beats.beat(atSeconds: stood) < 1e-9 {
+                    emit(ClockEvent(frame: at, kind: .start)); nextClock = 0
+                } else {
+                    pointer(at: at, seconds: stood, emit: emit)
+                    emit(ClockEvent(frame: at, kind: .continue))
+                }
                 ticks(on: map, from: at, to: from, emit: emit)
             } else {
                 pointer(at: from, seconds: newPosition, emit: emit)

@@ -181,9 +181,10 @@ import Testing
     /// (d) The VM's set-up: 22,050 Hz, a 1024-frame period, so two or three clocks (459.4 frames
     /// apart at 120 bpm) open the gate inside each block and re-anchor the transport there. The clock
     /// out while following is the master's run: Start (not SPP 1 + Continue), the clocks, Stop; after
-    /// the master's SPP 32 + Continue, SPP 32 + Continue and the clocks, Stop. No Stop/SPP/Continue
-    /// from the gate's openings.
-    @Test func largePeriodAtALowRate_clockOutIsTheMastersRun() throws {
+    /// the master's SPP 32 + Continue (and 140 bpm after it, as the VM's master), SPP 32 + Continue
+    /// and the clocks, Stop. No Stop/SPP/Continue from the gate's openings or the tempo change.
+    @Test(arguments: [0.0, 0.001])
+    func largePeriodAtALowRate_clockOutIsTheMastersRun(jitter: Double) throws {
         let rate = 22_050.0, period = 1024
         let rig = Rig(period: period, rate: rate)
         let perClock = rate * 0.5 / 24
@@ -195,9 +196,16 @@ import Testing
         messages.append((.songPosition(32), stopAt + 0.5 * rate))
         let again = stopAt + 1.0 * rate
         messages.append((.continue, again - 50))
-        for i in 0..<48 { messages.append((.timingClock, again + Double(i) * perClock)) }
-        messages.append((.stop, again + 47 * perClock + 0.2 * rate))
-        rig.run(messages, until: Int(again + 47 * perClock + 0.6 * rate))
+        // As the VM's master: 140 bpm after the Continue, ±1 ms of jitter on every clock.
+        let perClock140 = rate * 60 / 140 / 24
+        for i in 0..<48 { messages.append((.timingClock, again + Double(i) * perClock140)) }
+        messages.append((.stop, again + 47 * perClock140 + 0.2 * rate))
+        var random: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for j in messages.indices where messages[j].0 == .timingClock {
+            random ^= random << 13; random ^= random >> 7; random ^= random << 17
+            messages[j].1 += (Double(random % 2001) / 1000 - 1) * jitter * rate
+        }
+        rig.run(messages, until: Int(again + 47 * perClock140 + 0.6 * rate))
         let out = rig.clockOut.transportEvents
         let kinds = out.map { $0.kind == .songPosition ? "spp=\($0.sixteenths)" : "\($0.kind)" }
         #expect(kinds == ["start", "stop", "spp=32", "spp=32", "continue", "stop"]
