@@ -88,10 +88,12 @@ public struct ClockGenerator: Sendable {
             // Started (or continued) from where it stood inside this block, and a clock follower's
             // gate at a large period already re-anchored it further by the block's end: the map
             // stands past that place, but the piece began there, at the frame the map reaches it
-            // (its position no further on than playing from the block's start could take it).
+            // (its position no further on than playing from the block's start could take it, or
+            // from the block before's: a follower stamps a Start one period after its arrival, and a
+            // block late under load renders it from a frame already past).
             let stood = prev.anchorSeconds
             let resumed = newPosition > stood
-                && newPosition - stood <= Double(from - start) * map.scale / map.sampleRate * 1.5 + 1e-3
+                && newPosition - stood <= Double(from - start + UInt64(frames)) * map.scale / map.sampleRate * 1.5 + 1e-3
             if beats.beat(atSeconds: newPosition) < 1e-9 {
                 emit(ClockEvent(frame: from, kind: .start)); nextClock = 0
             } else if resumed {
