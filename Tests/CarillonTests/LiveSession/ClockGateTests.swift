@@ -211,5 +211,11 @@ import Testing
         #expect(kinds == ["start", "stop", "spp=32", "spp=32", "continue", "stop"]
                     || kinds == ["start", "stop", "spp=32", "continue", "stop"], "clock out: \(kinds)")
         #expect(rig.clockOut.clockFrames.count == 96 + 48, "clock out: \(rig.clockOut.clockFrames.count) clocks for the master's 144")
+        // After the Continue the clock out follows the master to 140 bpm (393.75 frames a clock), not
+        // 120's 459.4 (the VM's run after these fixes showed 120.03 there). Measured: 377.4 over the
+        // last 24 clocks (the follower catching up its lag from the tempo change), hence ±6 %.
+        let last = rig.clockOut.clockFrames.suffix(25)
+        let interval = Double(last.last! - last.first!) / 24
+        #expect(abs(interval - perClock140) < 0.06 * perClock140, "clock out after the Continue: \(interval) frames a clock")
     }
 }
