@@ -184,9 +184,11 @@ let package = Package(
         .target(name: "SeededRandom", path: "Tests/Support/SeededRandom"),
         // Audio compared as envelopes (RMS windows, their correlation): renders against fluidsynth's.
         .target(name: "AudioCompare", dependencies: ["SoundFile"], path: "Tests/Support/AudioCompare"),
+        // A renderer playing a piece with its MIDI clock out collected block by block (the clock tests).
+        .target(name: "ClockOutRig", dependencies: ["Engine", "Sync"], path: "Tests/Support/ClockOutRig"),
 
         .testTarget(name: "EngineTests", dependencies: ["Parameters", "Engine", "MIDI", "CAllocationCounter"]),
-        .testTarget(name: "SyncTests", dependencies: ["Sync", "Engine", "MIDI"]),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "Engine", "MIDI", "ClockOutRig"]),
         .testTarget(name: "LinkTests", dependencies: ["Link"]),
         .testTarget(name: "FluidSynthTests", dependencies: ["FluidSynth"]),
         .testTarget(name: "LV2Tests", dependencies: ["LV2", "CLV2Log", "CLilv", "CAllocationCounter"]),
@@ -194,7 +196,7 @@ let package = Package(
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "CALSA", "MIDI", "Threads"]),
         // The four stages after the engine, in one target for their shared fixtures; folders mirror Sources/.
-        .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "RenderBatch", "Analysis", "ALSA", "MIDI", "Controls", "ControlDefinitions", "MappingFiles", "Rig", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "Sync", "JACK", "CAllocationCounter", "AudioCompare"]),
+        .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "RenderBatch", "Analysis", "ALSA", "MIDI", "Controls", "ControlDefinitions", "MappingFiles", "Rig", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "Sync", "JACK", "CAllocationCounter", "AudioCompare", "ClockOutRig"]),
         .testTarget(name: "CarillonCLITests", dependencies: [
             // The help-defaults test parses the commands and reads the values they hand the library.
             "CarillonCommands", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "MappingFiles", "SoundFile", "ChildProcess", "AudioCompare", .product(name: "ArgumentParser", package: "swift-argument-parser"),

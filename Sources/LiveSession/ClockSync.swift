@@ -131,8 +131,12 @@ public final class ClockSender: @unchecked Sendable {
 /// and its tempo sets the tempo scale against the file's tempo where the
 /// piece is. Start and Continue play from the frame their clock was stamped
 /// at (`OutputClock.frame(arrival:)`: its arrival one period on, as `--timing
-/// stamped` places notes), not from the next block. Runs on the sequencer's
-/// input thread (never the render thread).
+/// stamped` places notes), not from the next block. The transport is gated
+/// (`Transport.openGate`): each clock, at its stamped frame, lets the piece go
+/// on up to the next clock's place and no further (`ClockFollower.gateBeat`),
+/// so a Stop lands where the last clock let the piece go: at that place if it
+/// got there, the master's own count (the Song Position it would send), never
+/// past it. Runs on the sequencer's input thread (never the render thread).
 public final class ClockFollowing: @unchecked Sendable {
     /// The followed source (nil: any source's clock).
     public let source: SeqAddress?
@@ -168,17 +172,19 @@ public final class ClockFollowing: @unchecked Sendable {
         default: return false
         }
         let now = arrival ?? monotonicNanoseconds()
-        let (command, bpm) = state.withLock { f in (f.receive(m, at: now), f.beatsPerMinute) }
+        let (command, bpm, gateBeat) = state.withLock { f in (f.receive(m, at: now), f.beatsPerMinute, f.gateBeat) }
         // 20…400 bpm: outside, a burst of clocks (a stalled sender), not a tempo.
         if let bpm, (20...400).contains(bpm) {
             bpmBits.store(bpm.bitPattern, ordering: .relaxed)
             let fileBPM = beats.beatsPerMinute(atSeconds: transport.position)
             transport.setTempoScale(bpm / fileBPM)
         }
+        // The frame the message is heard at (0 without an output clock: the next block).
+        let frame = clock?.frame(arrival: now) ?? 0
         switch command {
         case .play(let beat):
-            if let clock {
-                transport.play(from: beats.seconds(atBeat: beat), atFrame: clock.frame(arrival: now))
+            if frame != 0 {
+                transport.play(from: beats.seconds(atBeat: beat), atFrame: frame)
             } else {
                 transport.seek(to: beats.seconds(atBeat: beat))
                 transport.play()
@@ -186,6 +192,9 @@ public final class ClockFollowing: @unchecked Sendable {
         case .stop: transport.stop()
         case .locate(let beat): transport.seek(to: beats.seconds(atBeat: beat))
         case nil: break
+        }
+        if m == .clock, let gate = gateBeat {
+            transport.openGate(upTo: beats.seconds(atBeat: gate), atFrame: frame)
         }
         return true
     }

@@ -13,6 +13,12 @@
 /// caller. Start and Continue take effect on the next clock (as the MIDI
 /// specification has it): `receive` returns `.play(beat:)` then.
 ///
+/// The gate: the master's position is only ever known up to its last clock,
+/// so while it runs the transport may go on by the fitted tempo up to, never
+/// past, the next clock's place (`gateBeat`); a clock that comes late holds the
+/// music rather than letting it run ahead, and a master that stops mid-beat
+/// never sounds the beat whose clock did not come.
+///
 /// Pure and not thread-safe: one thread feeds it (the sync input thread).
 public struct ClockFollower: Sendable {
     public enum Message: Equatable, Sendable { case clock, start, `continue`, stop, songPosition(Int) }
@@ -45,6 +51,10 @@ public struct ClockFollower: Sendable {
         self.window = max(2, window)
         times = Array(repeating: 0, count: self.window)
     }
+
+    /// The beat the transport may not reach yet while the master runs: the next clock's place
+    /// (one clock after the last); nil while stopped.
+    public var gateBeat: Double? { running ? Double(clocks + 1) / 24 : nil }
 
     /// The master's tempo, quarter notes a minute; nil before two clocks.
     public var beatsPerMinute: Double? { secondsPerClock.map { 60 / ($0 * 24) } }

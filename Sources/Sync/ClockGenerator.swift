@@ -67,14 +67,45 @@ public struct ClockGenerator: Sendable {
         }
         if prev.playing { ticks(on: prev, from: start, to: from, emit: emit) }
         let newPosition = map.seconds(at: from)
-        let jumped = abs(prev.seconds(at: from) - newPosition) > 1e-6
+        // A move, not the gate: a clock follower's gate holds the piece at a limit and lets it on
+        // clock by clock (several openings a block at a large period), so the new map may stand
+        // anywhere between where the old one held and where it would have run without its limit;
+        // and it re-anchors inside the block at a tempo scale the block's start changed, so the
+        // old map's scale is off by that change over a block (a follower's fit, clock by clock):
+        // within a millisecond is not a move.
+        var unlimited = prev
+        unlimited.limitSeconds = .infinity
+        // Ahead, the follower's fit may also have changed the tempo a lot at once (a master going
+        // from 120 to 140 bpm: 17 % of a 46 ms block is 8 ms): up to a quarter of the block's time
+        // ahead of the old map is not a move either (a seek moves a sixteenth or more).
+        let ahead = 1e-3 + 0.25 * Double(end - start) * map.scale / map.sampleRate
+        let jumped = newPosition < prev.seconds(at: from) - 1e-3 || newPosition > unlimited.seconds(at: from) + ahead
         switch (prev.playing, map.playing) {
         case (true, false):
             if running { emit(ClockEvent(frame: from, kind: .stop)); running = false }
             if jumped { pointer(at: from, seconds: newPosition, emit: emit) }
         case (false, true):
+            // Started (or continued) from where it stood inside this block, and a clock follower's
+            // gate at a large period already re-anchored it further by the block's end: the map
+            // stands past that place, but the piece began there, at the frame the map reaches it
+            // (its position no further on than playing from the block's start could take it, or
+            // from the block before's: a follower stamps a Start one period after its arrival, and a
+            // block late under load renders it from a frame already past).
+            let stood = prev.anchorSeconds
+            let resumed = newPosition > stood
+                && newPosition - stood <= Double(from - start + UInt64(frames)) * map.scale / map.sampleRate * 1.5 + 1e-3
             if beats.beat(atSeconds: newPosition) < 1e-9 {
                 emit(ClockEvent(frame: from, kind: .start)); nextClock = 0
+            } else if resumed {
+                let f0 = map.frame(atSeconds: stood).rounded()
+                let at = f0 <= Double(start) ? start : (f0 >= Double(from) ? from : UInt64(f0))
+                if beats.beat(atSeconds: stood) < 1e-9 {
+                    emit(ClockEvent(frame: at, kind: .start)); nextClock = 0
+                } else {
+                    pointer(at: at, seconds: stood, emit: emit)
+                    emit(ClockEvent(frame: at, kind: .continue))
+                }
+                ticks(on: map, from: at, to: from, emit: emit)
             } else {
                 pointer(at: from, seconds: newPosition, emit: emit)
                 emit(ClockEvent(frame: from, kind: .continue))

@@ -92,4 +92,23 @@ import Sync
         _ = Self.feed(&f, bpm: 90, count: 3, from: t, jitter: 0, random: &random, commands: &commands)
         #expect(abs(f.beatsPerMinute! - 90) < 0.1)
     }
+
+    /// The gate: while the master runs, the transport may reach the next clock's place and no
+    /// further — one clock after the last (the Start's first clock is beat 0); none while stopped.
+    @Test func gateBeat_isTheNextClocksPlace_whileRunning() {
+        var f = ClockFollower(), random = Jitter(), commands: [ClockFollower.Command] = []
+        #expect(f.gateBeat == nil)
+        _ = f.receive(.start, at: 0)
+        #expect(f.gateBeat == nil, "armed, not running: nothing plays before the first clock")
+        var t = Self.feed(&f, bpm: 120, count: 1, from: 1_000_000, jitter: 0, random: &random, commands: &commands)
+        #expect(f.gateBeat == 1.0 / 24)
+        t = Self.feed(&f, bpm: 120, count: 60, from: t, jitter: 0, random: &random, commands: &commands)
+        #expect(f.gateBeat == 61.0 / 24)
+        // A pause in the clock does not move it: only a clock does.
+        _ = f.beat(at: t + 500_000_000)
+        #expect(f.gateBeat == 61.0 / 24)
+        _ = f.receive(.stop, at: t + 500_000_000)
+        #expect(f.gateBeat == nil)
+        #expect(commands == [.play(beat: 0)])
+    }
 }

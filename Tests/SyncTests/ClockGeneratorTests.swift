@@ -1,17 +1,8 @@
-import Testing
+import ClockOutRig
 import Engine
 import MIDI
 import Sync
-
-/// An instrument that plays nothing: the renderer's sequencer is what these tests watch.
-final class SilentInstrument: Instrument {
-    let stripCount = 1
-    func prepare(sampleRate: Double, maxFrames: Int) {}
-    func receive(_ message: ChannelMessage) {}
-    func render(frames: Int, dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
-                effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>) {}
-    func silence() {}
-}
+import Testing
 
 /// MIDI clock out from the real sequencer's map, block by block (1024 frames at 48 kHz).
 @Suite struct ClockGeneratorTests {
@@ -22,33 +13,10 @@ final class SilentInstrument: Instrument {
     static let tempoMap = TempoMap(division: .ticksPerQuarterNote(480),
                                    tempoChanges: [(0, 500_000), (3840, 666_667)])
 
-    struct Run {
-        let renderer: Renderer
-        var generator: ClockGenerator
-        var events: [ClockEvent] = []
-
-        init(duration: Double = 60, tempoMap: TempoMap = ClockGeneratorTests.tempoMap, startingAt: UInt64? = nil) {
-            renderer = Renderer(instrument: SilentInstrument())
-            renderer.prepare(sampleRate: ClockGeneratorTests.rate, maxFrames: ClockGeneratorTests.block)
-            renderer.releasesNotesAtEnd = true
-            renderer.schedule(Score(events: [], duration: duration), startingAt: startingAt)
-            generator = ClockGenerator(beats: BeatMap(tempoMap: tempoMap))
-        }
-
-        /// Renders `blocks` blocks, collecting the clock events.
-        mutating func render(blocks: Int) {
-            var out = [Float](repeating: 0, count: 2 * ClockGeneratorTests.block)
-            for _ in 0..<blocks {
-                let start = renderer.sampleTime
-                out.withUnsafeMutableBufferPointer { renderer.render(frames: ClockGeneratorTests.block, into: $0) }
-                var collected: [ClockEvent] = []
-                generator.block(start: start, frames: ClockGeneratorTests.block, map: renderer.pieceMap) { collected.append($0) }
-                events += collected
-            }
-        }
-
-        var clockFrames: [UInt64] { events.filter { $0.kind == .clock }.map(\.frame) }
-        var transportEvents: [ClockEvent] { events.filter { $0.kind != .clock } }
+    /// An empty piece with `tempoMap`'s beats, its clock out collected block by block.
+    static func rig(duration: Double = 60, tempoMap: TempoMap = tempoMap, startingAt: UInt64? = nil) -> ClockOutRig {
+        ClockOutRig(score: Score(events: [], duration: duration), beats: BeatMap(tempoMap: tempoMap),
+                    sampleRate: rate, block: block, startingAt: startingAt)
     }
 
     static func standardDeviation(_ xs: [Double]) -> Double {
@@ -57,7 +25,7 @@ final class SilentInstrument: Instrument {
     }
 
     @Test func clocks_followTheTempoMapToTheFrame() {
-        var run = Run()
+        var run = Self.rig()
         run.render(blocks: 47 * 10)   // ~10 s: 8 beats at 120, then 90 bpm
         #expect(run.transportEvents.first == ClockEvent(frame: 0, kind: .start))
         let frames = run.clockFrames
@@ -78,7 +46,7 @@ final class SilentInstrument: Instrument {
     /// piece's first frame, with the first clock, never blocks before it.
     @Test func aPieceScheduledLater_startsAtItsFirstFrame() {
         let first: UInt64 = 12_000 + 3 * 1024 + 100   // inside the 15th block
-        var run = Run(startingAt: first)
+        var run = Self.rig(startingAt: first)
         run.render(blocks: 10)
         #expect(run.events.isEmpty)
         run.render(blocks: 40)
@@ -88,7 +56,7 @@ final class SilentInstrument: Instrument {
     }
 
     @Test func clocks_followTheTempoScale() {
-        var run = Run()
+        var run = Self.rig()
         run.renderer.transport.setTempoScale(2)
         run.render(blocks: 47)   // 1 s at ×2: 2 s of the piece, 4 beats
         let frames = run.clockFrames
@@ -97,7 +65,7 @@ final class SilentInstrument: Instrument {
     }
 
     @Test func seekWhilePlaying_sendsStopPointerContinueThenClocksFromThePointer() {
-        var run = Run()
+        var run = Self.rig()
         run.render(blocks: 10)
         run.events = []
         run.renderer.transport.seek(to: 1.01)   // beat 2.02 → the pointer names sixteenth 9 (beat 2.25)
@@ -113,7 +81,7 @@ final class SilentInstrument: Instrument {
     }
 
     @Test func stopThenPlay_sendsStopThenPointerAndContinue() {
-        var run = Run()
+        var run = Self.rig()
         run.render(blocks: 20)
         run.renderer.transport.stop()
         run.render(blocks: 5)
@@ -126,7 +94,7 @@ final class SilentInstrument: Instrument {
     }
 
     @Test func theEndOfThePiece_sendsStopAtItsFrame() {
-        var run = Run(duration: 1.5)
+        var run = Self.rig(duration: 1.5)
         run.render(blocks: 100)
         let stop = run.transportEvents.last!
         #expect(stop.kind == .stop)
@@ -135,7 +103,7 @@ final class SilentInstrument: Instrument {
     }
 
     @Test func aLoopWrap_sendsStopPointerContinueAtTheWrapFrame() throws {
-        var run = Run()
+        var run = Self.rig()
         run.renderer.transport.setLoop(true, start: 0.5, end: 1.3)
         run.render(blocks: 70)
         let t = run.transportEvents

@@ -7,6 +7,13 @@
 /// At scale 1 with no transport change this is `frame − startFrame`, exactly
 /// as offline rendering always timed events.
 ///
+/// A clock-gated follower's gate (`Transport.openGate`) caps that map: the
+/// position never passes the limit, events at or past it are not due, and
+/// each opening, taken at its frame in order with the piece's events, lets the
+/// position go on from where it held (`score = anchorScore + min((frame −
+/// anchorFrame) × scale, limit − anchorScore)`). With no gate the limit is
+/// infinite and nothing changes.
+///
 /// Notes never hang: the sequencer counts the notes it holds per (channel,
 /// note) in a fixed table; stop, seek and loop wrap (and the piece's end when
 /// `releasesAtEnd`) send their note-offs, then sustain off and all notes off
@@ -36,6 +43,12 @@ struct Sequencer {
     private var anchorFrame: UInt64 = 0
     private var anchorScore: Double = 0
     private var scale: Double = 1
+    /// The gate: the score frame the piece may not reach (infinity: no gate).
+    private var limit = Double.infinity
+    /// The gate's openings: the transport's queue, taken in `replace`.
+    private var gates: Transport.GateQueue?
+    /// The frame the render thread has got to in this block: an opening due earlier applies here.
+    private var gateFloor: UInt64 = 0
 
     // Transport state as last polled.
     private var playing = true
@@ -112,6 +125,8 @@ struct Sequencer {
         let c = transport.poll()
         anchorFrame = startFrame
         anchorScore = 0
+        limit = .infinity
+        gates = transport.gates
         scale = c.tempoScale
         playing = c.playing
         seekCount = c.seekCount
@@ -144,7 +159,8 @@ struct Sequencer {
     /// The score position (in score frames) at sample-clock `frame`.
     @inline(__always) func score(at frame: UInt64) -> Double {
         guard playing, !finished else { return anchorScore }
-        return anchorScore + Double(frame &- min(frame, anchorFrame)) * scale
+        // Held at the gate's limit; never behind the anchor (a seek's target stands).
+        return anchorScore + min(Double(frame &- min(frame, anchorFrame)) * scale, max(0, limit - anchorScore))
     }
 
     /// The piece's position in seconds at sample-clock `frame`, and whether it
@@ -156,7 +172,7 @@ struct Sequencer {
     /// The sample clock → piece map as it stands (after a block: its last re-anchoring).
     var map: PieceMap {
         PieceMap(anchorFrame: anchorFrame, anchorSeconds: anchorScore / sampleRate, scale: scale,
-                 playing: loaded && playing && !finished, sampleRate: sampleRate)
+                 playing: loaded && playing && !finished, sampleRate: sampleRate, limitSeconds: limit / sampleRate)
     }
 
     /// The sample-clock frame at which score frame `s` plays. Saturates like
@@ -171,6 +187,7 @@ struct Sequencer {
     /// Block start: applies the transport's commands.
     mutating func begin(at frame: UInt64, transport: Transport) {
         guard loaded else { return }
+        gateFloor = frame
         let c = transport.poll()
         if c.tempoScale != scale {
             anchorScore = score(at: frame); anchorFrame = frame; scale = c.tempoScale
@@ -203,6 +220,8 @@ struct Sequencer {
     /// Block end: notices the piece's end and publishes the position.
     mutating func end(at frame: UInt64, transport: Transport) {
         guard loaded else { return }
+        // Openings due in this block that no event waited for (stopped, or nothing left to play).
+        if let gates { while let g = gates.peek(), g.frame < frame { open(g); gates.pop() } }
         if playing, !finished, !loopOn, cursor >= events.count, score(at: frame) >= Double(endScore) {
             if releasesAtEnd { releaseHeld(at: frame) }
             anchorScore = Double(endScore)
@@ -224,18 +243,37 @@ struct Sequencer {
             }
             guard playing, !finished else { return nil }
             let nextScore = cursor < events.count ? events[cursor].scoreFrame : UInt64.max
-            if loopOn, nextScore >= loopEnd {
-                let wrapFrame = absoluteFrame(ofScore: loopEnd)
-                guard wrapFrame < bound else { return nil }
-                releaseHeld(at: wrapFrame)
-                reposition(to: loopStart, at: wrapFrame)
+            let wrapsFirst = loopOn && nextScore >= loopEnd
+            let target = wrapsFirst ? loopEnd : nextScore
+            // At or past the gate nothing is due until an opening passes it; an opening
+            // applies at its frame, in order with the piece (the anchor moves there).
+            let frame = Double(target) < limit ? absoluteFrame(ofScore: target) : UInt64.max
+            if let gates, let g = gates.peek(), g.frame < bound, g.frame <= frame {
+                open(g); gates.pop()
+                continue
+            }
+            if wrapsFirst {
+                guard frame < bound else { return nil }
+                releaseHeld(at: frame)
+                reposition(to: loopStart, at: frame)
                 wraps &+= 1
                 continue
             }
-            guard cursor < events.count else { return nil }
-            let frame = absoluteFrame(ofScore: nextScore)
-            return frame < bound ? TimedMessage(frame: frame, message: events[cursor].message) : nil
+            guard cursor < events.count, frame < bound else { return nil }
+            gateFloor = frame
+            return TimedMessage(frame: frame, message: events[cursor].message)
         }
+    }
+
+    /// Takes a gate opening at its frame (or where the block has got to, if
+    /// that is later): a playing piece re-anchors at its position there — the
+    /// old limit, if it held — then the new limit applies.
+    @inline(__always) private mutating func open(_ g: Transport.GateOpening) {
+        if playing, !finished {
+            let at = max(g.frame, gateFloor, anchorFrame)
+            anchorScore = score(at: at); anchorFrame = at
+        }
+        limit = Double(Self.frames(g.limit, sampleRate))
     }
 
     /// Loop wraps not yet counted in the transport.

@@ -10,6 +10,13 @@ import Synchronization
 /// Nothing here blocks or allocates; every method may be called from any
 /// thread, including a signal-free UI or MIDI input thread.
 ///
+/// A clock-gated follower (`play --sync clock`) also sets a gate
+/// (`openGate`): the piece may play up to, never past, the place of the
+/// master's next clock, and each clock opens the gate one clock further at the
+/// frame it was stamped at. Gates are events in order (a small lock-free
+/// queue the render thread drains at their frames), since with one period of
+/// latency two clocks may be in flight at once.
+///
 /// Bad values never reach the render thread: times are clamped to
 /// 0…`maximumSeconds` (the sequencer turns them into sample frames, and a
 /// conversion of an infinite or huge time would trap), and a command that
@@ -40,6 +47,8 @@ public final class Transport: @unchecked Sendable {
     private let finished = Atomic<Bool>(false)
     private let wraps = Atomic<UInt64>(0)
     private let durationBits = Atomic<UInt64>(0)
+    /// The gate's openings, from the follower's thread to the render thread.
+    let gates = GateQueue()
 
     public init() {}
 
@@ -92,6 +101,21 @@ public final class Transport: @unchecked Sendable {
         Self.store(seekTarget, target)
         seeks.wrappingAdd(1, ordering: .releasing)
         playing.store(true, ordering: .releasing)
+    }
+
+    /// The clock-gated follower's gate: from sample-clock `frame` on (the
+    /// frame the master's clock was stamped at; 0: from the block that sees
+    /// it) the piece may play up to, not including, `limit` seconds — the
+    /// place of the clock after it. A transport that reached the old limit
+    /// held there and goes on from it at `frame`, at the tempo scale; notes at
+    /// or past the limit wait for the opening that passes them. The gate never
+    /// moves the position back (a seek's target stands). One thread sends
+    /// them, in frame order; a full queue (the render thread stalled for 64
+    /// clocks) drops the opening and counts it in `refusedCommands`, and the
+    /// next clock's opening carries on. NaN is refused and counted.
+    public func openGate(upTo limit: Double, atFrame frame: UInt64) {
+        guard let limit = Self.clampedSeconds(limit) else { return refuse() }
+        if !gates.push(GateOpening(frame: frame, limit: limit)) { refuse() }
     }
 
     /// Loops the whole piece (`start` 0, `end` nil) or a region in seconds of
@@ -168,6 +192,47 @@ public final class Transport: @unchecked Sendable {
         Self.store(positionBits, position)
         Self.store(durationBits, duration)
         self.finished.store(finished, ordering: .releasing)
+    }
+
+    /// One gate opening (`openGate`): from `frame` on, the piece plays up to `limit` seconds.
+    struct GateOpening: BitwiseCopyable {
+        var frame: UInt64
+        var limit: Double
+    }
+
+    /// A single-producer, single-consumer queue of gate openings: the
+    /// follower's thread pushes, the render thread peeks and pops (neither
+    /// waits, locks nor allocates).
+    final class GateQueue: @unchecked Sendable {
+        static let capacity = 64
+        private let slots: UnsafeMutablePointer<GateOpening>
+        private let head = Atomic<Int>(0)   // next to pop (render thread)
+        private let tail = Atomic<Int>(0)   // next to push (follower)
+
+        init() {
+            slots = .allocate(capacity: Self.capacity)
+            slots.initialize(repeating: GateOpening(frame: 0, limit: 0), count: Self.capacity)
+        }
+        deinit { slots.deallocate() }
+
+        /// Follower's thread; false when full.
+        func push(_ g: GateOpening) -> Bool {
+            let t = tail.load(ordering: .relaxed)
+            guard t &- head.load(ordering: .acquiring) < Self.capacity else { return false }
+            slots[t % Self.capacity] = g
+            tail.store(t &+ 1, ordering: .releasing)
+            return true
+        }
+
+        /// Render thread: the oldest opening, left in the queue.
+        @inline(__always) func peek() -> GateOpening? {
+            let h = head.load(ordering: .relaxed)
+            guard h != tail.load(ordering: .acquiring) else { return nil }
+            return slots[h % Self.capacity]
+        }
+
+        /// Render thread: drops the opening `peek` gave.
+        @inline(__always) func pop() { head.store(head.load(ordering: .relaxed) &+ 1, ordering: .releasing) }
     }
 
     @inline(__always) func countWraps(_ n: Int) {

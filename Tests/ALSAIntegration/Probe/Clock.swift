@@ -73,9 +73,12 @@ func clocks(_ args: Arguments) -> Int32 {
     return 0
 }
 
-/// `clock-master [--name N] [--bpm B] [--beats K] [--then-bpm B2] [--then-beats K2] [--jitter-ms J] [--wait S]`:
+/// `clock-master [--name N] [--bpm B] [--beats K] [--then-bpm B2] [--then-beats K2] [--jitter-ms J] [--wait S]
+/// [--once --extra-clocks C --stop-after S]`:
 /// once something subscribes, sends Start, K beats of clock at B bpm (each clock off by up to ±J ms),
 /// Stop, half a second later Song Position 32 (beat 8) and Continue, K2 beats at B2, Stop.
+/// `--once`: Start, K beats and C clocks more (a master that stops mid-beat), then Stop S seconds
+/// after the last clock (default: when the next clock was due), and nothing after.
 func clockMaster(_ args: Arguments) -> Int32 {
     // Each message is scheduled on the kernel's queue ahead of its time (ScheduledOutput), so the
     // master keeps time even when the VM's one CPU is busy with Carillon's real-time threads.
@@ -114,6 +117,17 @@ func clockMaster(_ args: Arguments) -> Int32 {
         let bpm = args.double("--bpm", 120), beats = args.int("--beats", 8)
         try send(.start, at: t - 0.001); say("start at=\(fixed(t - t0, 4))")
         try clocks(bpm: bpm, beats: beats)
+        if args.flags.contains("--once") {
+            let period = 60 / bpm / 24, extra = args.int("--extra-clocks", 0)
+            for k in 0..<extra { try send(.timingClock, at: t + Double(k) * period) }
+            let last = t + Double(extra - 1) * period
+            t = last + args.double("--stop-after", period)
+            try send(.stop, at: t); say("stop at=\(fixed(t - t0, 4)) clocks=\(beats * 24 + extra)")
+            let d = t + 0.5 - now()
+            if d > 0 { usleep(UInt32(d * 1e6)) }
+            client.stop()
+            return 0
+        }
         try send(.stop, at: t); say("stop at=\(fixed(t - t0, 4))")
         t += 0.5
         try send(.songPosition(UInt14(32)), at: t); say("spp=32 at=\(fixed(t - t0, 4))")

@@ -17,7 +17,7 @@
 //   speedup IN.mid OUT.mid FACTOR
 //   ports
 //   clocks [--name N] [--seconds S] [--idle S]                     (Clock.swift)
-//   clock-master [--bpm B] [--beats K] [--then-bpm B2] [--then-beats K2] [--jitter-ms J]
+//   clock-master [--bpm B] [--beats K] [--then-bpm B2] [--then-beats K2] [--jitter-ms J] [--once --extra-clocks C --stop-after S]
 import ALSA
 import CALSA
 import Glibc
@@ -42,7 +42,7 @@ struct Arguments {
     var positional: [String] = []
     var options: [String: [String]] = [:]
     var flags: Set<String> = []
-    static let flagNames: Set<String> = ["--hold", "--sustain", "--rt", "--quiet", "--clock", "--dump"]
+    static let flagNames: Set<String> = ["--hold", "--sustain", "--rt", "--quiet", "--clock", "--dump", "--once"]
 
     init(_ args: ArraySlice<String>) {
         var it = args.makeIterator()

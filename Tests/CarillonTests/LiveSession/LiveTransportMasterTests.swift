@@ -1,10 +1,11 @@
-import Testing
+import ClockOutRig
 import Engine
 import Hosting
 import JACK
 import MIDI
 import Parameters
 import Sync
+import Testing
 @testable import LiveSession
 
 /// `live -a jack --transport-master` without a server: the BBT the timebase
@@ -15,37 +16,20 @@ import Sync
     static let rate = 48_000
     static let block = 480
 
-    final class Silent: Instrument {
-        let stripCount = 1
-        func prepare(sampleRate: Double, maxFrames: Int) {}
-        func receive(_ message: ChannelMessage) {}
-        func render(frames: Int, dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
-                    effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>) {}
-        func silence() {}
-    }
-
     /// Live's transport piece (`LiveOutput.loadTransportPiece`): empty, a day long, at 120 bpm.
     struct Session {
-        let renderer = Renderer(instrument: Silent())
+        var rig = ClockOutRig(score: Score(events: [], duration: 24 * 3600), beats: BeatMap(beatsPerMinute: 120),
+                              sampleRate: Double(LiveTransportMasterTests.rate), block: LiveTransportMasterTests.block)
         let routing: ParameterRouting
-        var clocks = ClockGenerator(beats: BeatMap(beatsPerMinute: 120))
-        var sent: [ClockEvent] = []
+        var renderer: Renderer { rig.renderer }
+        /// The clock out, as `ClockOutTap` collects it after each block.
+        var sent: [ClockEvent] { rig.events }
 
         init() {
-            renderer.prepare(sampleRate: Double(LiveTransportMasterTests.rate), maxFrames: LiveTransportMasterTests.block)
-            renderer.schedule(Score(events: [], duration: 24 * 3600))
-            routing = ParameterRouting(parameters: renderer.parameters, events: nil, transport: renderer.transport, pieceTempo: 120)
+            routing = ParameterRouting(parameters: rig.renderer.parameters, events: nil, transport: rig.renderer.transport, pieceTempo: 120)
         }
 
-        /// Renders `seconds`, collecting the clock out as `ClockOutTap` does after each block.
-        mutating func play(seconds: Double) {
-            var buffer = [Float](repeating: 0, count: 2 * LiveTransportMasterTests.block)
-            for _ in 0..<Int(seconds * Double(LiveTransportMasterTests.rate)) / LiveTransportMasterTests.block {
-                let start = renderer.sampleTime
-                buffer.withUnsafeMutableBufferPointer { renderer.render(frames: LiveTransportMasterTests.block, into: $0) }
-                clocks.block(start: start, frames: LiveTransportMasterTests.block, map: renderer.pieceMap) { sent.append($0) }
-            }
-        }
+        mutating func play(seconds: Double) { rig.render(seconds: seconds) }
 
         /// What a JACK client reads at the frame the leader puts the transport at for where the piece is now.
         var bbtNow: JACKTransportPosition.BBT {
