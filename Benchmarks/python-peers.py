@@ -2,7 +2,8 @@
 """carillon (the Python package) against the Python peers and the CLI batch,
 side by side in one run: wall time, files/s, peak memory and fidelity (issue 39).
 
-  python-peers.py [--font SF2] [--carillon BIN] [--only NAME,NAME] [--no-fidelity] [FOLDER|FILE...]
+  python-peers.py [--font SF2] [--carillon BIN] [--only NAME,NAME] [--no-fidelity]
+                  [--file-timeout S] [FOLDER|FILE...]
 
 Each folder given is a set of MIDI files (searched below it) with a table of
 its own; files given are one more set (default: the 31 openmsx songs). Each contender runs in a
@@ -13,6 +14,11 @@ two threads against one show it); pretty_midi's `PrettyMIDI.fluidsynth()`
 `Synthesizer.render(score, stereo=True)` (0.5.8: the newest that renders
 here, with numpy < 2); and `carillon render --jobs 2` (the CLI batch, writing
 32-bit float WAVs).
+
+Each timed row is printed as its contender finishes (a long set shows its
+figures as they come). A contender that spends more than --file-timeout seconds
+(default 600) on one file is stopped and its row says on which file: one song
+that hangs a peer does not hang the benchmark.
 
 Fidelity is the render round's measure (Benchmarks/fidelity.py, `sound`):
 env_r, the correlation of 10 ms RMS envelopes of the mono sums at the best
@@ -36,6 +42,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -73,16 +80,46 @@ def run_one(name, files, font, save):
         if save:
             import soundfile
             soundfile.write(os.path.join(save, f"{i:04d}.wav"), audio, RATE, subtype="FLOAT")
-    print(audio_seconds)
+        print(f"done {i}", flush=True)   # progress, for the parent's watchdog
+    print(audio_seconds, flush=True)
 
 
-def measure(argv):
+def measure(argv, files=None, file_timeout=None):
+    """Run argv to its end: (wall s, peak RSS MiB, status, its last output line, what stopped it or
+    ""). With file_timeout, the child prints a line per file done; one file taking longer stops it."""
     start = time.perf_counter()
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(process.pid, 0)
+    progress = {"last": start, "done": -1, "line": ""}
+
+    def read():
+        for line in process.stdout:
+            progress["last"] = time.perf_counter()
+            line = line.strip()
+            if line.startswith("done "):
+                progress["done"] = max(progress["done"], int(line[5:]))
+            elif line:
+                progress["line"] = line
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    stopped = ""
+    while True:   # wait4, not poll: the child's rusage is its peak memory
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            break
+        time.sleep(0.2)
+        if not stopped and file_timeout and time.perf_counter() - progress["last"] > file_timeout:
+            process.kill()
+            stuck = files[progress["done"] + 1] if files and progress["done"] + 1 < len(files) else "?"
+            stopped = f"stopped: over {file_timeout:g} s on {stuck} ({progress['done'] + 1} files done)"
+    process.returncode = status
     wall = time.perf_counter() - start
-    out = process.stdout.read().strip()
-    return wall, usage.ru_maxrss / 1024, status, out
+    reader.join(timeout=5)
+    return wall, usage.ru_maxrss / 1024, status, progress["line"], stopped
+
+
+def timed_row(name, wall, rss, status, audio, count, stopped, fidelity=""):
+    note = f"  ({stopped})" if stopped else "" if status == 0 else f"  (failed: status {status})"
+    return f"{name:<12} {wall:8.1f} {count / wall:8.2f} {audio:9.0f} {rss:9.1f}{fidelity}{note}"
 
 
 def midi_files(where):
@@ -144,18 +181,19 @@ def one_set(where, files, args):
                 os.mkdir(folder)
                 for i, f in enumerate(files):   # numbered: the outputs line up with the references
                     os.symlink(os.path.realpath(f), os.path.join(folder, f"{i:04d}.mid"))
-                wall, rss, status, _ = measure([args.carillon, "render", folder, "--output-dir", os.path.join(tmp, "cli"),
-                                                "--jobs", "2", "--bits", "32", "--soundfont", args.font, "-r", str(RATE), "-q"])
+                wall, rss, status, _, stopped = measure([args.carillon, "render", folder, "--output-dir", os.path.join(tmp, "cli"),
+                                                         "--jobs", "2", "--bits", "32", "--soundfont", args.font, "-r", str(RATE), "-q"])
                 audio = float("nan")
             else:
-                wall, rss, status, out = measure([sys.executable, __file__, "--font", args.font, "--one", name, *files])
-                audio = float(out.splitlines()[-1]) if status == 0 and out else float("nan")
-            rows[name] = (wall, rss, status, audio)
-            if not args.fidelity:
-                note = "" if status == 0 else f"  (failed: status {status})"
-                print(f"{name:<12} {wall:8.1f} {len(files) / wall:8.2f} {audio:9.0f} {rss:9.1f}{note}", flush=True)
+                wall, rss, status, out, stopped = measure([sys.executable, __file__, "--font", args.font, "--one", name, *files],
+                                                          files, args.file_timeout)
+                audio = float(out) if status == 0 and out else float("nan")
+            rows[name] = (wall, rss, status, audio, stopped)
+            print(timed_row(name, wall, rss, status, audio, len(files), stopped)
+                  + f"  [{time.strftime('%H:%M:%S')}, load {os.getloadavg()[0]:.1f}]", flush=True)
         if not args.fidelity:
             return
+        print(f"fidelity (renders made again, untimed; references: fluidsynth -F of each flattened song)", flush=True)
         # Fidelity: the references, then each contender's renders again, untimed.
         reference = os.path.join(tmp, "reference")
         os.mkdir(reference)
@@ -176,9 +214,8 @@ def one_set(where, files, args):
         if "carillon-2" in names and "carillon-2" not in measured:
             measured["carillon-2"] = measured.get("carillon-1", [])
         for name in names:
-            wall, rss, status, audio = rows[name]
-            note = "" if status == 0 else f"  (failed: status {status})"
-            print(f"{name:<12} {wall:8.1f} {len(files) / wall:8.2f} {audio:9.0f} {rss:9.1f}  {describe(measured[name], len(files))}{note}",
+            wall, rss, status, audio, stopped = rows[name]
+            print(timed_row(name, wall, rss, status, audio, len(files), stopped, "  " + describe(measured[name], len(files))),
                   flush=True)
 
 
@@ -188,6 +225,7 @@ def main():
     parser.add_argument("--carillon", default=".build/release/carillon")
     parser.add_argument("--only", default=",".join(CONTENDERS), help="contenders, comma-separated: " + ",".join(CONTENDERS))
     parser.add_argument("--no-fidelity", dest="fidelity", action="store_false", help="timing and memory only")
+    parser.add_argument("--file-timeout", type=float, default=600, help="stop a contender that spends this long on one file")
     parser.add_argument("--scratch", default=None, help="where renders are kept while measured (default: the system's temp)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--save", help=argparse.SUPPRESS)
