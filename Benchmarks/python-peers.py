@@ -2,8 +2,8 @@
 """carillon (the Python package) against the Python peers and the CLI batch,
 side by side in one run: wall time, files/s, peak memory and fidelity (issue 39).
 
-  python-peers.py [--font SF2] [--carillon BIN] [--only NAME,NAME] [--no-fidelity]
-                  [--file-timeout S] [FOLDER|FILE...]
+  python-peers.py [--font SF2] [--carillon BIN] [--only NAME,NAME] [--no-fidelity | --no-timing]
+                  [--chunk N] [--file-timeout S] [FOLDER|FILE...]
 
 Each folder given is a set of MIDI files (searched below it) with a table of
 its own; files given are one more set (default: the 31 openmsx songs). Each contender runs in a
@@ -15,8 +15,10 @@ two threads against one show it); pretty_midi's `PrettyMIDI.fluidsynth()`
 here, with numpy < 2); and `carillon render --jobs 2` (the CLI batch, writing
 32-bit float WAVs).
 
-Each timed row is printed as its contender finishes (a long set shows its
-figures as they come). A contender that spends more than --file-timeout seconds
+The timed runs go chunk by chunk (--chunk files, 16 by default), each
+contender in turn on each chunk, in a process of its own per chunk: load that
+changes during a run weighs on every contender alike. Each contender's row is
+the sum of its chunks (its peak memory their largest). A contender that spends more than --file-timeout seconds
 (default 600) on one file is stopped and its row says on which file: one song
 that hangs a peer does not hang the benchmark.
 
@@ -174,23 +176,49 @@ def one_set(where, files, args):
         if name not in CONTENDERS:
             raise SystemExit(f"unknown contender {name} (use {', '.join(CONTENDERS)})")
     with tempfile.TemporaryDirectory(dir=args.scratch) as tmp:
+        cli_in = os.path.join(tmp, "in")
+        os.mkdir(cli_in)
+        for i, f in enumerate(files):   # numbered: the CLI's outputs line up with the references
+            os.symlink(os.path.realpath(f), os.path.join(cli_in, f"{i:04d}.mid"))
+
+        def cli(chunk, out):
+            folder = os.path.join(tmp, f"in-{chunk[0]}")
+            os.mkdir(folder)
+            for i in chunk:
+                os.symlink(os.path.join(cli_in, f"{i:04d}.mid"), os.path.join(folder, f"{i:04d}.mid"))
+            return [args.carillon, "render", folder, "--output-dir", out,
+                    "--jobs", "2", "--bits", "32", "--soundfont", args.font, "-r", str(RATE), "-q"]
+
         rows = {}
-        for name in names:
-            if name == "cli-jobs-2":
-                folder = os.path.join(tmp, "in")
-                os.mkdir(folder)
-                for i, f in enumerate(files):   # numbered: the outputs line up with the references
-                    os.symlink(os.path.realpath(f), os.path.join(folder, f"{i:04d}.mid"))
-                wall, rss, status, _, stopped = measure([args.carillon, "render", folder, "--output-dir", os.path.join(tmp, "cli"),
-                                                         "--jobs", "2", "--bits", "32", "--soundfont", args.font, "-r", str(RATE), "-q"])
-                audio = float("nan")
-            else:
-                wall, rss, status, out, stopped = measure([sys.executable, __file__, "--font", args.font, "--one", name, *files],
-                                                          files, args.file_timeout)
-                audio = float(out) if status == 0 and out else float("nan")
-            rows[name] = (wall, rss, status, audio, stopped)
-            print(timed_row(name, wall, rss, status, audio, len(files), stopped)
-                  + f"  [{time.strftime('%H:%M:%S')}, load {os.getloadavg()[0]:.1f}]", flush=True)
+        if args.timing:
+            # Chunk by chunk, each contender in turn: a machine whose load changes during the run
+            # weighs on every contender alike (one chunk: each contender's whole run in one go).
+            size = args.chunk or len(files)
+            chunks = [list(range(i, min(i + size, len(files)))) for i in range(0, len(files), size)]
+            total = {name: [0.0, 0.0, 0, 0.0, ""] for name in names}   # wall, peak RSS, status, audio, stopped
+            for chunk in chunks:
+                for name in names:
+                    row = total[name]
+                    if row[2] or row[4]:
+                        continue   # failed or stopped in an earlier chunk
+                    if name == "cli-jobs-2":
+                        wall, rss, status, _, stopped = measure(cli(chunk, os.path.join(tmp, "cli")))
+                        audio = float("nan")
+                    else:
+                        part = [files[i] for i in chunk]
+                        wall, rss, status, out, stopped = measure([sys.executable, __file__, "--font", args.font, "--one", name, *part],
+                                                                  part, args.file_timeout)
+                        audio = float(out) if status == 0 and out else float("nan")
+                    row[0] += wall
+                    row[1] = max(row[1], rss)
+                    row[2], row[4] = status, stopped
+                    row[3] += audio
+            for name in names:
+                wall, rss, status, audio, stopped = total[name]
+                rows[name] = (wall, rss, status, audio, stopped)
+                print(timed_row(name, wall, rss, status, audio, len(files), stopped), flush=True)
+            print(f"  [{len(chunks)} chunk(s) of {size} files, each contender in turn; ended {time.strftime('%H:%M:%S')},"
+                  f" load {os.getloadavg()[0]:.1f}]", flush=True)
         if not args.fidelity:
             return
         print(f"fidelity (renders made again, untimed; references: fluidsynth -F of each flattened song)", flush=True)
@@ -201,6 +229,8 @@ def one_set(where, files, args):
         measured = {}
         for name in names:
             if name == "cli-jobs-2":
+                if not args.timing:   # no timed run's WAVs to measure: render them now
+                    subprocess.run(cli(list(range(len(files))), os.path.join(tmp, "cli")), check=False)
                 measured[name] = fidelity_of(os.path.join(tmp, "cli"), reference, len(files))
                 continue
             if name == "carillon-2" and "carillon-1" in names:
@@ -214,9 +244,12 @@ def one_set(where, files, args):
         if "carillon-2" in names and "carillon-2" not in measured:
             measured["carillon-2"] = measured.get("carillon-1", [])
         for name in names:
-            wall, rss, status, audio, stopped = rows[name]
-            print(timed_row(name, wall, rss, status, audio, len(files), stopped, "  " + describe(measured[name], len(files))),
-                  flush=True)
+            if name in rows:
+                wall, rss, status, audio, stopped = rows[name]
+                print(timed_row(name, wall, rss, status, audio, len(files), stopped, "  " + describe(measured[name], len(files))),
+                      flush=True)
+            else:
+                print(f"{name:<12} {'-':>8} {'-':>8} {'-':>9} {'-':>9}  {describe(measured[name], len(files))}", flush=True)
 
 
 def main():
@@ -225,6 +258,8 @@ def main():
     parser.add_argument("--carillon", default=".build/release/carillon")
     parser.add_argument("--only", default=",".join(CONTENDERS), help="contenders, comma-separated: " + ",".join(CONTENDERS))
     parser.add_argument("--no-fidelity", dest="fidelity", action="store_false", help="timing and memory only")
+    parser.add_argument("--no-timing", dest="timing", action="store_false", help="fidelity only (untimed renders)")
+    parser.add_argument("--chunk", type=int, default=16, help="files per chunk: each contender runs a chunk in turn (0: all at once)")
     parser.add_argument("--file-timeout", type=float, default=600, help="stop a contender that spends this long on one file")
     parser.add_argument("--scratch", default=None, help="where renders are kept while measured (default: the system's temp)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
