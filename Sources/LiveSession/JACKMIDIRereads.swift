@@ -92,4 +92,17 @@ struct JACKMIDIRereads: ~Copyable {
         lastCount = nextCount; lastKept = nextKept
         return repeated
     }
+
+    /// After `isRepeat`: this call's events as `add` copied them, in order, to `body`; false
+    /// (and nothing given) when they were too many to keep. The callback passes these on, not
+    /// the buffer read again: jack2 can run the sender on the other core while Carillon's
+    /// catch-up call reads (a torn read: twice in thirteen traced runs), so what was judged new is what goes on.
+    func forEachKept(_ body: (_ offset: Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
+        guard lastKept else { return false }
+        for i in 0..<lastCount {
+            let start = i == 0 ? 0 : lastEnds[i - 1]
+            body(lastOffsets[i], UnsafeBufferPointer(rebasing: lastBytes[start..<lastEnds[i]]))
+        }
+        return true
+    }
 }

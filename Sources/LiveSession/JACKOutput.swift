@@ -242,9 +242,11 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
         #if DEBUG
         midiTrace?.decided(dropped: reread)
         #endif
-        if !reread {
-            for i in 0..<input.count {
-                if let event = input.event(i) { midiInbox.push(midiBytes: event.bytes, frame: next &+ UInt64(event.offset)) }
+        // The events as judged (a copy), not the buffer read again: the sender may be writing it now.
+        let inbox = midiInbox
+        if !reread, !midiRereads.forEachKept({ _ = inbox.push(midiBytes: $1, frame: next &+ UInt64($0)) }) {
+            for i in 0..<input.count {   // more than JACKMIDIRereads keeps: from the buffer
+                if let event = input.event(i) { inbox.push(midiBytes: event.bytes, frame: next &+ UInt64(event.offset)) }
             }
         }
         // A period longer than the one prepared for: in pieces (the events above land in theirs).

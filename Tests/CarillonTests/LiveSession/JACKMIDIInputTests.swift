@@ -165,11 +165,25 @@ import Threads
         #expect(!Self.call(&g, cycle: 0, []))
     }
 
-    @Test func aBufferTooLargeToKeep_isNeverCalledARepeat() {
+    @Test func aBufferTooLargeToKeep_isNeverCalledARepeat_andIsReadFromTheBuffer() {
         var g = JACKMIDIRereads()
         let many = (0..<(JACKMIDIRereads.maxEvents + 1)).map { ($0 % 256, [UInt8(0x90), 60, 100]) }
         #expect(!Self.call(&g, cycle: 0, many))
         #expect(!Self.call(&g, cycle: 0, many))
+        #expect(!g.forEachKept { _, _ in Issue.record("nothing kept") })
+    }
+
+    /// What the callback passes on is the copy judged, event by event, in order.
+    @Test func theKeptEvents_areTheCallsAsAdded() {
+        var g = JACKMIDIRereads()
+        let events: [(Int, [UInt8])] = [(0, [0xEF, 0x2F, 4]), (84, [0x80, 41, 15]), (84, [0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7]), (200, [0xF8])]
+        _ = Self.call(&g, cycle: 0, events)
+        var kept: [(Int, [UInt8])] = []
+        #expect(g.forEachKept { kept.append(($0, Array($1))) })
+        #expect(kept.map(\.0) == events.map(\.0))
+        #expect(kept.map(\.1) == events.map(\.1))
+        _ = Self.call(&g, cycle: 256, [])
+        #expect(g.forEachKept { _, _ in Issue.record("an empty call keeps nothing") })
     }
 
     @Test func noAllocation() {
