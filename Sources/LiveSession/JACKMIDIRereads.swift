@@ -2,24 +2,27 @@
 /// already read, so an xrun never doubles a note.
 ///
 /// Why: a JACK MIDI input buffer is the sending client's output buffer of the
-/// moment, rewritten each time that client runs; nothing in it says which run
-/// wrote it. jack2 wakes a client through a binary futex (wake-ups while it
-/// runs late collapse into one), so under xruns the order of the two
-/// clients' runs slips: Carillon can run twice before the sender runs again
-/// (a double: the same buffer read twice), and the sender can run twice
-/// before Carillon does (a loss: the first buffer is gone; nothing on this
-/// side can bring it back). `scripts/test-jack`'s xrun step (a sender that
-/// runs after Carillon; Carillon stopped 10 ms and continued, 100 times):
-/// 5–6 of 800 events doubled and 4–6 lost without this, none doubled and 4–5
-/// lost with it.
+/// moment (jack2 passes it without a copy), rewritten each time that client
+/// runs; nothing in it says which run wrote it. jack2 wakes a client through a
+/// binary futex (wake-ups while it runs late collapse into one), so under
+/// xruns the order of the two clients' runs slips: Carillon can run twice
+/// before the sender runs again (a double: the same buffer read twice), and
+/// the sender can run twice before Carillon does (a loss: the first buffer is
+/// gone; nothing on this side can bring it back: DESIGN.md, "JACK MIDI
+/// through the router"). A sender that is itself late (stopped, or starved of
+/// the CPU) leaves its buffer as it was while Carillon runs on, cycle after
+/// cycle in the server's order: the same buffer read in consecutive cycles.
 ///
 /// The rule: a call whose events are exactly (offsets and bytes) those of the
-/// call before is a re-read unless it runs in the server cycle right after
-/// that call's, which ended within its own cycle (`jack_last_frame_time` at
-/// the call's start and end). In steady running every call is such a call, so
-/// nothing is ever dropped there — not even a clock master whose clocks fall
-/// at the same offset every period; under xruns an identical buffer is
-/// dropped (a repeated identical message there is lost, never doubled).
+/// call before is a re-read. The one exception: events that are all system
+/// real-time messages (a clock master whose clocks fall at the same offset
+/// every period) in the server cycle right after that call's, which ended
+/// within its own (`jack_last_frame_time` at the call's start and end): in
+/// steady running such a buffer is new every time. A note, controller or
+/// SysEx repeated exactly, at the same offset one period later, is never
+/// music: the sender has not run since. (`scripts/test-jack`'s xrun step:
+/// Carillon and the sender each stopped and continued, its record checked
+/// against the sender's per-call trace.)
 ///
 /// Process thread only; fixed storage, no allocation after `init`.
 struct JACKMIDIRereads: ~Copyable {
@@ -36,6 +39,8 @@ struct JACKMIDIRereads: ~Copyable {
     /// The last call was still running when the server's next cycle began.
     private var lastOverran = false
     private var consecutive = true, same = true
+    /// This call's events so far are all system real-time messages (0xF8–0xFF).
+    private var realtimeOnly = true
 
     init() {
         lastOffsets = .allocate(capacity: Self.maxEvents); nextOffsets = .allocate(capacity: Self.maxEvents)
@@ -52,13 +57,14 @@ struct JACKMIDIRereads: ~Copyable {
     mutating func begin(cycle: UInt32, frames: Int) {
         consecutive = !lastOverran && (lastCycle.map { cycle &- $0 == UInt32(truncatingIfNeeded: lastFrames) } ?? true)
         lastCycle = cycle; lastFrames = frames
-        nextCount = 0; nextByteCount = 0; nextKept = true; same = true
+        nextCount = 0; nextByteCount = 0; nextKept = true; same = true; realtimeOnly = true
     }
 
     /// One event of this call, in the buffer's order.
     mutating func add(offset: Int, bytes: UnsafeBufferPointer<UInt8>) {
         let i = nextCount
         nextCount += 1
+        if bytes.isEmpty || bytes[0] < 0xF8 { realtimeOnly = false }
         guard nextKept, i < Self.maxEvents, nextByteCount + bytes.count <= Self.maxBytes else {
             nextKept = false; same = false
             return
@@ -81,9 +87,22 @@ struct JACKMIDIRereads: ~Copyable {
 
     /// The call's events are all added: true when they are the last call's read again (drop them).
     mutating func isRepeat() -> Bool {
-        let repeated = !consecutive && lastKept && nextKept && same && nextCount > 0 && nextCount == lastCount
+        let repeated = (!consecutive || !realtimeOnly) && lastKept && nextKept && same && nextCount > 0 && nextCount == lastCount
         swap(&lastOffsets, &nextOffsets); swap(&lastEnds, &nextEnds); swap(&lastBytes, &nextBytes)
         lastCount = nextCount; lastKept = nextKept
         return repeated
+    }
+
+    /// After `isRepeat`: this call's events as `add` copied them, in order, to `body`; false
+    /// (and nothing given) when they were too many to keep. The callback passes these on, not
+    /// the buffer read again: jack2 can run the sender on the other core while Carillon's
+    /// catch-up call reads (a torn read: twice in thirteen traced runs), so what was judged new is what goes on.
+    func forEachKept(_ body: (_ offset: Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
+        guard lastKept else { return false }
+        for i in 0..<lastCount {
+            let start = i == 0 ? 0 : lastEnds[i - 1]
+            body(lastOffsets[i], UnsafeBufferPointer(rebasing: lastBytes[start..<lastEnds[i]]))
+        }
+        return true
     }
 }

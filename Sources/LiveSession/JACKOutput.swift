@@ -60,6 +60,10 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
     private let midiInbox: EventQueue
     /// Process thread: tells a `midi_in` buffer read already (after an xrun) from a new one.
     private var midiRereads = JACKMIDIRereads()
+    #if DEBUG
+    /// `CARILLON_JACK_MIDI_TRACE`: each call's `midi_in` (debug builds only).
+    private let midiTrace = JACKMIDITrace.fromEnvironment()
+    #endif
     /// The client as the process thread sees it (no lock there): set where `clientBox` is, while no callback runs.
     private var cycleClient: JACKClient
     /// The MIDI outputs (`--clock-out`'s `clock`, the zones' ports), written each cycle.
@@ -194,6 +198,9 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
         // The process thread renders the last block (all sound off) once it sees `stop`; wait up to 0.5 s for it.
         for _ in 0..<100 where !ended.load(ordering: .acquiring) && cycle.shared.fault.withLock({ $0 }) == nil { usleep(5_000) }
         client.deactivate()
+        #if DEBUG
+        midiTrace?.write()
+        #endif
     }
 
     // MARK: JACK's threads
@@ -220,12 +227,26 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
         let next = renderer.sampleTime &+ UInt64(frames)
         // A buffer read already (the sender has not run since: an xrun) is not read again.
         midiRereads.begin(cycle: cycleClient.cycleStartFrame, frames: frames)
+        #if DEBUG
+        midiTrace?.begin(cycle: cycleClient.cycleStartFrame, frames: frames)
+        #endif
         for i in 0..<input.count {
-            if let event = input.event(i) { midiRereads.add(offset: event.offset, bytes: event.bytes) }
+            if let event = input.event(i) {
+                midiRereads.add(offset: event.offset, bytes: event.bytes)
+                #if DEBUG
+                midiTrace?.add(offset: event.offset, bytes: event.bytes)
+                #endif
+            }
         }
-        if !midiRereads.isRepeat() {
-            for i in 0..<input.count {
-                if let event = input.event(i) { midiInbox.push(midiBytes: event.bytes, frame: next &+ UInt64(event.offset)) }
+        let reread = midiRereads.isRepeat()
+        #if DEBUG
+        midiTrace?.decided(dropped: reread)
+        #endif
+        // The events as judged (a copy), not the buffer read again: the sender may be writing it now.
+        let inbox = midiInbox
+        if !reread, !midiRereads.forEachKept({ _ = inbox.push(midiBytes: $1, frame: next &+ UInt64($0)) }) {
+            for i in 0..<input.count {   // more than JACKMIDIRereads keeps: from the buffer
+                if let event = input.event(i) { inbox.push(midiBytes: event.bytes, frame: next &+ UInt64(event.offset)) }
             }
         }
         // A period longer than the one prepared for: in pieces (the events above land in theirs).
@@ -240,6 +261,9 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
         if let tap = cycle.clockOut { midiOutputs.takeClock(from: tap) }
         midiOutputs.writeCycle(start: cycleStart, frames: frames)
         midiRereads.end(cycle: cycleClient.cycleStartFrame)
+        #if DEBUG
+        midiTrace?.end(cycle: cycleClient.cycleStartFrame)
+        #endif
     }
 
     @inline(__always)

@@ -94,7 +94,8 @@ import Threads
 }
 
 /// The process callback's re-read rule (`JACKMIDIRereads`): a buffer read again after an
-/// xrun is dropped, a new one never, and a steady cycle never drops even identical events.
+/// xrun, or left as it was by a late sender, is dropped, a new one never, and a steady cycle
+/// never drops a clock at the same offset every period.
 @Suite struct JACKMIDIRereadsTests {
     /// One call of the process callback: its server cycle, its events, the cycle when it ended; whether it was a repeat.
     static func call(_ guardian: inout JACKMIDIRereads, cycle: UInt32, frames: Int = 256, _ events: [(Int, [UInt8])],
@@ -124,7 +125,7 @@ import Threads
         #expect(Self.call(&h, cycle: 1256, Self.noteOn))
     }
 
-    @Test func steadyCycles_neverDrop_evenIdenticalEvents() {
+    @Test func steadyCycles_neverDrop_identicalClocks() {
         // A clock master whose clocks fall at the same offset every period (117.1875 bpm at 1024 frames, 48 kHz).
         var g = JACKMIDIRereads()
         var cycle: UInt32 = UInt32.max - 2048   // across the frame counter's wrap too
@@ -132,6 +133,24 @@ import Threads
             #expect(!Self.call(&g, cycle: cycle, frames: 1024, [(5, [0xF8])]))
             cycle &+= 1024
         }
+    }
+
+    /// A late sender (stopped, or starved of the CPU) leaves its buffer as it was while
+    /// Carillon runs on in consecutive cycles (seen in scripts/test-jack: one note-on read in
+    /// three cycles in a row, and recorded three times).
+    @Test func theSameNotesInConsecutiveCycles_areARepeat_butNotWhenTheyChange() {
+        var g = JACKMIDIRereads()
+        #expect(!Self.call(&g, cycle: 1000, Self.noteOn))
+        #expect(Self.call(&g, cycle: 1256, Self.noteOn))
+        #expect(Self.call(&g, cycle: 1512, Self.noteOn))
+        #expect(!Self.call(&g, cycle: 1768, [(10, [0x80, 60, 0])]))
+        // A clock with a note is not real-time only: the pair again is a repeat.
+        let mixed: [(Int, [UInt8])] = [(5, [0xF8]), (10, [0x90, 60, 100])]
+        #expect(!Self.call(&g, cycle: 2024, mixed))
+        #expect(Self.call(&g, cycle: 2280, mixed))
+        // A clock alone after missed cycles still is.
+        #expect(!Self.call(&g, cycle: 2536, [(5, [0xF8])]))
+        #expect(Self.call(&g, cycle: 2536 + 3 * 256, [(5, [0xF8])]))
     }
 
     @Test func anyDifference_isNew() {
@@ -146,11 +165,25 @@ import Threads
         #expect(!Self.call(&g, cycle: 0, []))
     }
 
-    @Test func aBufferTooLargeToKeep_isNeverCalledARepeat() {
+    @Test func aBufferTooLargeToKeep_isNeverCalledARepeat_andIsReadFromTheBuffer() {
         var g = JACKMIDIRereads()
         let many = (0..<(JACKMIDIRereads.maxEvents + 1)).map { ($0 % 256, [UInt8(0x90), 60, 100]) }
         #expect(!Self.call(&g, cycle: 0, many))
         #expect(!Self.call(&g, cycle: 0, many))
+        #expect(!g.forEachKept { _, _ in Issue.record("nothing kept") })
+    }
+
+    /// What the callback passes on is the copy judged, event by event, in order.
+    @Test func theKeptEvents_areTheCallsAsAdded() {
+        var g = JACKMIDIRereads()
+        let events: [(Int, [UInt8])] = [(0, [0xEF, 0x2F, 4]), (84, [0x80, 41, 15]), (84, [0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7]), (200, [0xF8])]
+        _ = Self.call(&g, cycle: 0, events)
+        var kept: [(Int, [UInt8])] = []
+        #expect(g.forEachKept { kept.append(($0, Array($1))) })
+        #expect(kept.map(\.0) == events.map(\.0))
+        #expect(kept.map(\.1) == events.map(\.1))
+        _ = Self.call(&g, cycle: 256, [])
+        #expect(g.forEachKept { _, _ in Issue.record("an empty call keeps nothing") })
     }
 
     @Test func noAllocation() {

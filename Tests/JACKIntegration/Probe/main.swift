@@ -3,7 +3,7 @@
 // event at its frame in the cycle, and records two audio ports to a WAV file.
 //
 //   play FILE.mid --record OUT.wav [--from PORT]... [--to PORT] [--name N]
-//        [--lead S] [--tail S] [--wait S]
+//        [--lead S] [--tail S] [--wait S] [--mark-calls] [--trace FILE]
 //
 // It registers `midi_out`, `in_1` and `in_2`, connects each `--from` audio
 // port (waiting for it to appear) to its inputs, connects `midi_out` to
@@ -11,7 +11,16 @@
 // other side, e.g. `carillon --jack-midi-connect`). Then the clock starts:
 // the file's events go out from `--lead` seconds on, and recording runs for
 // lead + the file's length + `--tail` seconds. Prints one line:
-//   jack-probe: rate=R period=P events=N sent=N late=N frames=N xruns=N
+//   jack-probe: rate=R period=P events=N sent=N late=N frames=N xruns=N calls=N
+//
+// `--mark-calls`: every call of the process callback from the clock's start
+// also writes, first at offset 0, a pitch bend on channel 16 whose 14-bit
+// value is the call's number (mod 16384), so the receiver's record says
+// which of the probe's buffers it read (a buffer it never read has its
+// marker missing; one read twice, its marker twice). `--trace FILE` writes
+// one line per call (`call N marker T0 T1 LASTFRAME FRAMES`, T0 and T1 the
+// monotonic clock in ns at the call's start and end) and one per event sent
+// (`event INDEX CALL MARKER OFFSET HEXBYTES`), for scripts/test-jack's check.
 import Glibc
 import JACK
 import MIDI
@@ -30,12 +39,15 @@ func fail(_ message: String) -> Never {
 }
 
 struct Arguments {
+    /// Options without a value.
+    static let flags: Set<String> = ["--mark-calls"]
     var positional: [String] = []
     var options: [String: [String]] = [:]
     init(_ args: ArraySlice<String>) {
         var it = args.makeIterator()
         while let a = it.next() {
-            if a.hasPrefix("--"), let v = it.next() { options[a, default: []].append(v) } else { positional.append(a) }
+            if Self.flags.contains(a) { options[a, default: []].append("") }
+            else if a.hasPrefix("--"), let v = it.next() { options[a, default: []].append(v) } else { positional.append(a) }
         }
     }
     func string(_ k: String) -> String? { options[k]?.last }
@@ -74,19 +86,47 @@ final class Player: JACKClientDelegate, @unchecked Sendable {
     let xruns = Atomic<Int>(0)
     private var clock = -1   // frames since the clock started; -1 before
     private var next = 0
+    let markCalls: Bool
+    /// Calls since the clock started (their number is the marker).
+    let calls = Atomic<Int>(0)
+    /// Per call, the trace's fields (preallocated: the process thread never allocates).
+    struct CallRecord { var start: UInt64 = 0, end: UInt64 = 0, lastFrame: UInt32 = 0, frames = 0 }
+    let callRecords: UnsafeMutableBufferPointer<CallRecord>
+    /// Per scheduled event: the call that sent it and its offset there (-1: not sent).
+    let sentIn: UnsafeMutableBufferPointer<(call: Int, offset: Int)>
+    let client: JACKClient
 
-    init(midiOut: JACKPort, inLeft: JACKPort, inRight: JACKPort, schedule: Schedule, totalFrames: Int) {
+    init(client: JACKClient, midiOut: JACKPort, inLeft: JACKPort, inRight: JACKPort, schedule: Schedule, totalFrames: Int,
+         markCalls: Bool) {
+        self.client = client
         self.midiOut = midiOut; self.inLeft = inLeft; self.inRight = inRight
-        self.schedule = schedule; self.totalFrames = totalFrames
+        self.schedule = schedule; self.totalFrames = totalFrames; self.markCalls = markCalls
         capture = .allocate(capacity: 2 * totalFrames)
         capture.initialize(repeating: 0)
+        callRecords = .allocate(capacity: totalFrames / 16 + 1)
+        callRecords.initialize(repeating: CallRecord())
+        sentIn = .allocate(capacity: schedule.count)
+        sentIn.initialize(repeating: (-1, -1))
+    }
+
+    static func nanoseconds() -> UInt64 {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
     }
 
     func process(frames: Int) {
+        let start = Self.nanoseconds()
         let out = midiOut.midiOutput(frames: frames)
         if clock < 0 {
             guard go.load(ordering: .acquiring) else { return }
             clock = 0
+        }
+        let call = calls.load(ordering: .relaxed)
+        if markCalls {
+            let marker = call & 0x3FFF
+            let bend: (UInt8, UInt8, UInt8) = (0xEF, UInt8(marker & 0x7F), UInt8(marker >> 7))
+            withUnsafeBytes(of: bend) { _ = out.write($0.bindMemory(to: UInt8.self), at: 0) }
         }
         // Every event due before this cycle's end, at its offset (a late one at 0, counted).
         schedule.bytes.withUnsafeBufferPointer { bytes in
@@ -94,7 +134,10 @@ final class Player: JACKClientDelegate, @unchecked Sendable {
                 let offset = schedule.frames[next] - clock
                 if offset < 0 { late.add(1, ordering: .relaxed) }
                 let message = UnsafeBufferPointer(rebasing: bytes[schedule.starts[next]..<schedule.starts[next + 1]])
-                if out.write(message, at: max(0, offset)) { sent.add(1, ordering: .relaxed) }
+                if out.write(message, at: max(0, offset)) {
+                    sent.add(1, ordering: .relaxed)
+                    sentIn[next] = (call, max(0, offset))
+                }
                 next += 1
             }
         }
@@ -109,6 +152,25 @@ final class Player: JACKClientDelegate, @unchecked Sendable {
             recorded.store(done + n, ordering: .releasing)
         }
         clock += frames
+        if call < callRecords.count {
+            callRecords[call] = CallRecord(start: start, end: Self.nanoseconds(), lastFrame: client.cycleStartFrame, frames: frames)
+        }
+        calls.store(call + 1, ordering: .relaxed)
+    }
+
+    /// The trace (`--trace`): after the process callback has stopped.
+    func trace() -> String {
+        var lines: [String] = []
+        for call in 0..<min(calls.load(ordering: .relaxed), callRecords.count) {
+            let r = callRecords[call]
+            lines.append("call \(call) \(call & 0x3FFF) \(r.start) \(r.end) \(r.lastFrame) \(r.frames)")
+        }
+        for index in 0..<schedule.count where sentIn[index].call >= 0 {
+            let bytes = schedule.bytes[schedule.starts[index]..<schedule.starts[index + 1]]
+            let hex = bytes.map { String($0, radix: 16) }.joined(separator: ":")
+            lines.append("event \(index) \(sentIn[index].call) \(sentIn[index].call & 0x3FFF) \(sentIn[index].offset) \(hex)")
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     func xrun() { xruns.add(1, ordering: .relaxed) }
@@ -134,8 +196,8 @@ func play(_ args: Arguments) -> Int32 {
     let rate = client.sampleRate
     let schedule = Schedule(file: file, rate: rate, lead: lead)
     let seconds = lead + (schedule.frames.last.map { Double($0) / Double(rate) } ?? 0) + tail
-    let player = Player(midiOut: midiOut, inLeft: inLeft, inRight: inRight, schedule: schedule,
-                        totalFrames: Int(seconds * Double(rate)))
+    let player = Player(client: client, midiOut: midiOut, inLeft: inLeft, inRight: inRight, schedule: schedule,
+                        totalFrames: Int(seconds * Double(rate)), markCalls: args.string("--mark-calls") != nil)
     do { try client.activate(player) } catch { fail("\(error)") }
     defer { client.deactivate() }
 
@@ -173,8 +235,15 @@ func play(_ args: Arguments) -> Int32 {
         try writer.write(UnsafeBufferPointer(player.capture), frames: player.totalFrames)
         try writer.finish()
     } catch { fail("\(output): \(error)") }
+    if let path = args.string("--trace") {
+        guard let f = fopen(path, "w") else { fail("cannot write \(path)") }
+        let text = player.trace()
+        let ok = fputs(text, f) >= 0
+        guard fclose(f) == 0, ok else { fail("cannot write \(path)") }
+    }
     say("jack-probe: rate=\(rate) period=\(client.bufferSize) events=\(schedule.count) sent=\(player.sent.load(ordering: .relaxed)) "
-        + "late=\(player.late.load(ordering: .relaxed)) frames=\(player.totalFrames) xruns=\(player.xruns.load(ordering: .relaxed))")
+        + "late=\(player.late.load(ordering: .relaxed)) frames=\(player.totalFrames) xruns=\(player.xruns.load(ordering: .relaxed)) "
+        + "calls=\(player.calls.load(ordering: .relaxed))")
     return player.sent.load(ordering: .relaxed) == schedule.count ? 0 : 1
 }
 
