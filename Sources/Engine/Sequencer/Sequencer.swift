@@ -22,6 +22,7 @@
 /// and every note it passes plays, in order, closer together; it never goes
 /// past the gate, so it cannot overshoot the master. It never plays slower
 /// than the tempo scale: a piece ahead of the master is the gate's to hold.
+/// A looping piece, and a lag over `Transport.catchUpMaximumLag`, are left alone.
 ///
 /// Notes never hang: the sequencer counts the notes it holds per (channel,
 /// note) in a fixed table; stop, seek and loop wrap (and the piece's end when
@@ -290,8 +291,9 @@ struct Sequencer {
         let at = max(g.frame, gateFloor, anchorFrame)
         anchorScore = score(at: at); anchorFrame = at
         limit = newLimit
-        // An opening with no frame (no output clock to stamp it) says nothing of the phase.
-        guard g.frame != 0 else { catchUp = 1; return }
+        // An opening with no frame (no output clock to stamp it) says nothing of the phase; nor does
+        // one once the piece loops (after a wrap the master's count is not the piece's place).
+        guard g.frame != 0, !loopOn else { catchUp = 1; return }
         // Where the master is at `at` (its clock's place, on by the tempo scale if the opening is taken
         // after its frame), never past the next clock's place; the lag beyond the tolerance, made up
         // over `catchUpClocks` clocks of the piece.
@@ -299,7 +301,9 @@ struct Sequencer {
         let clock = newLimit - place
         let master = min(place + Double(at - g.frame) * scale, newLimit)
         let lag = master - anchorScore - Transport.phaseTolerance * sampleRate * scale
-        catchUp = lag > 0 && clock > 0 ? 1 + min(Transport.catchUpLimit, lag / (Transport.catchUpClocks * clock)) : 1
+        // More than `catchUpMaximumLag` behind is no late clock (an outage of the output): left alone.
+        let caught = lag > 0 && clock > 0 && lag <= Transport.catchUpMaximumLag * sampleRate * scale
+        catchUp = caught ? 1 + min(Transport.catchUpLimit, lag / (Transport.catchUpClocks * clock)) : 1
     }
 
     /// Loop wraps not yet counted in the transport.

@@ -38,6 +38,10 @@ public final class Transport: @unchecked Sendable {
     /// A lag (past the tolerance) is made up over this many clocks, unless that is faster than
     /// `catchUpLimit`: a clock jittered by ±2 ms moves the rate by 5 % at most, for one clock.
     public static let catchUpClocks = 2.0
+    /// The most a catch-up makes up, in seconds: a lag beyond is no late clock but a break in the
+    /// timeline (an output that was gone for a while), which 12.5 % faster would take 8× as long
+    /// to make up; the piece goes on from where it is, as it did before catching up existed.
+    public static let catchUpMaximumLag = 1.0
 
     // Doubles travel as their bit patterns. Commands (any thread):
     private let playing = Atomic<Bool>(true)

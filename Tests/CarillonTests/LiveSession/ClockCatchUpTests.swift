@@ -65,11 +65,13 @@ import Testing
         var clockOut: [UInt64]
     }
 
-    static func take(clocks: Int, eighths: Int, late: (Int) -> Double) -> Take {
+    /// `loopEnd`: the piece loops from its top to there (seconds).
+    static func take(clocks: Int, eighths: Int, loopEnd: Double? = nil, late: (Int) -> Double) -> Take {
         let instrument = NoteLog()
         var rig = ClockOutRig(score: piece(eighths: eighths), beats: BeatMap(beatsPerMinute: 120), instrument: instrument,
                               sampleRate: rate, block: period)
         rig.renderer.transport.stop()
+        if let loopEnd { rig.renderer.transport.setLoop(true, start: 0, end: loopEnd) }
         let clock = OutputClock(sampleRate: rate, periodFrames: period)
         let follower = ClockFollowing(source: nil, sourceName: "test master", transport: rig.renderer.transport,
                                       beats: BeatMap(beatsPerMinute: 120), clock: clock)
@@ -153,6 +155,22 @@ import Testing
             let interval = Double(take.notes[k].frame - take.notes[k - 1].frame)
             #expect(interval >= nominal / ((1 + Transport.catchUpLimit) * 1.05) - 2,
                     "eighths \(k - 1)…\(k): \(interval) frames apart, faster than the catch-up's limit (nominal \(nominal))")
+        }
+    }
+
+    /// (h) A looping piece (`play --loop --sync clock`) is not caught up: after its wrap the
+    /// master's count is not the piece's place, and catching up that "lag" would play it 12.5 %
+    /// fast. Steady clocks over four passes of a loop of three eighths (0.75 s: after the first wrap
+    /// the piece is 0.75 s "behind", within `catchUpMaximumLag`): every onset a quarter second after
+    /// the one before, across the wraps too, each note once per pass.
+    @Test func aLoopingPiece_isNotCaughtUpAfterItsWrap() throws {
+        let take = Self.take(clocks: 24 * 6, eighths: 8, loopEnd: 0.75, late: { _ in 0 })
+        // (The first 12: once looping, the gate compares the master's count with the piece's place,
+        // so after a wrap it no longer holds the piece at the master's last clock.)
+        #expect(take.notes.prefix(12).map(\.note) == (0..<12).map { Self.note(eighth: $0 % 3) }, "\(take.notes.map(\.note))")
+        for k in 1..<min(12, take.notes.count) {
+            let interval = Double(take.notes[k].frame - take.notes[k - 1].frame)
+            #expect(abs(interval - 12 * Self.framesPerClock) <= 2, "eighths \(k - 1)…\(k): \(interval) frames apart")
         }
     }
 
