@@ -136,7 +136,10 @@ public final class ClockSender: @unchecked Sendable {
 /// on up to the next clock's place and no further (`ClockFollower.gateBeat`),
 /// so a Stop lands where the last clock let the piece go: at that place if it
 /// got there, the master's own count (the Song Position it would send), never
-/// past it. Runs on the sequencer's input thread (never the render thread).
+/// past it. Each opening also names the clock's own place, so a piece that fell
+/// behind the clocks (held for a late one) catches up with them (`Sequencer`'s
+/// bounded catch-up) rather than staying behind by the lateness.
+/// Runs on the sequencer's input thread (never the render thread).
 public final class ClockFollowing: @unchecked Sendable {
     /// The followed source (nil: any source's clock).
     public let source: SeqAddress?
@@ -172,7 +175,9 @@ public final class ClockFollowing: @unchecked Sendable {
         default: return false
         }
         let now = arrival ?? monotonicNanoseconds()
-        let (command, bpm, gateBeat) = state.withLock { f in (f.receive(m, at: now), f.beatsPerMinute, f.gateBeat) }
+        let (command, bpm, clockBeat, gateBeat) = state.withLock { f in
+            (f.receive(m, at: now), f.beatsPerMinute, Double(f.clocks) / 24, f.gateBeat)
+        }
         // 20…400 bpm: outside, a burst of clocks (a stalled sender), not a tempo.
         if let bpm, (20...400).contains(bpm) {
             bpmBits.store(bpm.bitPattern, ordering: .relaxed)
@@ -194,7 +199,7 @@ public final class ClockFollowing: @unchecked Sendable {
         case nil: break
         }
         if m == .clock, let gate = gateBeat {
-            transport.openGate(upTo: beats.seconds(atBeat: gate), atFrame: frame)
+            transport.openGate(at: beats.seconds(atBeat: clockBeat), upTo: beats.seconds(atBeat: gate), atFrame: frame)
         }
         return true
     }

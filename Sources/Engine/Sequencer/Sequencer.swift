@@ -11,8 +11,18 @@
 /// position never passes the limit, events at or past it are not due, and
 /// each opening, taken at its frame in order with the piece's events, lets the
 /// position go on from where it held (`score = anchorScore + min((frame −
-/// anchorFrame) × scale, limit − anchorScore)`). With no gate the limit is
+/// anchorFrame) × rate, limit − anchorScore)`). With no gate the limit is
 /// infinite and nothing changes.
+///
+/// Each opening also says where the master's clock puts the piece at its
+/// frame. A piece found behind that by more than `Transport.phaseTolerance` (it waited
+/// at the gate for a late clock, or an early clock found it short) catches up:
+/// until the next opening, `rate` is the tempo scale times `1 + min(Transport.catchUpLimit,
+/// lag / (catchUpClocks clocks))`, so it makes up the lag over the next clocks
+/// and every note it passes plays, in order, closer together; it never goes
+/// past the gate, so it cannot overshoot the master. It never plays slower
+/// than the tempo scale: a piece ahead of the master is the gate's to hold.
+/// A looping piece, and a lag over `Transport.catchUpMaximumLag`, are left alone.
 ///
 /// Notes never hang: the sequencer counts the notes it holds per (channel,
 /// note) in a fixed table; stop, seek and loop wrap (and the piece's end when
@@ -43,6 +53,9 @@ struct Sequencer {
     private var anchorFrame: UInt64 = 0
     private var anchorScore: Double = 0
     private var scale: Double = 1
+    /// A clock-gated follower's catch-up, ≥ 1 (see `open`): the piece moves at `scale × catchUp`.
+    private var catchUp: Double = 1
+    @inline(__always) private var rate: Double { scale * catchUp }
     /// The gate: the score frame the piece may not reach (infinity: no gate).
     private var limit = Double.infinity
     /// The gate's openings: the transport's queue, taken in `replace`.
@@ -128,6 +141,7 @@ struct Sequencer {
         limit = .infinity
         gates = transport.gates
         scale = c.tempoScale
+        catchUp = 1
         playing = c.playing
         seekCount = c.seekCount
         seekStartFrame = 0
@@ -160,7 +174,7 @@ struct Sequencer {
     @inline(__always) func score(at frame: UInt64) -> Double {
         guard playing, !finished else { return anchorScore }
         // Held at the gate's limit; never behind the anchor (a seek's target stands).
-        return anchorScore + min(Double(frame &- min(frame, anchorFrame)) * scale, max(0, limit - anchorScore))
+        return anchorScore + min(Double(frame &- min(frame, anchorFrame)) * rate, max(0, limit - anchorScore))
     }
 
     /// The piece's position in seconds at sample-clock `frame`, and whether it
@@ -171,7 +185,7 @@ struct Sequencer {
 
     /// The sample clock → piece map as it stands (after a block: its last re-anchoring).
     var map: PieceMap {
-        PieceMap(anchorFrame: anchorFrame, anchorSeconds: anchorScore / sampleRate, scale: scale,
+        PieceMap(anchorFrame: anchorFrame, anchorSeconds: anchorScore / sampleRate, scale: rate,
                  playing: loaded && playing && !finished, sampleRate: sampleRate, limitSeconds: limit / sampleRate)
     }
 
@@ -179,7 +193,7 @@ struct Sequencer {
     /// `frames`: a score frame of 2^62 (a time of +inf) at the slowest tempo
     /// scale is past UInt64, and NaN gives the anchor.
     @inline(__always) func absoluteFrame(ofScore s: UInt64) -> UInt64 {
-        let d = ((Double(s) - anchorScore) / scale).rounded()
+        let d = ((Double(s) - anchorScore) / rate).rounded()
         guard d > 0 else { return anchorFrame }
         return anchorFrame &+ (d < 0x1p62 ? UInt64(d) : 1 << 62)
     }
@@ -205,9 +219,11 @@ struct Sequencer {
             if c.playing {
                 if finished { finished = false; reposition(to: 0, at: frame) }
                 anchorFrame = frame
+                catchUp = 1
                 playing = true
             } else {
                 anchorScore = score(at: frame)
+                catchUp = 1
                 playing = false
                 releaseHeld(at: frame)
                 seekStartFrame = 0
@@ -267,13 +283,27 @@ struct Sequencer {
 
     /// Takes a gate opening at its frame (or where the block has got to, if
     /// that is later): a playing piece re-anchors at its position there — the
-    /// old limit, if it held — then the new limit applies.
+    /// old limit, if it held — then the new limit applies, and the catch-up is
+    /// set from how far the piece is behind the place the clock gives it there.
     @inline(__always) private mutating func open(_ g: Transport.GateOpening) {
-        if playing, !finished {
-            let at = max(g.frame, gateFloor, anchorFrame)
-            anchorScore = score(at: at); anchorFrame = at
-        }
-        limit = Double(Self.frames(g.limit, sampleRate))
+        let newLimit = Double(Self.frames(g.limit, sampleRate))
+        guard playing, !finished else { limit = newLimit; catchUp = 1; return }
+        let at = max(g.frame, gateFloor, anchorFrame)
+        anchorScore = score(at: at); anchorFrame = at
+        limit = newLimit
+        // An opening with no frame (no output clock to stamp it) says nothing of the phase; nor does
+        // one once the piece loops (after a wrap the master's count is not the piece's place).
+        guard g.frame != 0, !loopOn else { catchUp = 1; return }
+        // Where the master is at `at` (its clock's place, on by the tempo scale if the opening is taken
+        // after its frame), never past the next clock's place; the lag beyond the tolerance, made up
+        // over `catchUpClocks` clocks of the piece.
+        let place = Double(Self.frames(g.place, sampleRate))
+        let clock = newLimit - place
+        let master = min(place + Double(at - g.frame) * scale, newLimit)
+        let lag = master - anchorScore - Transport.phaseTolerance * sampleRate * scale
+        // More than `catchUpMaximumLag` behind is no late clock (an outage of the output): left alone.
+        let caught = lag > 0 && clock > 0 && lag <= Transport.catchUpMaximumLag * sampleRate * scale
+        catchUp = caught ? 1 + min(Transport.catchUpLimit, lag / (Transport.catchUpClocks * clock)) : 1
     }
 
     /// Loop wraps not yet counted in the transport.
@@ -334,6 +364,7 @@ struct Sequencer {
         chase(upTo: lo, at: frame)
         anchorFrame = frame
         anchorScore = Double(target)
+        catchUp = 1
     }
 
     private static func isChasedCC(_ cc: Int) -> Bool {

@@ -13,7 +13,8 @@ import Synchronization
 /// A clock-gated follower (`play --sync clock`) also sets a gate
 /// (`openGate`): the piece may play up to, never past, the place of the
 /// master's next clock, and each clock opens the gate one clock further at the
-/// frame it was stamped at. Gates are events in order (a small lock-free
+/// frame it was stamped at, pulling a transport that fell behind the clocks
+/// back onto them (a bounded catch-up). Gates are events in order (a small lock-free
 /// queue the render thread drains at their frames), since with one period of
 /// latency two clocks may be in flight at once.
 ///
@@ -29,6 +30,18 @@ public final class Transport: @unchecked Sendable {
     public static let maximumSeconds = 1e9
     /// The tempo scale's range.
     public static let tempoScaleRange = 0.05...20.0
+    /// The most a clock follower's catch-up (`openGate`) plays faster than the tempo scale: +12.5 %.
+    public static let catchUpLimit = 0.125
+    /// A lag behind the master's clock that the catch-up leaves alone, in seconds: about the
+    /// stamps' own jitter, which a correction would only copy into the notes.
+    public static let phaseTolerance = 0.0005
+    /// A lag (past the tolerance) is made up over this many clocks, unless that is faster than
+    /// `catchUpLimit`: a clock jittered by ±2 ms moves the rate by 5 % at most, for one clock.
+    public static let catchUpClocks = 2.0
+    /// The most a catch-up makes up, in seconds: a lag beyond is no late clock but a break in the
+    /// timeline (an output that was gone for a while), which 12.5 % faster would take 8× as long
+    /// to make up; the piece goes on from where it is, as it did before catching up existed.
+    public static let catchUpMaximumLag = 1.0
 
     // Doubles travel as their bit patterns. Commands (any thread):
     private let playing = Atomic<Bool>(true)
@@ -103,19 +116,24 @@ public final class Transport: @unchecked Sendable {
         playing.store(true, ordering: .releasing)
     }
 
-    /// The clock-gated follower's gate: from sample-clock `frame` on (the
-    /// frame the master's clock was stamped at; 0: from the block that sees
-    /// it) the piece may play up to, not including, `limit` seconds — the
-    /// place of the clock after it. A transport that reached the old limit
-    /// held there and goes on from it at `frame`, at the tempo scale; notes at
-    /// or past the limit wait for the opening that passes them. The gate never
-    /// moves the position back (a seek's target stands). One thread sends
-    /// them, in frame order; a full queue (the render thread stalled for 64
-    /// clocks) drops the opening and counts it in `refusedCommands`, and the
-    /// next clock's opening carries on. NaN is refused and counted.
-    public func openGate(upTo limit: Double, atFrame frame: UInt64) {
-        guard let limit = Self.clampedSeconds(limit) else { return refuse() }
-        if !gates.push(GateOpening(frame: frame, limit: limit)) { refuse() }
+    /// The clock-gated follower's gate: the master's clock that belongs at
+    /// `place` seconds of the piece was stamped at sample-clock `frame` (0:
+    /// the block that sees it); from there on the piece may play up to, not
+    /// including, `limit` seconds — the place of the clock after it. A
+    /// transport that reached the old limit held there and goes on from it at
+    /// `frame`; notes at or past the limit wait for the opening that passes
+    /// them. A transport found behind `place` at `frame` (it waited for a late
+    /// clock, or an early clock found it short) catches up: it plays faster
+    /// than the tempo scale, by at most `catchUpLimit`, until it is
+    /// back within `phaseTolerance` of the clocks, every note it
+    /// passes played in order. The gate never moves the position back (a
+    /// seek's target stands) and never skips. One thread sends them, in frame
+    /// order; a full queue (the render thread stalled for 64 clocks) drops the
+    /// opening and counts it in `refusedCommands`, and the next clock's opening
+    /// carries on. NaN is refused and counted.
+    public func openGate(at place: Double, upTo limit: Double, atFrame frame: UInt64) {
+        guard let place = Self.clampedSeconds(place), let limit = Self.clampedSeconds(limit) else { return refuse() }
+        if !gates.push(GateOpening(frame: frame, place: place, limit: limit)) { refuse() }
     }
 
     /// Loops the whole piece (`start` 0, `end` nil) or a region in seconds of
@@ -194,9 +212,11 @@ public final class Transport: @unchecked Sendable {
         self.finished.store(finished, ordering: .releasing)
     }
 
-    /// One gate opening (`openGate`): from `frame` on, the piece plays up to `limit` seconds.
+    /// One gate opening (`openGate`): the clock at `place` seconds came at `frame`; from there
+    /// on, the piece plays up to `limit` seconds.
     struct GateOpening: BitwiseCopyable {
         var frame: UInt64
+        var place: Double
         var limit: Double
     }
 
@@ -211,7 +231,7 @@ public final class Transport: @unchecked Sendable {
 
         init() {
             slots = .allocate(capacity: Self.capacity)
-            slots.initialize(repeating: GateOpening(frame: 0, limit: 0), count: Self.capacity)
+            slots.initialize(repeating: GateOpening(frame: 0, place: 0, limit: 0), count: Self.capacity)
         }
         deinit { slots.deallocate() }
 
