@@ -10,7 +10,7 @@
 # program change reaching the render thread to its samples in memory; the render thread sends
 # the program change at the next block's start, at most 5.3 ms later). JACK's process callback
 # runs under rtcheck.c (LD_PRELOAD): heap calls and locks in it are counted.
-# Runs: live --presets-on-demand, live (the whole font, the default), `fluidsynth` itself with the font.
+# Runs: live (presets on demand, the default), live --whole-font, `fluidsynth` itself with the font.
 #
 #   Benchmarks/live-presets.sh [CARILLON] [PROBE]
 # CARILLON: default .build-release/release/carillon (swift build -c release --product carillon
@@ -91,9 +91,9 @@ run_live() {
 
 uptime
 # What live costs without FluidR3: the same session on TimGM6mb (6 MB), loaded whole.
-run_live baseline-timgm6mb /usr/share/sounds/sf2/TimGM6mb.sf2
-run_live on-demand "$font" --presets-on-demand
-run_live whole-font "$font"
+run_live baseline-timgm6mb /usr/share/sounds/sf2/TimGM6mb.sf2 --whole-font
+run_live on-demand "$font"
+run_live whole-font "$font" --whole-font
 
 # fluidsynth itself: the font loaded whole, on the same server.
 fluidsynth -n -a jack -r 48000 -g 0.2 "$font" < <(sleep 60) >"$out/fluidsynth.out" 2>&1 &

@@ -30,9 +30,9 @@ extension LiveHost {
         public var watchMapping: String?
         /// Log every parameter change a control makes (plain, non-terminal output).
         public var logParameterChanges = false
-        /// `live`: only the presets the rig names have their samples loaded at
-        /// start, the others load as they are selected (`OnDemandPresets`);
-        /// false (`play`): the whole font.
+        /// `live` (unless `--whole-font`): only the presets the rig names have their
+        /// samples loaded at start, the others load as they are selected
+        /// (`OnDemandPresets`); false (`play`, `live --whole-font`): the whole font.
         public var presetsOnDemand = false
         /// Play on without MIDI input when the sequencer cannot be opened
         /// (a player: the file is the point). Without audio it always is optional.

@@ -4,142 +4,169 @@ import Parameters
 
 /// Live's FluidSynth instrument with presets loaded as they are selected
 /// (`OnDemandPresets`): a program change whose preset is pinned goes to the
-/// synth at once; one whose preset is not waits on its channel, the loader is
-/// asked for it, and it is sent at the first block's start after its samples
-/// are in memory. Meanwhile the channel plays what it played (held notes keep
-/// sounding; new notes play the preset before), and bank selects after the
-/// waiting program change wait behind it. A later program change on the channel
-/// replaces a waiting one (which never sounded). While the loader's window is
-/// open, every program change and SysEx waits (SysEx in a small store of its own).
+/// synth at once; one whose preset is not waits, the loader is asked for it,
+/// and it is sent at the first block's start after its samples are in memory.
+///
+/// While it waits, every later message for its channel waits with it
+/// (`HeldMessages`: notes, note-offs, controllers, bends, pressure, further
+/// bank selects and program changes) and is applied in arrival order right
+/// after it, in that block: a chord played at once after the program change
+/// sounds with the new preset, the wait late. Notes sounding from before keep
+/// sounding; their note-offs come in order, so at most the wait late. Other
+/// channels never wait, unless a SysEx comes while something waits: it may
+/// reset or retype any channel, so it waits in order and every channel waits
+/// behind it. A SysEx that selects a preset not loaded (a reset to programs
+/// 0, a GS rhythm part) waits for it the same way; which channels are drum
+/// channels is followed as FluidSynth changes it (`DrumChannels`), so a
+/// program change's preset is known before it is sent. While the loader's
+/// window is open, program changes and SysEx wait (and their channels).
+/// A program change to a preset whose samples could not be read is refused
+/// (counted; the loader said it): the channel keeps its sound.
 ///
 /// Threads: built before rendering; then only the render thread calls it.
 public final class OnDemandInstrument: Instrument {
     public let base: FluidSynthInstrument
     public let presets: OnDemandPresets
+    private var held: HeldMessages
+    private var drums: DrumChannels
 
-    /// Per channel: the waiting program change (-1: none) and the bank selects
-    /// (CC 0, CC 32; -1: none) that came after it.
-    private let waitingProgram: UnsafeMutablePointer<Int16>
-    private let bankAfter: UnsafeMutablePointer<Int16>
-    /// Channels (bit c) with a waiting program change.
-    private var waiting: UInt16 = 0
-
-    /// SysEx held while the window is open: up to `sysExSlots` messages of up
-    /// to `sysExBytes` bytes; more are refused (counted as FluidSynth's refusals).
-    private static let sysExSlots = 4, sysExBytes = 512
-    private let sysExStore: UnsafeMutablePointer<UInt8>
-    private let sysExLengths: UnsafeMutablePointer<Int>
-    private var sysExHeld = 0
-
-    public init(base: FluidSynthInstrument, presets: OnDemandPresets) {
+    public init(base: FluidSynthInstrument, presets: OnDemandPresets, heldCapacity: Int = 1024, heldReserve: Int = 256) {
         self.base = base
         self.presets = presets
-        sysExStore = .allocate(capacity: Self.sysExSlots * Self.sysExBytes)
-        sysExLengths = .allocate(capacity: Self.sysExSlots)
-        sysExLengths.initialize(repeating: 0, count: Self.sysExSlots)
-        waitingProgram = .allocate(capacity: 16)
-        waitingProgram.initialize(repeating: -1, count: 16)
-        bankAfter = .allocate(capacity: 32)
-        bankAfter.initialize(repeating: -1, count: 32)
+        held = HeldMessages(capacity: heldCapacity, reserve: heldReserve)
+        drums = DrumChannels(deviceID: base.synth.deviceID)
     }
 
-    deinit {
-        sysExStore.deallocate(); sysExLengths.deallocate(); waitingProgram.deallocate(); bankAfter.deallocate()
-    }
+    deinit { held.deallocate() }
 
     public var stripCount: Int { base.stripCount }
     public var eventGranularity: Int { base.eventGranularity }
     public var effectsGroupCount: Int { base.effectsGroupCount }
 
+    /// Messages waiting behind a program change now. Render thread (tests).
+    package var heldCount: Int { held.count }
+
     public func prepare(sampleRate: Double, maxFrames: Int) { base.prepare(sampleRate: sampleRate, maxFrames: maxFrames) }
 
     public func receive(_ message: ChannelMessage) {
-        let channel = Int(message.channel)
-        switch message.kind {
-        case 0xC0:
-            if waiting & 1 << channel != 0 {
-                // The waiting one never sounded: its later bank selects now come before this one.
-                sendBanksAfter(channel)
-                waitingProgram[channel] = Int16(message.data1)
-                return
-            }
-            if presets.windowOpen() { hold(channel, program: message.data1); return }
-            if let target = presets.target(channel: channel, program: Int(message.data1)), presets.state(target) != .ready {
-                presets.request(target)
-                hold(channel, program: message.data1)
-                return
-            }
-            base.receive(message)
-            presets.checkSelected(onChannel: channel)
-        case 0xB0 where (message.data1 == 0 || message.data1 == 32) && waiting & 1 << channel != 0:
-            bankAfter[2 * channel + (message.data1 == 0 ? 0 : 1)] = Int16(message.data2)
-        default:
-            base.receive(message)
+        if held.holds(channel: message.channel) { hold(message); return }
+        guard message.kind == 0xC0 else { send(message); return }
+        if presets.windowOpen() { hold(message); return }
+        switch readiness(of: message) {
+        case .ready: sendProgram(message)
+        case .loading: hold(message)
+        case .failed: base.countRefusal()
         }
     }
 
-    private func hold(_ channel: Int, program: UInt8) {
-        waitingProgram[channel] = Int16(program)
-        waiting |= 1 << channel
-    }
-
-    private func sendBanksAfter(_ channel: Int) {
-        for slot in 0..<2 where bankAfter[2 * channel + slot] >= 0 {
-            base.receive(ChannelMessage(status: 0xB0 | UInt8(channel), data1: slot == 0 ? 0 : 32,
-                                        data2: UInt8(bankAfter[2 * channel + slot])))
-            bankAfter[2 * channel + slot] = -1
+    public func receiveSysEx(_ data: UnsafeBufferPointer<UInt8>) {
+        if held.isEmpty && !presets.windowOpen() && sysExSelectsReady(data) {
+            sendSysEx(data)
+            return
+        }
+        if !held.holdSysEx(data) {
+            base.countRefusal()
+            presets.droppedOthers.store(held.droppedOthers, ordering: .relaxed)
         }
     }
 
     public func render(frames: Int,
                        dry: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
                        effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>) {
-        if !presets.windowOpen() {
-            if sysExHeld > 0 { sendHeldSysEx() }
-            if waiting != 0 { sendReady() }
-        }
+        // Every block's start grants the loader's window if it asks (whether or not anything waits).
+        if !presets.windowOpen() && !held.isEmpty { releaseHeld() }
         base.render(frames: frames, dry: dry, effects: effects)
     }
 
-    /// Sends each waiting program change whose preset is ready (asking for the others).
-    private func sendReady() {
-        for channel in 0..<16 where waiting & 1 << channel != 0 {
-            let program = Int(waitingProgram[channel])
-            if let target = presets.target(channel: channel, program: program), presets.state(target) != .ready {
-                presets.request(target)
-                continue
+    /// Applies, in order, every held message whose channel's preset is ready
+    /// (the window is closed: program changes and SysEx may reach the synth).
+    private func releaseHeld() {
+        held.release { [self] message, sysEx in
+            if let data = sysEx {
+                guard sysExSelectsReady(data) else { return false }
+                sendSysEx(data)
+                return true
             }
-            base.receive(ChannelMessage(status: 0xC0 | UInt8(channel), data1: UInt8(program), data2: 0))
-            presets.checkSelected(onChannel: channel)
-            sendBanksAfter(channel)
-            waitingProgram[channel] = -1
-            waiting &= ~(1 << channel)
+            guard message.kind == 0xC0 else { send(message); return true }
+            switch readiness(of: message) {
+            case .ready: sendProgram(message)
+            case .loading: return false
+            case .failed: base.countRefusal()
+            }
+            return true
         }
     }
 
-    private func sendHeldSysEx() {
-        for slot in 0..<sysExHeld {
-            base.receiveSysEx(UnsafeBufferPointer(start: sysExStore + slot * Self.sysExBytes, count: sysExLengths[slot]))
+    private func hold(_ message: ChannelMessage) {
+        switch held.hold(message) {
+        case .held, .replacedWaitingProgram: break
+        case .applyNow: send(message)
+        case .dropped:
+            base.countRefusal()
+            presets.droppedOthers.store(held.droppedOthers, ordering: .relaxed)
         }
-        sysExHeld = 0
+        // A note-on refused or evicted.
+        presets.droppedNoteOns.store(held.droppedNoteOns, ordering: .relaxed)
+    }
+
+    private enum Readiness { case ready, loading, failed }
+
+    /// Whether a program change's preset is in memory (asking the loader for it if not).
+    @inline(__always)
+    private func readiness(of programChange: ChannelMessage) -> Readiness {
+        let channel = programChange.channel
+        guard let target = presets.target(channel: channel, program: Int(programChange.data1), drum: drums.isDrum(channel))
+        else { return .ready }
+        return readiness(target)
+    }
+
+    @inline(__always)
+    private func readiness(_ target: Int) -> Readiness {
+        switch presets.state(target) {
+        case .ready, .absent: return .ready
+        case .failed: return .failed
+        case .unloaded, .requested:
+            presets.request(target)
+            return .loading
+        }
+    }
+
+    /// Whether the presets a SysEx makes FluidSynth select are in memory (asking for those that are not).
+    private func sysExSelectsReady(_ data: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch drums.selection(of: data) {
+        case .none:
+            return true
+        case .reset:
+            let melodic = presets.resolve(bank: 0, program: 0, drum: false).map(readiness) ?? .ready
+            let drum = presets.resolve(bank: 128, program: 0, drum: true).map(readiness) ?? .ready
+            return melodic != .loading && drum != .loading
+        case .rhythmPart(let channel, let drum):
+            let bank = drum ? 128 : base.synth.storedBank(onChannel: channel)
+            return (presets.resolve(bank: bank, program: 0, drum: drum).map(readiness) ?? .ready) != .loading
+        }
+    }
+
+    @inline(__always)
+    private func send(_ message: ChannelMessage) {
+        drums.follow(message)
+        base.receive(message)
+    }
+
+    private func sendProgram(_ message: ChannelMessage) {
+        base.receive(message)
+        presets.checkSelected(onChannel: message.channel)
+    }
+
+    private func sendSysEx(_ data: UnsafeBufferPointer<UInt8>) {
+        drums.follow(sysEx: data)
+        base.receiveSysEx(data)
         for channel in 0..<16 { presets.checkSelected(onChannel: channel) }
     }
 
-    public func silence() { base.silence() }
-
-    public func receiveSysEx(_ data: UnsafeBufferPointer<UInt8>) {
-        guard presets.windowOpen() || sysExHeld > 0 else {
-            base.receiveSysEx(data)
-            for channel in 0..<16 { presets.checkSelected(onChannel: channel) }
-            return
-        }
-        guard sysExHeld < Self.sysExSlots, data.count <= Self.sysExBytes, let bytes = data.baseAddress else {
-            base.countRefusal()
-            return
-        }
-        (sysExStore + sysExHeld * Self.sysExBytes).update(from: bytes, count: data.count)
-        sysExLengths[sysExHeld] = data.count
-        sysExHeld += 1
+    /// All sound off, and the held note-ons forgotten (they would start after it).
+    public func silence() {
+        held.dropNoteOns()
+        base.silence()
     }
 
     public func setEffect(_ effect: SynthEffect, to value: Float) { base.setEffect(effect, to: value) }

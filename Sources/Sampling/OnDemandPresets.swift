@@ -37,6 +37,9 @@ public final class OnDemandPresets: @unchecked Sendable {
         case requested
         /// Pinned: selecting it loads and frees nothing.
         case ready
+        /// FluidSynth could not read its samples: a program change to it is
+        /// refused (selecting it would read the font on the render thread).
+        case failed
     }
 
     static let banks = 129, programs = 128
@@ -155,14 +158,13 @@ public final class OnDemandPresets: @unchecked Sendable {
 
     /// The preset a program change to `program` on `channel` selects now, as
     /// fluid_synth_program_change finds it: the channel's bank (128 on a drum
-    /// channel, which is channel 10 unless a SysEx or an XG bank select made
-    /// another one), else for drums 128:0, else bank 0 and the program, else
-    /// 0:0. Nil: the bank is beyond the table (its presets are all pinned) or
-    /// no font has any of them (FluidSynth selects nothing, as without this).
+    /// channel: `drum`, as `DrumChannels` follows it), else for drums 128:0,
+    /// else bank 0 and the program, else 0:0. Nil: the bank is beyond the
+    /// table (its presets are all pinned) or no font has any of them
+    /// (FluidSynth selects nothing, as without this).
     @inline(__always)
-    func target(channel: Int, program: Int) -> Int? {
-        let drum = channel == 9
-        return resolve(bank: drum ? 128 : synth.storedBank(onChannel: channel), program: program, drum: drum)
+    func target(channel: Int, program: Int, drum: Bool) -> Int? {
+        resolve(bank: drum ? 128 : synth.storedBank(onChannel: channel), program: program, drum: drum)
     }
 
     /// fluid_synth_program_change's search in the table: the preset, else for
@@ -210,7 +212,7 @@ public final class OnDemandPresets: @unchecked Sendable {
         guard let preset = synth.preset(onChannel: channel), preset.soundFontID == mainFontID,
               let i = Self.index(bank: Int(preset.bank), program: Int(preset.program)) else { return }
         let s = state(i)
-        guard s == .unloaded || s == .requested else { return }
+        guard s == .unloaded || s == .requested || s == .failed else { return }
         unforeseen.add(1, ordering: .relaxed)
         request(i)
     }
@@ -231,13 +233,15 @@ public final class OnDemandPresets: @unchecked Sendable {
                 let name = "\(i / Self.programs):\(i % Self.programs) \(names[i] ?? "")"
                 do throws(FluidSynthError) {
                     try synth.pin(address)
-                    loadedCount.add(1, ordering: .relaxed)
                 } catch {
-                    // FluidSynth could not read the file: it counts as ready all the same
-                    // (a selection would try again, on the render thread: said here).
+                    // FluidSynth could not read the file (gone, unreadable): selecting the preset
+                    // would try again on the render thread, so its program changes are refused.
                     failedCount.add(1, ordering: .relaxed)
-                    log?.append("preset \(name): samples not loaded (\(error)); selecting it reads the font on the audio thread")
+                    log?.append("preset \(name): samples not loaded (\(error)); program changes to it are ignored, the channel keeps its sound")
+                    states[i].store(State.failed.rawValue, ordering: .releasing)
+                    continue
                 }
+                loadedCount.add(1, ordering: .relaxed)
                 let waited = Int(monotonicNanoseconds()) - requestedAt[i].load(ordering: .relaxed)
                 log?.append("preset \(name) loaded, \(waited / 1_000_000) ms after its program change")
                 var longest = longestLoad.load(ordering: .relaxed)
@@ -249,7 +253,21 @@ public final class OnDemandPresets: @unchecked Sendable {
                 states[i].store(State.ready.rawValue, ordering: .releasing)
             }
             window.store(0, ordering: .releasing)
+            reportDropped()
         }
+    }
+
+    /// Messages the render thread's store of held messages refused (`HeldMessages`), told once off it.
+    let droppedNoteOns = Atomic<Int>(0), droppedOthers = Atomic<Int>(0)
+    private var droppedSaid = false
+
+    /// Says once, on the loader's thread, that held messages were dropped.
+    private func reportDropped() {
+        guard !droppedSaid else { return }
+        let notes = droppedNoteOns.load(ordering: .relaxed), others = droppedOthers.load(ordering: .relaxed)
+        guard notes + others > 0 else { return }
+        droppedSaid = true
+        log?.append("while presets loaded, \(notes) note-ons and \(others) other messages found the store of waiting messages full and were dropped (no note was left sounding); more are counted, not said")
     }
 
     /// Asks the render thread for the window and waits until it grants it (at
@@ -275,12 +293,16 @@ public final class OnDemandPresets: @unchecked Sendable {
         public var unforeseen: Int
         /// The longest wait from a program change to its preset's samples in memory, in seconds.
         public var longestLoadSeconds: Double
+        /// Note-ons, and other messages, dropped because too many waited behind loading presets.
+        public var droppedNoteOns: Int
+        public var droppedOthers: Int
     }
 
     public var figures: Figures {
         Figures(loaded: loadedCount.load(ordering: .relaxed), failed: failedCount.load(ordering: .relaxed),
                 unforeseen: unforeseen.load(ordering: .relaxed),
-                longestLoadSeconds: Double(longestLoad.load(ordering: .relaxed)) / 1e9)
+                longestLoadSeconds: Double(longestLoad.load(ordering: .relaxed)) / 1e9,
+                droppedNoteOns: droppedNoteOns.load(ordering: .relaxed), droppedOthers: droppedOthers.load(ordering: .relaxed))
     }
 
     /// Whether `bank`:`program` of the main font is pinned now. Any thread.

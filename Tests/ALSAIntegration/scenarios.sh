@@ -280,20 +280,6 @@ if [[ -n ${LIVE_CARILLON:-} ]]; then
     echo "    ($(($(ms) - t)) ms)"
   done
 
-  # A sending client killed while it holds an organ chord with the pedal down: silence after.
-  t=$(ms)
-  live_run kill 12 --autoconnect
-  "$probe" send --name organist --notes 48,55,60,64 --program 19 --sustain --hold >"$out/organist.log" 2>&1 & spid=$!
-  wait_for "$LIVELOG" "autoconnected .*'organist'" 10
-  sleep 4
-  kill -KILL $spid; wait $spid 2>/dev/null
-  live_end
-  hr=$("$probe" hold-release "$out/live-kill.wav" --held 4 --after 1); hrc=$?
-  echo "    $hr"
-  if [[ $LIVERC == 0 && $hrc == 0 ]] && grep -q 'disconnected .*notes released' "$LIVELOG"
-  then ok "live: kill -9 of a client holding an organ chord + pedal -> silence after release ($hr)"
-  else bad "live kill" "rc=$LIVERC $hr $(grep -v '^parameter' "$LIVELOG" | tail -5)"; fi
-  echo "    ($(($(ms) - t)) ms)"
 
   # MIDI in -> audio out latency: a note sent at a known time, its onset in the loopback capture
   # (arecord with 64-frame periods piped into the probe). Measured, not asserted: ALSA_VM_MEASURE=1 only.

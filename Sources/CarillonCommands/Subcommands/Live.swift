@@ -34,9 +34,9 @@ struct Live: ParsableCommand {
     @Option(help: ArgumentHelp("Stop after this many seconds (default: until Ctrl-C).", valueName: "seconds"))
     var duration: Double?
 
-    @Flag(name: .customLong("presets-on-demand"),
-          help: "Load at start only the presets the mapping's channels and scenes name, the others off the audio thread on their first program change (FluidR3 with the stage-piano rig: 175 MiB instead of 292). Experimental: notes played right after a program change to a preset not loaded yet sound with the channel's previous preset.")
-    var presetsOnDemand = false
+    @Flag(name: .customLong("whole-font"),
+          help: "Load the whole SoundFont at start. Without it, live loads at start the presets the mapping's channels and scenes name and each other one off the audio thread on its first program change, the channel's next messages waiting a few milliseconds with it (FluidR3 with the stage-piano rig: 175 MiB instead of 292).")
+    var wholeFont = false
 
     @OptionGroup var synth: SynthOptions
     @OptionGroup var recording: RecordOptions
@@ -69,7 +69,7 @@ struct Live: ParsableCommand {
         }
         let session = try Session(soundFont: fontPath, mapping: loaded, input: input, audio: audio, synth: synth,
                                   recording: recording, log: log) {
-            $0.audio = !noAudio; $0.presetsOnDemand = presetsOnDemand; clockOptions.apply(to: &$0); linkOption.apply(to: &$0); transportMasterOption.apply(to: &$0)
+            $0.audio = !noAudio; $0.presetsOnDemand = !wholeFont; clockOptions.apply(to: &$0); linkOption.apply(to: &$0); transportMasterOption.apply(to: &$0)
         }
         let view = session.view
         if let line = session.inputLine { view.line("carillon live: " + line) }

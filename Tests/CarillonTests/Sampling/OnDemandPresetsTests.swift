@@ -48,7 +48,16 @@ import Threads
     }
 
     /// The session's sampler as `live` makes it, the on-demand instrument over it.
-    static func liveSampler() throws -> (sampler: Sampler, presets: OnDemandPresets, instrument: OnDemandInstrument) {
+    static func liveSampler(font: String = fluidR3) throws -> (sampler: Sampler, presets: OnDemandPresets, instrument: OnDemandInstrument) {
+        let made = try sessionSampler(font: font, onDemand: true)
+        let presets = try #require(made.presets)
+        let instrument = OnDemandInstrument(base: made.sampler.instrument, presets: presets)
+        instrument.prepare(sampleRate: 48_000, maxFrames: Block.frames)
+        return (made.sampler, presets, instrument)
+    }
+
+    /// The sampler `live --whole-font` makes (or, `onDemand`, the one under the on-demand instrument).
+    static func sessionSampler(font: String = fluidR3, onDemand: Bool) throws -> (sampler: Sampler, presets: OnDemandPresets?) {
         let mapping = try ControlMapping.load(path: rig)
         // Reverb and chorus off: with them on, Debian's FluidSynth makes a malloc and a free in
         // its render about once a block with or without a program change (OpenMP's team; the
@@ -57,12 +66,10 @@ import Threads
         options.sampler.reverb = false
         options.sampler.chorus = false
         let assembly = try HostAssembly(options: options, mapping: mapping)
-        let made = try assembly.makeSessionSampler(soundFont: fluidR3, sampleRate: 48_000, onDemand: true)
+        let made = try assembly.makeSessionSampler(soundFont: font, sampleRate: 48_000, onDemand: onDemand)
         #expect(made.problems.isEmpty, "\(made.problems)")
-        let presets = try #require(made.presets)
-        let instrument = OnDemandInstrument(base: made.sampler.instrument, presets: presets)
-        instrument.prepare(sampleRate: 48_000, maxFrames: Block.frames)
-        return (made.sampler, presets, instrument)
+        if !onDemand { made.sampler.instrument.prepare(sampleRate: 48_000, maxFrames: Block.frames) }
+        return (made.sampler, made.presets)
     }
 
     /// Renders blocks until `stop` says so or `seconds` of wall time pass, at
@@ -197,6 +204,180 @@ import Threads
         #expect(done.met, "channel 2 ends on 8:4, not \(String(describing: synth.preset(onChannel: 1)))")
         #expect(presets.isLoaded(bank: 8, program: 4))
         #expect(presets.figures.unforeseen == 0)
+    }
+
+    // MARK: Messages after a waiting program change wait with it (issue 41: CI's VM "live kill")
+
+    /// Strip 1's left output, `blocks` blocks from the first that sounds.
+    static func onset(_ instrument: any Instrument, blocks: Int, realTime: Bool) -> [Float] {
+        let block = Block(strips: instrument.stripCount, effectsGroups: instrument.effectsGroupCount)
+        var out: [Float] = []
+        for _ in 0..<20_000 where out.count < blocks * Block.frames {
+            block.clear()
+            instrument.render(frames: Block.frames, dry: block.dry, effects: block.effects)
+            if !out.isEmpty || block.peak(strip: 0) > 0 { out += UnsafeBufferPointer(start: block.dry[0]!, count: Block.frames) }
+            if realTime { usleep(1_333) }
+        }
+        return out
+    }
+
+    /// Signal to noise of `signal` against `reference`, in dB.
+    static func snr(_ signal: [Float], _ reference: [Float]) -> Double {
+        var s = 0.0, n = 0.0
+        for (a, b) in zip(signal, reference) { s += Double(b) * Double(b); n += Double(a - b) * Double(a - b) }
+        return 10 * log10(s / max(n, 1e-30))
+    }
+
+    /// The VM's case: a program change to Church Organ (not loaded; the channel plays the
+    /// rig's piano), then at once a chord. The chord sounds with the organ, sample for sample
+    /// as with the whole font loaded (the wait late); the piano's chord is far from it.
+    @Test func aChordRightAfterAProgramChange_soundsWithTheNewPreset() throws {
+        let chord: [UInt8] = [48, 55, 60, 64]
+        func play(_ instrument: any Instrument, program: UInt8) {
+            instrument.receive(ChannelMessage(status: 0xC0, data1: program))
+            for key in chord { instrument.receive(.noteOn(key, velocity: 100, channel: 0)) }
+        }
+        let blocks = 300   // 0.4 s
+        let (sampler, presets, instrument) = try Self.liveSampler()
+        try presets.start()
+        defer { presets.stop() }
+        play(instrument, program: 19)
+        #expect(instrument.heldCount == 5, "the program change and the chord wait")
+        #expect(sampler.instrument.synth.activeVoiceCount == 0, "no note started on the piano")
+        let heard = Self.onset(instrument, blocks: blocks, realTime: true)
+        #expect(sampler.instrument.synth.preset(onChannel: 0)?.program == 19)
+        #expect(presets.figures.unforeseen == 0)
+        // The references: the whole font loaded, the chord played with the organ and with the piano.
+        // (The sampler kept: its fonts are unloaded with it.)
+        let whole = try Self.sessionSampler(onDemand: false).sampler
+        play(whole.instrument, program: 19)
+        let organ = Self.onset(whole.instrument, blocks: blocks, realTime: false)
+        let piano = try Self.sessionSampler(onDemand: false).sampler
+        play(piano.instrument, program: 0)
+        let pianoChord = Self.onset(piano.instrument, blocks: blocks, realTime: false)
+        try #require(heard.count == organ.count && organ.count == pianoChord.count,
+                     "blocks captured: \(heard.count / Block.frames), \(organ.count / Block.frames), \(pianoChord.count / Block.frames)")
+        let againstOrgan = Self.snr(heard, organ), againstPiano = Self.snr(heard, pianoChord)
+        #expect(againstOrgan > 40, "the chord against the organ with the whole font: SNR \(againstOrgan) dB")
+        #expect(againstPiano < 3, "the chord against the piano: SNR \(againstPiano) dB")
+
+        // The check can fail: main's way (the chord straight to the synth while the program
+        // change waits) plays the piano's chord.
+        let (passedBy, presetsB, instrumentB) = try Self.liveSampler()
+        try presetsB.start()
+        defer { presetsB.stop() }
+        instrumentB.receive(ChannelMessage(status: 0xC0, data1: 19))
+        for key in chord { passedBy.instrument.receive(.noteOn(key, velocity: 100, channel: 0)) }
+        let early = Self.onset(instrumentB, blocks: blocks, realTime: true)
+        let earlyAgainstOrgan = Self.snr(early, organ)
+        #expect(earlyAgainstOrgan < 3, "main's way against the organ: SNR \(earlyAgainstOrgan) dB")
+        #expect(Self.snr(early, pianoChord) > 40, "main's way is the piano's chord")
+    }
+
+    /// While channel 1 waits, channel 2's notes sound at once; channel 1's piano note held
+    /// from before sounds on through the wait, and its note-off, sent after the program
+    /// change, waits in order (it is not applied before the program change).
+    @Test func otherChannelsDoNotWait_andAHeldNoteSoundsOnUntilItsNoteOffInOrder() throws {
+        let (sampler, presets, instrument) = try Self.liveSampler()
+        try presets.start()
+        defer { presets.stop() }
+        let synth = sampler.instrument.synth
+        let block = Block(strips: sampler.instrument.stripCount, effectsGroups: sampler.instrument.effectsGroupCount)
+        instrument.receive(.noteOn(48, velocity: 100, channel: 0))
+        _ = Self.render(instrument, block, seconds: 0.1) { false }
+        let pianoVoices = synth.activeVoiceCount
+        try #require(pianoVoices > 0)
+        instrument.receive(ChannelMessage(status: 0xC0, data1: 19))
+        instrument.receive(.noteOff(48, channel: 0))
+        instrument.receive(.noteOn(60, velocity: 100, channel: 0))
+        #expect(instrument.heldCount == 3)
+        // Channel 2 (the rig's bass, loaded at start): its note starts now, not after the wait.
+        instrument.receive(.noteOn(40, velocity: 100, channel: 1))
+        #expect(instrument.heldCount == 3)
+        #expect(synth.activeVoiceCount > pianoVoices, "channel 2's note started at once")
+        var silentBlocks = 0, waitingBlocks = 0
+        let switched = Self.render(instrument, block, seconds: 10, each: {
+            if $0.peak(strip: 0) < 1e-4 { silentBlocks += 1 }
+            if instrument.heldCount > 0 { waitingBlocks += 1 }
+        }) { synth.preset(onChannel: 0)?.program == 19 }
+        #expect(switched.met)
+        #expect(silentBlocks == 0, "channel 1 sounded through the wait (\(silentBlocks) silent blocks)")
+        #expect(waitingBlocks > 0, "the program change waited at least a block")
+        #expect(instrument.heldCount == 0)
+    }
+
+    /// A flood of notes while a preset loads, into a small store: every note that starts ends.
+    @Test func aFloodWhileAPresetLoads_leavesNoNoteSounding() throws {
+        let made = try Self.sessionSampler(onDemand: true)
+        let presets = try #require(made.presets)
+        let instrument = OnDemandInstrument(base: made.sampler.instrument, presets: presets, heldCapacity: 32, heldReserve: 8)
+        instrument.prepare(sampleRate: 48_000, maxFrames: Block.frames)
+        try presets.start()
+        defer { presets.stop() }
+        let synth = made.sampler.instrument.synth
+        let block = Block(strips: made.sampler.instrument.stripCount, effectsGroups: made.sampler.instrument.effectsGroupCount)
+        instrument.receive(ChannelMessage(status: 0xC0, data1: 19))
+        for round in 0..<8 {
+            for key in UInt8(48)..<72 {
+                instrument.receive(.noteOn(key, velocity: 90, channel: 0))
+                instrument.receive(ChannelMessage(status: 0xD0, data1: UInt8(round * 10)))
+                instrument.receive(.noteOff(key, channel: 0))
+            }
+        }
+        let ended = Self.render(instrument, block, seconds: 10) {
+            synth.preset(onChannel: 0)?.program == 19 && instrument.heldCount == 0 && synth.activeVoiceCount == 0
+        }
+        #expect(ended.met, "voices left: \(synth.activeVoiceCount), held: \(instrument.heldCount)")
+        #expect(presets.figures.droppedNoteOns > 0 && presets.figures.droppedOthers > 0, "\(presets.figures)")
+    }
+
+    /// A GS "use for rhythm part" SysEx makes channel 2 a drum channel: its program change
+    /// then selects a kit (128:25, TR-808), which waits and loads off the render thread —
+    /// not the melodic 0:25, with FluidSynth loading the kit on the render thread.
+    @Test func aChannelMadeADrumChannelBySysEx_waitsForTheKit() throws {
+        let (sampler, presets, instrument) = try Self.liveSampler()
+        try presets.start()
+        defer { presets.stop() }
+        let synth = sampler.instrument.synth
+        let block = Block(strips: sampler.instrument.stripCount, effectsGroups: sampler.instrument.effectsGroupCount)
+        let rhythmPart: [UInt8] = [0x41, 0x7F, 0x42, 0x12, 0x40, 0x12, 0x15, 0x02, 0x17]
+        rhythmPart.withUnsafeBufferPointer { instrument.receiveSysEx($0) }
+        #expect(synth.preset(onChannel: 1).map { ($0.bank, $0.program) } ?? (-1, -1) == (128, 0))
+        instrument.receive(ChannelMessage(status: 0xC1, data1: 25))
+        instrument.receive(.noteOn(36, velocity: 100, channel: 1))
+        #expect(instrument.heldCount == 2)
+        let done = Self.render(instrument, block, seconds: 10) { synth.preset(onChannel: 1)?.program == 25 }
+        #expect(done.met)
+        #expect(synth.preset(onChannel: 1)?.bank == 128)
+        #expect(presets.isLoaded(bank: 128, program: 25) && !presets.isLoaded(bank: 0, program: 25))
+        #expect(presets.figures.unforeseen == 0, "FluidSynth loaded \(presets.figures.unforeseen) preset(s) on the render thread")
+        #expect(done.allocations == 0)
+    }
+
+    /// A preset whose samples cannot be read (the font's file gone): its program change is
+    /// refused, the channel keeps its sound, and the render thread reads nothing.
+    @Test func aPresetThatCannotBeLoaded_isRefused_theChannelKeepsItsSound() throws {
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("carillon-gone-\(getpid()).sf2").path
+        try? FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: "/usr/share/sounds/sf2/TimGM6mb.sf2", toPath: copy)
+        let (sampler, presets, instrument) = try Self.liveSampler(font: copy)
+        try FileManager.default.removeItem(atPath: copy)
+        try presets.start()
+        defer { presets.stop() }
+        let synth = sampler.instrument.synth
+        let block = Block(strips: sampler.instrument.stripCount, effectsGroups: sampler.instrument.effectsGroupCount)
+        instrument.receive(ChannelMessage(status: 0xC0, data1: 40))
+        instrument.receive(.noteOn(60, velocity: 100, channel: 0))
+        var loudest: Float = 0
+        let tried = Self.render(instrument, block, seconds: 10, each: { loudest = max(loudest, $0.peak(strip: 0)) }) {
+            instrument.heldCount == 0
+        }
+        #expect(tried.met)
+        #expect(presets.figures.failed == 1 && !presets.isLoaded(bank: 0, program: 40), "\(presets.figures)")
+        #expect(synth.preset(onChannel: 0)?.program == 0, "channel 1 keeps the piano")
+        #expect(tried.allocations == 0, "\(tried.allocations) heap calls on the rendering thread")
+        _ = Self.render(instrument, block, seconds: 0.2, each: { loudest = max(loudest, $0.peak(strip: 0)) }) { false }
+        #expect(loudest > 0.001, "the note after the refused program change sounds (peak \(loudest))")
     }
 
     /// What the rig names stays small: the samples of four presets, not the
