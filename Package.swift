@@ -180,6 +180,8 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
         // Child processes tests can always end (own process group, SIGKILL, bounded reap): oscdump, live.
         .target(name: "ChildProcess", path: "Tests/Support/ChildProcess"),
+        // A bare HTTP/WebSocket client (exact headers, frames by hand, can stop reading): the web surface's and live --web's tests.
+        .target(name: "WebSocketClient", path: "Tests/Support/WebSocketClient"),
         // A seeded generator for the tests' random inputs (fuzz and model tests).
         .target(name: "SeededRandom", path: "Tests/Support/SeededRandom"),
         // Audio compared as envelopes (RMS windows, their correlation): renders against fluidsynth's.
@@ -199,9 +201,9 @@ let package = Package(
         .testTarget(name: "CarillonTests", dependencies: ["Parameters", "Sampling", "Hosting", "LiveSession", "OfflineRender", "RenderBatch", "Analysis", "ALSA", "MIDI", "Controls", "ControlDefinitions", "MappingFiles", "Rig", "Engine", "SoundFile", "FluidSynth", "LV2", "Threads", "Sync", "JACK", "CAllocationCounter", "AudioCompare", "ClockOutRig"]),
         .testTarget(name: "CarillonCLITests", dependencies: [
             // The help-defaults test parses the commands and reads the values they hand the library.
-            "CarillonCommands", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "MappingFiles", "SoundFile", "ChildProcess", "AudioCompare", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "CarillonCommands", "Sampling", "Hosting", "LiveSession", "OfflineRender", "Parameters", "Controls", "MappingFiles", "SoundFile", "ChildProcess", "AudioCompare", "WebSocketClient", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "OSCTests", dependencies: ["OSC", "CLiblo", "Controls", "MappingFiles", "Parameters", "MIDI", "ChildProcess"]),
-        .testTarget(name: "WebSurfaceTests", dependencies: ["Parameters", "WebSurface", "Controls", "ControlDefinitions", "MappingFiles", "MIDI"]),
+        .testTarget(name: "WebSurfaceTests", dependencies: ["Parameters", "WebSurface", "Controls", "ControlDefinitions", "MappingFiles", "MIDI", "WebSocketClient"]),
     ]
 )

@@ -8,53 +8,23 @@ import Synchronization
 import Sync
 import Threads
 
-/// A single-producer, single-consumer ring of clock events: the render
-/// thread pushes (never waits: a full ring counts a drop), the sender pops.
-final class ClockEventRing: @unchecked Sendable {
-    static let capacity = 1024
-    private let slots: UnsafeMutablePointer<ClockEvent>
-    private let head = Atomic<Int>(0)   // next to pop (consumer)
-    private let tail = Atomic<Int>(0)   // next to push (producer)
-    let dropped = Atomic<Int>(0)
-
-    init() {
-        slots = .allocate(capacity: Self.capacity)
-        slots.initialize(repeating: ClockEvent(frame: 0, kind: .clock), count: Self.capacity)
-    }
-    deinit { slots.deallocate() }
-
-    /// Render thread.
-    @inline(__always) func push(_ e: ClockEvent) {
-        let t = tail.load(ordering: .relaxed)
-        guard t &- head.load(ordering: .acquiring) < Self.capacity else { dropped.add(1, ordering: .relaxed); return }
-        slots[t % Self.capacity] = e
-        tail.store(t &+ 1, ordering: .releasing)
-    }
-
-    /// Sender thread: the oldest event, left in the ring.
-    func peek() -> ClockEvent? {
-        let h = head.load(ordering: .relaxed)
-        guard h != tail.load(ordering: .acquiring) else { return nil }
-        return slots[h % Self.capacity]
-    }
-
-    /// Sender thread: drops the event `peek` gave.
-    func pop() { head.store(head.load(ordering: .relaxed) &+ 1, ordering: .releasing) }
-}
-
 /// MIDI clock out (`--clock-out`), the render side: after each block the
 /// `ClockGenerator` works out the clock events the block's frames hold from
 /// the renderer's piece map, and pushes them to the sender. Render thread
 /// only: no allocation, lock, log or throw.
 final class ClockOutTap: @unchecked Sendable {
     private var generator: ClockGenerator
-    let ring = ClockEventRing()
+    /// The render thread pushes, the sender pops.
+    typealias Ring = MessageRing<ClockEvent>
+    let ring = Ring(capacity: 1024)
+    /// Events the ring had no room for (the sender fell behind).
+    let dropped = Atomic<Int>(0)
 
     init(beats: BeatMap) { generator = ClockGenerator(beats: beats) }
 
     @inline(__always) func afterBlock(start: UInt64, frames: Int, map: PieceMap) {
         let ring = self.ring
-        generator.block(start: start, frames: frames, map: map) { ring.push($0) }
+        generator.block(start: start, frames: frames, map: map) { if !ring.push($0) { dropped.add(1, ordering: .relaxed) } }
     }
 }
 
@@ -70,7 +40,7 @@ public final class ClockSender: @unchecked Sendable {
     private let loop = StoppableThread()
     private let failures = Atomic<Int>(0)
     public var sendFailures: Int { failures.load(ordering: .relaxed) }
-    public var droppedEvents: Int { tap.ring.dropped.load(ordering: .relaxed) }
+    public var droppedEvents: Int { tap.dropped.load(ordering: .relaxed) }
     private let sentCount = Atomic<Int>(0)
     public var sent: Int { sentCount.load(ordering: .relaxed) }
     /// Events whose time had passed when the sender had them (sent at once), and those sent untimed.

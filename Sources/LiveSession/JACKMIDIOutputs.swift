@@ -1,3 +1,4 @@
+import Engine
 import Hosting
 import JACK
 import MIDI
@@ -32,7 +33,7 @@ final class JACKMIDIOutputs: @unchecked Sendable {
         let name: String
         /// Replaced by `rebind` only while no process callback runs.
         var port: JACKPort
-        let ring = FrameMessageRing()
+        let ring = FrameMessageRing(capacity: 1024)
         init(name: String, port: JACKPort) { self.name = name; self.port = port }
     }
 
@@ -46,11 +47,11 @@ final class JACKMIDIOutputs: @unchecked Sendable {
     /// Swift makes some type metadata (optionals of our structs) on its first use, under a
     /// lock of the runtime: it is made here, off the process thread (rtcheck counted 3 locks without).
     private static func warmUp() {
-        let ring = FrameMessageRing()
+        let ring = FrameMessageRing(capacity: 1024)
         _ = ring.push(FrameMessage(frame: 0, bytes: ClockEvent(frame: 0, kind: .clock).message.shortWireForm ?? ShortMIDIBytes(0xF8)))
         if let m = ring.peek() { ring.pop(); _ = m.bytes.withBytes { !$0.isEmpty } }
-        let tap = ClockEventRing()
-        tap.push(ClockEvent(frame: 0, kind: .clock))
+        let tap = ClockOutTap.Ring(capacity: 1024)
+        _ = tap.push(ClockEvent(frame: 0, kind: .clock))
         if tap.peek() != nil { tap.pop() }
     }
 
@@ -140,7 +141,7 @@ final class JACKMIDIOutputs: @unchecked Sendable {
         while let e = tap.ring.peek() {
             tap.ring.pop()
             if let bytes = e.message.shortWireForm, !port.ring.push(FrameMessage(frame: e.frame, bytes: bytes)) {
-                tap.ring.dropped.add(1, ordering: .relaxed)
+                tap.dropped.add(1, ordering: .relaxed)
             }
         }
     }
@@ -171,36 +172,8 @@ struct FrameMessage: BitwiseCopyable {
     var bytes: ShortMIDIBytes
 }
 
-/// A single-producer, single-consumer ring of `FrameMessage`s: the producer
-/// never waits (a full ring returns false), the consumer is the process thread.
-final class FrameMessageRing: @unchecked Sendable {
-    static let capacity = 1024
-    private let slots: UnsafeMutablePointer<FrameMessage>
-    private let head = Atomic<Int>(0)   // next to pop (consumer)
-    private let tail = Atomic<Int>(0)   // next to push (producer)
-
-    init() {
-        slots = .allocate(capacity: Self.capacity)
-        slots.initialize(repeating: FrameMessage(frame: 0, bytes: ShortMIDIBytes(0)), count: Self.capacity)
-    }
-    deinit { slots.deallocate() }
-
-    @inline(__always) func push(_ m: FrameMessage) -> Bool {
-        let t = tail.load(ordering: .relaxed)
-        guard t &- head.load(ordering: .acquiring) < Self.capacity else { return false }
-        slots[t % Self.capacity] = m
-        tail.store(t &+ 1, ordering: .releasing)
-        return true
-    }
-
-    @inline(__always) func peek() -> FrameMessage? {
-        let h = head.load(ordering: .relaxed)
-        guard h != tail.load(ordering: .acquiring) else { return nil }
-        return slots[h % Self.capacity]
-    }
-
-    @inline(__always) func pop() { head.store(head.load(ordering: .relaxed) &+ 1, ordering: .releasing) }
-}
+/// A port's ring: the producer never waits (a full ring returns false), the consumer is the process thread.
+typealias FrameMessageRing = MessageRing<FrameMessage>
 
 /// The zones' external ports with `-a jack`: a JACK MIDI output per
 /// destination name, connected to the JACK MIDI inputs whose name contains it;

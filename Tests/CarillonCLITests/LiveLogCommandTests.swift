@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WebSocketClient
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,10 +39,10 @@ import Glibc
             }
         }
         let webPort = try #require(port, "no web line in: \(text.value)")
-        let socket = try MiniWebSocket(port: webPort)
+        let socket = try RawClient.webSocket(port: webPort)
         // 100 moves a second: a finger on a fader; under the surface's flood limit (200/s).
         for i in 0..<moves {
-            try socket.send(#"{"type":"control","name":"Level","position":\#(Double(i % 100) / 100 + 0.001)}"#)
+            try socket.send(text: #"{"type":"control","name":"Level","position":\#(Double(i % 100) / 100 + 0.001)}"#)
             usleep(10_000)
         }
         process.waitUntilExit()
@@ -81,44 +82,3 @@ final class LockedText: @unchecked Sendable {
     var value: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
 }
 
-/// Just enough of a WebSocket client to send text frames to 127.0.0.1:port/ws.
-final class MiniWebSocket {
-    let fd: Int32
-    struct Failure: Error, CustomStringConvertible { var description: String }
-
-    init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let r = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard r == 0 else { close(fd); throw Failure(description: "connect: errno \(errno)") }
-        try write(Array(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8))
-        var head = [UInt8](repeating: 0, count: 4096)
-        let n = recv(fd, &head, head.count, 0)
-        let text = String(decoding: head[0..<max(0, n)], as: UTF8.self)
-        guard text.hasPrefix("HTTP/1.1 101") else { throw Failure(description: "upgrade answered: \(text)") }
-    }
-
-    deinit { close(fd) }
-
-    func write(_ bytes: [UInt8]) throws {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { throw Failure(description: "send: errno \(errno)") }
-            sent += n
-        }
-    }
-
-    /// One masked text frame (payload under 126 bytes).
-    func send(_ text: String) throws {
-        let payload = Array(text.utf8), mask: [UInt8] = [1, 2, 3, 4]
-        precondition(payload.count < 126)
-        try write([0x81, 0x80 | UInt8(payload.count)] + mask + payload.enumerated().map { $0.element ^ mask[$0.offset & 3] })
-    }
-}

@@ -1,5 +1,6 @@
 import Controls
 import Testing
+import WebSocketClient
 @testable import WebSurface
 
 /// The page's status line carries what the host counts: voices and every strip's meter.

@@ -4,6 +4,7 @@ import MIDI
 import MappingFiles
 import Parameters
 import Testing
+import WebSocketClient
 @testable import WebSurface
 
 /// The surface in step with the hub: after a reload or a learned binding,

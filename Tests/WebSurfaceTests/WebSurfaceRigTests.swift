@@ -4,6 +4,7 @@ import MIDI
 import MappingFiles
 import Parameters
 import Testing
+import WebSocketClient
 @testable import WebSurface
 
 /// The rig on the page: the hello holds the mapping's scenes, the current one

@@ -4,6 +4,7 @@ import MIDI
 import MappingFiles
 import Parameters
 import Testing
+import WebSocketClient
 @testable import WebSurface
 
 /// The channel strips on the page: the hello says what each channel plays

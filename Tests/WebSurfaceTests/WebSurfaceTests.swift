@@ -5,6 +5,7 @@ import MIDI
 import MappingFiles
 import Parameters
 import Testing
+import WebSocketClient
 @testable import WebSurface
 
 /// The repository's `mappings/` folder.

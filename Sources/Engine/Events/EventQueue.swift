@@ -1,7 +1,7 @@
 import Synchronization
 
-/// A lock-free single-producer single-consumer ring of `TimedMessage`s:
-/// one thread (MIDI input, a UI) pushes, the render thread peeks and pops.
+/// A lock-free single-producer single-consumer queue of `TimedMessage`s (a
+/// `MessageRing`): one thread (MIDI input, a UI) pushes, the render thread peeks and pops.
 /// Fixed capacity, chosen at creation; a push onto a full queue is refused
 /// and counted in `overflowCount`, never blocks and never allocates.
 /// The renderer takes events from the head while they are due, so a producer
@@ -17,12 +17,7 @@ import Synchronization
 /// (it has no bytes in the byte ring) is refused and counted in
 /// `refusedCount`, so the consumer never reads bytes that are not there.
 public final class EventQueue: @unchecked Sendable {
-    private let slots: UnsafeMutablePointer<TimedMessage>
-    private let mask: Int
-    /// Next slot the consumer reads; written only by the consumer.
-    private let head = Atomic<Int>(0)
-    /// Next slot the producer writes; written only by the producer.
-    private let tail = Atomic<Int>(0)
+    private let events: MessageRing<TimedMessage>
     private let overflows = Atomic<Int>(0)
     private let refused = Atomic<Int>(0)
     /// The SysEx byte ring; `byteHead`/`byteTail` count bytes since creation.
@@ -38,11 +33,7 @@ public final class EventQueue: @unchecked Sendable {
     /// 16) are rounded up to powers of two, and clamped to `maximumCapacity`
     /// (doubling past it would overflow, or exhaust memory).
     public init(capacity: Int = 1024, sysExCapacity: Int = 8192) {
-        var size = 2
-        while size < min(capacity, Self.maximumCapacity) { size <<= 1 }
-        slots = .allocate(capacity: size)
-        slots.initialize(repeating: TimedMessage(frame: 0, message: .noteOff(0, channel: 0)), count: size)
-        mask = size - 1
+        events = MessageRing(capacity: min(capacity, Self.maximumCapacity))
         var byteSize = 16
         while byteSize < min(sysExCapacity, Self.maximumCapacity) { byteSize <<= 1 }
         bytes = .allocate(capacity: byteSize)
@@ -50,10 +41,7 @@ public final class EventQueue: @unchecked Sendable {
         byteMask = byteSize - 1
     }
 
-    deinit {
-        slots.deallocate()
-        bytes.deallocate()
-    }
+    deinit { bytes.deallocate() }
 
     /// Where a SysEx of `count` bytes written from byte position `position` starts:
     /// there, or at the ring's next wrap when it would not fit before it.
@@ -69,9 +57,8 @@ public final class EventQueue: @unchecked Sendable {
     @discardableResult
     public func pushSysEx(_ data: UnsafeBufferPointer<UInt8>, frame: UInt64 = 0) -> Bool {
         let n = data.count
-        let t = tail.load(ordering: .relaxed)
         guard n > 0, n <= min(byteMask + 1, ChannelMessage.maxSysExNumber), let source = data.baseAddress,
-              t &- head.load(ordering: .acquiring) <= mask else {
+              events.hasRoom else {
             overflows.wrappingAdd(1, ordering: .relaxed)
             return false
         }
@@ -82,9 +69,8 @@ public final class EventQueue: @unchecked Sendable {
         }
         (bytes + (start & byteMask)).update(from: source, count: n)
         byteTail.store(start &+ n, ordering: .releasing)
-        slots[t & mask] = TimedMessage(frame: frame, message: .sysExPlaceholder(n))
-        tail.store(t &+ 1, ordering: .releasing)
-        return true
+        // Room was checked above, and only this (the producer's) thread takes it.
+        return events.push(TimedMessage(frame: frame, message: .sysExPlaceholder(n)))
     }
 
     /// Consumer (render) thread only, while `peek` shows a SysEx placeholder:
@@ -97,7 +83,7 @@ public final class EventQueue: @unchecked Sendable {
         return UnsafeBufferPointer(start: bytes + (start & byteMask), count: n)
     }
 
-    public var capacity: Int { mask + 1 }
+    public var capacity: Int { events.capacity }
 
     /// Pushes that were refused because the queue was full. Any thread.
     public var overflowCount: Int { overflows.load(ordering: .relaxed) }
@@ -112,37 +98,28 @@ public final class EventQueue: @unchecked Sendable {
             refused.wrappingAdd(1, ordering: .relaxed)
             return false
         }
-        let t = tail.load(ordering: .relaxed)
-        guard t &- head.load(ordering: .acquiring) <= mask else {
+        guard events.push(event) else {
             overflows.wrappingAdd(1, ordering: .relaxed)
             return false
         }
-        slots[t & mask] = event
-        tail.store(t &+ 1, ordering: .releasing)
         return true
     }
 
     /// Consumer (render) thread only: the oldest event, left in the queue.
     @inline(__always)
-    public func peek() -> TimedMessage? {
-        let h = head.load(ordering: .relaxed)
-        guard h != tail.load(ordering: .acquiring) else { return nil }
-        return slots[h & mask]
-    }
+    public func peek() -> TimedMessage? { events.peek() }
 
-    /// Consumer (render) thread only: drops the oldest event.
+    /// Consumer (render) thread only: drops the oldest event (a SysEx's bytes with it).
     @inline(__always)
     public func pop() {
-        let h = head.load(ordering: .relaxed)
-        guard h != tail.load(ordering: .acquiring) else { return }
-        let message = slots[h & mask].message
+        guard let message = events.peek()?.message else { return }
         if message.isSysEx {
             let n = message.sysExNumber
             byteHead.store(contiguousStart(byteHead.load(ordering: .relaxed), n) &+ n, ordering: .releasing)
         }
-        head.store(h &+ 1, ordering: .releasing)
+        events.pop()
     }
 
     /// Events waiting. Approximate while the other side is active.
-    public var count: Int { tail.load(ordering: .acquiring) &- head.load(ordering: .acquiring) }
+    public var count: Int { events.count }
 }

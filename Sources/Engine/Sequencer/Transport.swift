@@ -61,7 +61,7 @@ public final class Transport: @unchecked Sendable {
     private let wraps = Atomic<UInt64>(0)
     private let durationBits = Atomic<UInt64>(0)
     /// The gate's openings, from the follower's thread to the render thread.
-    let gates = GateQueue()
+    let gates = GateQueue(capacity: 64)
 
     public init() {}
 
@@ -223,37 +223,7 @@ public final class Transport: @unchecked Sendable {
     /// A single-producer, single-consumer queue of gate openings: the
     /// follower's thread pushes, the render thread peeks and pops (neither
     /// waits, locks nor allocates).
-    final class GateQueue: @unchecked Sendable {
-        static let capacity = 64
-        private let slots: UnsafeMutablePointer<GateOpening>
-        private let head = Atomic<Int>(0)   // next to pop (render thread)
-        private let tail = Atomic<Int>(0)   // next to push (follower)
-
-        init() {
-            slots = .allocate(capacity: Self.capacity)
-            slots.initialize(repeating: GateOpening(frame: 0, place: 0, limit: 0), count: Self.capacity)
-        }
-        deinit { slots.deallocate() }
-
-        /// Follower's thread; false when full.
-        func push(_ g: GateOpening) -> Bool {
-            let t = tail.load(ordering: .relaxed)
-            guard t &- head.load(ordering: .acquiring) < Self.capacity else { return false }
-            slots[t % Self.capacity] = g
-            tail.store(t &+ 1, ordering: .releasing)
-            return true
-        }
-
-        /// Render thread: the oldest opening, left in the queue.
-        @inline(__always) func peek() -> GateOpening? {
-            let h = head.load(ordering: .relaxed)
-            guard h != tail.load(ordering: .acquiring) else { return nil }
-            return slots[h % Self.capacity]
-        }
-
-        /// Render thread: drops the opening `peek` gave.
-        @inline(__always) func pop() { head.store(head.load(ordering: .relaxed) &+ 1, ordering: .releasing) }
-    }
+    typealias GateQueue = MessageRing<GateOpening>
 
     @inline(__always) func countWraps(_ n: Int) {
         wraps.wrappingAdd(UInt64(truncatingIfNeeded: n), ordering: .relaxed)

@@ -22,10 +22,10 @@ import MIDI
         #expect(queue.push(.now(.noteOff(1, channel: 0))))
     }
 
-    @Test func producerThread_consumerThread_seeEveryEventInOrder() async {
+    @Test func producerThread_consumerThread_seeEveryEventInOrder() {
         let queue = EventQueue(capacity: 64)
         let total = 200_000
-        let producer = Task.detached {
+        let producer = ProducerThread {
             var i = 0
             while i < total {
                 if queue.push(TimedMessage(frame: UInt64(i), message: .noteOn(UInt8(i % 128), velocity: 1, channel: i % 16))) { i += 1 }
@@ -39,7 +39,7 @@ import MIDI
                 queue.pop(); expected += 1
             }
         }
-        await producer.value
+        producer.join()
         #expect(ordered)
     }
 

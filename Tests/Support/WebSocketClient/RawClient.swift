@@ -5,15 +5,16 @@ import Glibc
 
 /// A bare HTTP/WebSocket client over a POSIX socket to 127.0.0.1: it sends
 /// exactly the headers a test gives (a foreign Origin, no token), frames
-/// messages itself, and can simply stop reading (a stalled page).
-final class RawClient: @unchecked Sendable {
-    let fd: Int32
+/// messages itself, and can simply stop reading (a stalled page). The web
+/// surface's tests and the CLI's (`live --web`) share it.
+public final class RawClient: @unchecked Sendable {
+    public let fd: Int32
     private var buffer: [UInt8] = []
 
-    struct Failure: Error, CustomStringConvertible { var description: String }
+    public struct Failure: Error, CustomStringConvertible { public var description: String }
 
     /// `receiveBuffer`: a small socket buffer makes a client that stops reading back up quickly.
-    init(port: Int, receiveBuffer: Int32? = nil, timeout: Double = 10) throws {
+    public init(port: Int, receiveBuffer: Int32? = nil, timeout: Double = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
@@ -31,7 +32,7 @@ final class RawClient: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    func write(_ bytes: [UInt8]) throws {
+    public func write(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -48,7 +49,7 @@ final class RawClient: @unchecked Sendable {
     }
 
     /// Sends a GET and returns the status code and head (body left unread).
-    func get(_ path: String, headers: [String: String] = [:], upgrade: Bool = false) throws -> (status: Int, head: String) {
+    public func get(_ path: String, headers: [String: String] = [:], upgrade: Bool = false) throws -> (status: Int, head: String) {
         var lines = ["GET \(path) HTTP/1.1", "Host: " + (headers["Host"] ?? "127.0.0.1")]
         if upgrade {
             lines += ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
@@ -69,7 +70,7 @@ final class RawClient: @unchecked Sendable {
     }
 
     /// The body after a head that `get` returned, by its Content-Length.
-    func body(of head: String) throws -> String {
+    public func body(of head: String) throws -> String {
         let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
             .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
         while buffer.count < length { try fill() }
@@ -78,7 +79,7 @@ final class RawClient: @unchecked Sendable {
     }
 
     /// Opens `/ws`; throws unless the server switched protocols.
-    static func webSocket(port: Int, query: String = "", headers: [String: String] = [:], receiveBuffer: Int32? = nil) throws -> RawClient {
+    public static func webSocket(port: Int, query: String = "", headers: [String: String] = [:], receiveBuffer: Int32? = nil) throws -> RawClient {
         let c = try RawClient(port: port, receiveBuffer: receiveBuffer)
         let (status, head) = try c.get("/ws" + query, headers: headers, upgrade: true)
         guard status == 101 else { throw Failure(description: "upgrade answered \(status): \(head)") }
@@ -86,7 +87,7 @@ final class RawClient: @unchecked Sendable {
     }
 
     /// One masked frame (clients must mask), text by default.
-    func sendFrame(_ payload: [UInt8], opcode: UInt8 = 1) throws {
+    public func sendFrame(_ payload: [UInt8], opcode: UInt8 = 1) throws {
         var f: [UInt8] = [0x80 | opcode]
         let n = payload.count
         if n < 126 { f.append(0x80 | UInt8(n)) }
@@ -98,10 +99,10 @@ final class RawClient: @unchecked Sendable {
         try write(f)
     }
 
-    func send(text: String) throws { try sendFrame(Array(text.utf8)) }
+    public func send(text: String) throws { try sendFrame(Array(text.utf8)) }
 
     /// The next text message (pings answered, other control frames skipped).
-    func receiveText() throws -> String {
+    public func receiveText() throws -> String {
         while true {
             while buffer.count < 2 { try fill() }
             let opcode = buffer[0] & 0x0f
@@ -124,7 +125,7 @@ final class RawClient: @unchecked Sendable {
     }
 
     /// The next message of a type, as a JSON object.
-    func receive(type: String, within seconds: Double = 5) throws -> [String: Any] {
+    public func receive(type: String, within seconds: Double = 5) throws -> [String: Any] {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             let text = try receiveText()
