@@ -201,6 +201,8 @@ public struct TimbreDraw: Sendable, Equatable {
             return messages
         }
 
+        // Across a set: the home font (offset 0), whose presets a track that draws nothing keeps.
+        let homeFont = fonts.count > 1 ? fonts.firstIndex { $0.bankOffset == 0 } : nil
         // Pass 2: each program change on a drawing channel replaced by its draw, and each
         // channel's first draw just before its first note (after any reset SysEx at the start,
         // which would set its program back to 0).
@@ -220,8 +222,16 @@ public struct TimbreDraw: Sendable, Equatable {
                 if let from = first[c], let p = draw(c, from: from) { select(p) }
             }
             if m.kind == 0xB0 && m.data1 == 0 { bank[c] = Int(m.data2) }
-            guard m.kind == 0xC0, let p = draw(c, from: (drums[c] ? 128 : bank[c], Int(m.data1))) else { events.append(event); continue }
-            select(p)
+            guard m.kind == 0xC0 else { events.append(event); continue }
+            if let p = draw(c, from: (drums[c] ? 128 : bank[c], Int(m.data1))) { select(p); continue }
+            if let homeFont, !drums[c] {
+                // Kept: the file's own bank, as the home font alone would find it (a bank it lacks
+                // falls back to bank 0 there), never another font's bank at its offset.
+                let found = fonts[homeFont].presets.contains { $0.bank == bank[c] && $0.program == Int(m.data1) }
+                events.append(Score.Event(seconds: event.seconds, message: .controlChange(0, value: UInt8(found ? bank[c] : 0), channel: c),
+                                          track: event.track))
+            }
+            events.append(event)
         }
         var out = Score(events: events, duration: score.duration)
         out.sysExMessages = score.sysExMessages

@@ -205,6 +205,27 @@ import Sampling
         #expect(result.picks.map(\.bank) == [8, 128] && result.picks.map(\.preset) == ["A Bright", "B Kit"])
     }
 
+    /// Across a set, a track that draws nothing keeps the home font's preset: a file's own bank
+    /// select the home font lacks becomes bank 0 (as FluidSynth falls back with that font alone), never
+    /// another font's bank at its offset; one the home font has stays.
+    @Test func aSetTrackThatDrawsNothing_keepsTheHomeFontsPreset() throws {
+        var fonts = Self.setFonts
+        fonts[0].bankOffset = 1   // A from bank 1 on: A's 8:1 at bank 9, and bank 8 is A's 7
+        let draw = TimbreDraw(source: .pool(try TimbrePoolFile.parse(yaml: "strings: [40]\n"), name: "pool"), seed: 1, key: "k")
+        func selects(bank: UInt8, program: UInt8) -> [ChannelMessage] {
+            let score = Score(events: [
+                Score.Event(seconds: 0, message: .controlChange(0, value: bank, channel: 0), track: 1),
+                Score.Event(seconds: 0, message: .programChange(program, channel: 0), track: 1),
+                Score.Event(seconds: 0, message: .noteOn(60, velocity: 100, channel: 0), track: 1),
+            ], duration: 1)
+            let result = draw.apply(to: score, notePresets: [(0, Int(program))], skipping: 0, fonts: fonts, trackNames: ["", "Piano"])
+            #expect(result.picks.isEmpty)
+            return result.score.events.map(\.message).filter { $0.kind == 0xB0 || $0.kind == 0xC0 }
+        }
+        #expect(selects(bank: 8, program: 1) == [.controlChange(0, value: 8, channel: 0), .controlChange(0, value: 0, channel: 0), .programChange(1, channel: 0)])
+        #expect(selects(bank: 0, program: 2) == [.controlChange(0, value: 0, channel: 0), .controlChange(0, value: 0, channel: 0), .programChange(2, channel: 0)])
+    }
+
     /// The layout refuses fonts whose banks do not fit side by side in bank select's reach.
     @Test func aLayoutPastBank127_isRefusedWithTheFontsRooms() {
         #expect(throws: FontBankLayoutError.self) {
