@@ -176,9 +176,11 @@ final class MemoryRenderer: Sendable {
             return stat(font.path, &info) == 0 ? Int(info.st_size) : 0
         }
         // A job per font now: a bad font is an error here, before any render.
+        // With `timbres` over several fonts, each draws across all of them (the picked one its home).
+        let drawSet = configuration.augmentation?.timbres != nil && fonts.count > 1 ? fonts : []
         var first: [[RenderJob.Unchecked]] = []
         for font in fonts {
-            do throws(RenderJob.Failure) { first.append([RenderJob.Unchecked(try RenderJob(soundFont: font, options: configuration.job))]) } catch {
+            do throws(RenderJob.Failure) { first.append([RenderJob.Unchecked(try RenderJob(soundFont: font, options: configuration.job, drawSet: drawSet))]) } catch {
                 if case .sampler = error { throw .soundFont("\(error)") }
                 throw .option("\(error)")
             }
@@ -201,9 +203,10 @@ final class MemoryRenderer: Sendable {
                 + "and blocks handed on cannot be taken back")
         }
         let font = soundFonts.picks(forKey: key)[0]
+        let drawSet = configuration.augmentation?.timbres != nil && fonts.count > 1 ? fonts : []
         let job: RenderJob
         if let taken = idle.withLock({ $0[font].popLast() }) { job = taken.job } else {
-            do throws(RenderJob.Failure) { job = try RenderJob(soundFont: fonts[font], options: configuration.job) } catch {
+            do throws(RenderJob.Failure) { job = try RenderJob(soundFont: fonts[font], options: configuration.job, drawSet: drawSet) } catch {
                 throw CarillonError(error)
             }
         }

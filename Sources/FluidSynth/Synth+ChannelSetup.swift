@@ -13,6 +13,23 @@ extension Synth {
         return SoundFont(path: path, id: id, synth: self)
     }
 
+    /// Loads `view` of a font *without* selecting its presets on every
+    /// channel, as `loadExtraSoundFont(at:)` loads a file. Before rendering.
+    public func loadExtraSoundFont(_ view: VirtualSoundFont) throws(FluidSynthError) -> SoundFont {
+        let muted = carillon_glib_mute()
+        defer { carillon_glib_unmute(muted) }
+        let id = try check(fluid_synth_sfload(handle, view.name, 0), "fluid_synth_sfload",
+                           orThrow: .soundFontUnreadable(path: view.file.path, reason: "FluidSynth could not load a reduced view of it"))
+        return SoundFont(path: view.file.path, id: id, synth: self, view: view)
+    }
+
+    /// Moves `font`'s banks up by `offset` (fluid_synth_set_bank_offset):
+    /// FluidSynth then finds its bank-B preset at bank B + `offset`, for bank
+    /// selects and program changes alike. Before rendering.
+    public func setBankOffset(_ offset: Int, of font: SoundFont) throws(FluidSynthError) {
+        try check(fluid_synth_set_bank_offset(handle, font.id, Int32(offset)), "fluid_synth_set_bank_offset")
+    }
+
     /// Selects bank `bank` (0...16383, 128 = percussion) and `program` on a
     /// channel (0...15). False when FluidSynth has no such preset. Before rendering.
     public func select(channel: Int, bank: Int, program: Int) -> Bool {

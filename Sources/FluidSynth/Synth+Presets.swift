@@ -60,13 +60,20 @@ extension Synth {
     /// Keeps a preset's samples loaded (with `synth.dynamic-sample-loading`,
     /// FluidSynth otherwise loads them when a channel selects the preset and
     /// frees them when none does). Loads them now if needed. Not on the render thread.
+    /// `preset.bank` is the font's own; FluidSynth looks the preset up at that
+    /// bank plus the font's bank offset (`setBankOffset`), so the offset is added here.
     public func pin(_ preset: PresetAddress) throws(FluidSynthError) {
-        try check(fluid_synth_pin_preset(handle, preset.soundFontID, preset.bank, preset.program),
+        try check(fluid_synth_pin_preset(handle, preset.soundFontID, preset.bank + bankOffset(preset), preset.program),
                   "fluid_synth_pin_preset")
     }
 
     /// Lets a pinned preset's samples go when no channel selects it. Not on the render thread.
     public func unpin(_ preset: PresetAddress) {
-        _ = fluid_synth_unpin_preset(handle, preset.soundFontID, preset.bank, preset.program)
+        _ = fluid_synth_unpin_preset(handle, preset.soundFontID, preset.bank + bankOffset(preset), preset.program)
+    }
+
+    /// The bank offset of the font `preset` is in (fluid_synth_get_bank_offset; 0 unless set).
+    private func bankOffset(_ preset: PresetAddress) -> Int32 {
+        fluid_synth_get_bank_offset(handle, preset.soundFontID)
     }
 }

@@ -71,6 +71,8 @@ extension RenderJob {
         var deadAirCut = 0.0
         var limits: [PieceLimits.Cut] = []
         var warnings: [SMFWarning] = []
+        // A set's other fonts out of reach until this piece's draw places them (`drawTimbres`).
+        try placeOtherFonts(nil)
         do {
             // The file lives only here: a render keeps its score, not the file.
             var file: StandardMIDIFile

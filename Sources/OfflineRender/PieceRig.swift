@@ -52,7 +52,8 @@ struct PieceRig {
                 // New synths: nothing to reset, only the channels that play whole to set.
                 pool = try SamplerPool(members: samplers.map(\.instrument), keepingAlive: samplers,
                                        blocksInFlight: options.blocksInFlight,
-                                       wholeChannels: parts.selection.wholeChannels(samples.selection))
+                                       wholeChannels: parts.selection.wholeChannels(samples.selection,
+                                                                                    extraFonts: samples.extras.map(\.scoutID)))
             } catch { throw .threads("\(error)") }
         }
         let blockFrames = options.blockFrames(threads: samplers.count)

@@ -122,10 +122,13 @@ public final class RenderJob {
         case stemsFolder(String)
         case track(FileTrackError)
         case plugin(LV2Error)
+        /// `--timbres` across a SoundFont set: the fonts cannot share one synth (`FontBankLayoutError`).
+        case timbres(String)
 
         public var description: String {
             switch self {
             case .plugin(let e): "\(e)"
+            case .timbres(let e): e
             case .sampler(let e): "\(e)"
             case .threads(let e): "cannot start the render threads: \(e)"
             case .midiFile(let e): "\(e)"
@@ -146,6 +149,20 @@ public final class RenderJob {
     /// The presets the scout has pinned for the last piece.
     private var scoutPinned: Set<Synth.PresetAddress> = []
     private let sampleSelection: SampleSelection
+    /// With `--timbres` across a SoundFont set (`drawSet`): the set's fonts,
+    /// this job's at `home`; the others are loaded beside it, on the scout and
+    /// on every piece's synths (`Sampler.extraSoundFonts`, in the set's order).
+    struct DrawSet {
+        /// The set's fonts' file names, in its order (the labels' `soundfont`).
+        var names: [String]
+        var home: Int
+        /// The other fonts' selections (by note or by preset), in the set's order without `home`.
+        var others: [SampleSelection]
+        var otherPaths: [String]
+        /// The bank offsets the scout has the other fonts at now (parked, or a piece's layout).
+        var offsets: [Int]
+    }
+    var drawSet: DrawSet?
     /// Notes on how the job runs (a font whose samples are loaded by preset, not by note).
     public let log = HostLog()
     /// `--track` files, played with every piece; a render lasts as long as the longest.
@@ -166,8 +183,11 @@ public final class RenderJob {
     }
 
     /// A job playing `font`, read once for every job of the process that
-    /// plays it; checks that FluidSynth loads it.
-    public init(soundFont font: SharedSoundFont, options: Options = Options()) throws(Failure) {
+    /// plays it; checks that FluidSynth loads it. `drawSet`: with `--timbres`
+    /// across a SoundFont set, the set's fonts in its order (`font` among
+    /// them, by path): each piece's tracks then draw among all of them, and
+    /// `font` is the piece's home (`FontBankLayout`).
+    public init(soundFont font: SharedSoundFont, options: Options = Options(), drawSet set: [SharedSoundFont] = []) throws(Failure) {
         let path = font.path
         self.options = options
         self.soundFontPath = path
@@ -182,15 +202,24 @@ public final class RenderJob {
         let selection = SampleSelection(soundFont: font, byNotes: options.loadsSamplesOnDemand && options.selectsSamplesByNotes,
                                         log: log)
         sampleSelection = selection
+        if set.count > 1, let home = set.firstIndex(where: { $0.path == font.path }) {
+            let others = set.indices.filter { $0 != home }
+            var selections: [SampleSelection] = []
+            for f in others { selections.append(SampleSelection(soundFont: set[f], byNotes: selection.byNotes, log: log)) }
+            drawSet = DrawSet(names: set.map { AtomicFile.split($0.path).1 }, home: home, others: selections,
+                              otherPaths: others.map { set[$0].path },
+                              offsets: [Int](repeating: Sampler.parkedBankOffset, count: others.count))
+        }
+        let extras = drawSet.map { d in zip(d.otherPaths, d.others).map { Sampler.ExtraFont(path: $0, view: $1.scoutView) } } ?? []
         let samplerOptions = options.samplerOptions
         do throws(Sampler.Failure) {
             do {
                 scout = try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: samplerOptions,
-                                    view: selection.scoutView, planning: true)
+                                    view: selection.scoutView, planning: true, extraFonts: extras)
             } catch where selection.byNotes {
                 selection.fallBack("\(error)")
                 scout = try Sampler(soundFont: path, sampleRate: Double(options.sampleRate), options: samplerOptions,
-                                    planning: true)
+                                    planning: true, extraFonts: extras)
             }
         } catch { throw .sampler(error) }
         do { tracks = try options.host.openTracks(sampleRate: options.sampleRate, offline: true) } catch { throw .track(error) }
@@ -387,11 +416,24 @@ public final class RenderJob {
     /// How a synth applying events on a `grid`-frame grid places the score, for the labels.
     private func rendering(plan: SampleSelection.Plan, grid: Int) -> RenderLabels.Rendering {
         let presets: [(bank: Int, program: Int, name: String)] = (scout.soundFont?.presets ?? []).map { ($0.bank, $0.program, $0.name) }
-        let rendering = RenderLabels.Rendering(sampleRate: options.sampleRate, grid: grid,
+        var rendering = RenderLabels.Rendering(sampleRate: options.sampleRate, grid: grid,
                                                oscillatorChannels: Set(options.host.oscillatorChannels),
                                                presets: presets, notePresets: Self.notePresets(plan),
                                                pluginChannels: plugins?.instrumentNames ?? [:],
                                                soundFont: AtomicFile.split(soundFontPath).1)
+        if let set = drawSet, !plan.extras.isEmpty {
+            // Each note's font: the scout's font IDs, as the selection names them, to the set's names.
+            let names = set.names.indices.filter { $0 != set.home }.map { set.names[$0] }
+            rendering.otherFonts = zip(names, scout.extraSoundFonts).map { name, font in
+                var table: [Int: String] = [:]
+                for p in font.presets where table[RenderLabels.Rendering.key(p.bank, p.program)] == nil {
+                    table[RenderLabels.Rendering.key(p.bank, p.program)] = p.name
+                }
+                return (name: name, presetNames: table)
+            }
+            let ids = plan.extras.map(\.scoutID)
+            rendering.noteFonts = plan.selection.notePresets.map { p in p.flatMap { p in ids.firstIndex(of: p.soundFontID).map { $0 + 1 } } ?? 0 }
+        }
         return rendering
     }
 
@@ -423,7 +465,17 @@ public final class RenderJob {
     /// (the sampler's channels only).
     func planSamples(_ score: Score) throws(Failure) -> SampleSelection.Plan {
         do throws(Sampler.Failure) {
-            return try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: skippedChannels)
+            var plan = try sampleSelection.plan(score, scout: scout, pinned: &scoutPinned, skipping: skippedChannels)
+            if let set = drawSet {
+                // The other fonts of the set, each with the zones its notes sound, at the scout's offsets.
+                plan.extras = set.others.indices.map { i in
+                    let id = scout.extraSoundFonts[i].id
+                    let view = set.others[i].view(playing: plan.selection.notesByFont[id] ?? PlayedNotes())
+                    return SampleSelection.Extra(font: Sampler.ExtraFont(path: set.otherPaths[i], view: view),
+                                                 bankOffset: set.offsets[i], scoutID: id)
+                }
+            }
+            return plan
         } catch { throw .sampler(error) }
     }
 

@@ -48,6 +48,9 @@ public struct RenderLabels: Sendable, Equatable {
         /// with `--stems-by track|program`, its group's stem (`RenderJob` sets it,
         /// and `channel` is then the channel it sounds on after the split).
         public var stem: String
+        /// The file name of the SoundFont its preset is in: the render's, or
+        /// with `--timbres` across a set, the one its track drew from.
+        public var soundFont: String = ""
     }
 
     /// A beat of the time signature (its denominator's note value), from the tempo map.
@@ -95,6 +98,11 @@ public struct RenderLabels: Sendable, Equatable {
         public var minimumNoteMilliseconds: Double = 10
         /// The SoundFont's file name (`RenderLabels.soundFont`).
         public var soundFont: String
+        /// With `--timbres` across a SoundFont set: the other fonts the synth
+        /// had (file name, (bank, program) → name) and, for each entry of
+        /// `notePresets`, the font its preset is in (0: `soundFont`, k: `otherFonts[k - 1]`).
+        public var otherFonts: [(name: String, presetNames: [Int: String])] = []
+        public var noteFonts: [Int] = []
 
         public init(sampleRate: Int, grid: Int, oscillatorChannels: Set<Int>,
                     presets: [(bank: Int, program: Int, name: String)], notePresets: [(bank: Int, program: Int)?],
@@ -160,6 +168,8 @@ public struct RenderLabels: Sendable, Equatable {
         var track: Int
         /// Nil: the channel has no preset (or the oscillator plays it).
         var preset: (bank: Int, program: Int)?
+        /// The font of `preset` (see `Rendering.noteFonts`).
+        var font = 0
     }
 
     /// The notes of `score` as the synth plays them (see the type's comment).
@@ -168,6 +178,7 @@ public struct RenderLabels: Sendable, Equatable {
         let minimum = UInt64((rendering.minimumNoteMilliseconds * rate / 1000).rounded(.down))
         let grid = UInt64(rendering.grid)
         var noteOns = rendering.notePresets.makeIterator()
+        var noteFonts = rendering.noteFonts.makeIterator()
         var open: [Int: Sounding] = [:]   // channel·128 + key
         var notes: [Note] = []
 
@@ -178,13 +189,15 @@ public struct RenderLabels: Sendable, Equatable {
             var end = frame
             if end < s.onset + minimum { end = (s.onset + minimum + grid - 1) / grid * grid }
             let osc = rendering.oscillatorChannels.contains(channel)
+            let names = s.font == 0 ? rendering.presetNames : rendering.otherFonts[s.font - 1].presetNames
             let name = osc ? "oscillator" : rendering.pluginChannels[channel]
-                ?? s.preset.flatMap { rendering.presetNames[Rendering.key($0.bank, $0.program)] } ?? ""
+                ?? s.preset.flatMap { names[Rendering.key($0.bank, $0.program)] } ?? ""
             notes.append(Note(
                 onset: Double(s.onset) / rate, offset: Double(end) / rate, pitch: key & 127, velocity: s.velocity,
                 channel: channel + 1, bank: s.preset?.bank ?? -1, program: s.preset?.program ?? -1, preset: name,
                 track: s.track, trackName: s.track < trackNames.count ? trackNames[s.track] : "",
-                drum: s.preset?.bank == 128, stem: osc ? "osc" : ParameterAddress.StripID.channel(channel).fileStem()))
+                drum: s.preset?.bank == 128, stem: osc ? "osc" : ParameterAddress.StripID.channel(channel).fileStem(),
+                soundFont: s.font == 0 ? rendering.soundFont : rendering.otherFonts[s.font - 1].name))
         }
 
         for event in score.events {
@@ -197,7 +210,8 @@ public struct RenderLabels: Sendable, Equatable {
                 close(key, at: frame)   // FluidSynth releases the key's older voice
                 let ownInstrument = rendering.oscillatorChannels.contains(channel) || rendering.pluginChannels[channel] != nil
                 let preset = ownInstrument ? nil : (noteOns.next() ?? nil)
-                open[key] = Sounding(onset: frame, velocity: Int(m.data2), track: Int(event.track), preset: preset)
+                let font = ownInstrument ? 0 : noteFonts.next() ?? 0
+                open[key] = Sounding(onset: frame, velocity: Int(m.data2), track: Int(event.track), preset: preset, font: font)
             case 0x80, 0x90:
                 close(channel << 7 | Int(m.data1), at: frame)
             case 0xB0 where m.data1 == 120 || m.data1 == 123:   // All Sound Off, All Notes Off
@@ -311,7 +325,7 @@ extension RenderLabels {
     public func noteRows(_ format: Format) -> [String] {
         let rows = notes.map { n -> [Field] in
             [.number(n.onset), .number(n.offset), .int(n.pitch), .int(n.velocity), .int(n.channel), .int(n.program),
-             .int(n.bank), .text(n.preset), .int(n.track), .text(n.trackName), .bool(n.drum), .text(n.stem), .text(soundFont)]
+             .int(n.bank), .text(n.preset), .int(n.track), .text(n.trackName), .bool(n.drum), .text(n.stem), .text(n.soundFont)]
         }
         return Self.lines(Self.noteColumns, rows, format)
     }

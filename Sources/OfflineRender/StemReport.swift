@@ -10,7 +10,7 @@ import Glibc
 /// ```json
 /// {"grouping": "program",
 ///  "stems": [{"name": "drums", "file": "stems/drums.wav", "channels": [10], "programs": [0],
-///             "gm_classes": [], "presets": ["Standard"], "tracks": [3], "track_names": ["Drums"],
+///             "gm_classes": [], "presets": ["Standard"], "soundfonts": ["TimGM6mb.sf2"], "tracks": [3], "track_names": ["Drums"],
 ///             "notes": 812, "drums": true, "peak_dbfs": -6.2, "loudness_lufs": -21.3, "silent": false}, …],
 ///  "silent": ["prog048-string-ensemble-1"],
 ///  "moves": [{"group": "prog033-electric-bass-finger", "from_channel": 2, "to_channel": 12, "notes": 40}],
@@ -33,6 +33,8 @@ public struct StemReport: Sendable, Equatable {
         public var programs: [Int] = []
         public var gmClasses: [String] = []
         public var presets: [String] = []
+        /// The fonts its notes' presets are in, by file name (several only with `--timbres` across a set).
+        public var soundFonts: [String] = []
         public var tracks: [Int] = []
         public var trackNames: [String] = []
         public var notes = 0
@@ -151,7 +153,7 @@ extension StemReport: Codable {
 
 extension StemReport.Stem: Codable {
     enum CodingKeys: String, CodingKey {
-        case name, file, channels, programs, gmClasses = "gm_classes", presets, tracks, trackNames = "track_names"
+        case name, file, channels, programs, gmClasses = "gm_classes", presets, soundFonts = "soundfonts", tracks, trackNames = "track_names"
         case notes, drums, peakDBFS = "peak_dbfs", loudness = "loudness_lufs", silent
     }
 
@@ -164,6 +166,7 @@ extension StemReport.Stem: Codable {
         try c.encode(programs, forKey: .programs)
         try c.encode(gmClasses, forKey: .gmClasses)
         try c.encode(presets, forKey: .presets)
+        try c.encode(soundFonts, forKey: .soundFonts)
         try c.encode(tracks, forKey: .tracks)
         try c.encode(trackNames, forKey: .trackNames)
         try c.encode(notes, forKey: .notes)
@@ -180,6 +183,8 @@ extension StemReport.Stem: Codable {
         programs = try c.decode([Int].self, forKey: .programs)
         gmClasses = try c.decode([String].self, forKey: .gmClasses)
         presets = try c.decode([String].self, forKey: .presets)
+        // Reports written before the field (a resumed batch reads them back).
+        soundFonts = try c.decodeIfPresent([String].self, forKey: .soundFonts) ?? []
         tracks = try c.decode([Int].self, forKey: .tracks)
         trackNames = try c.decode([String].self, forKey: .trackNames)
         notes = try c.decode(Int.self, forKey: .notes)
@@ -204,6 +209,7 @@ private extension StemReport.Stem {
             .map { GeneralMIDI.className(program: $0) }
             .reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
         presets = Set(notes.map(\.preset).filter { !$0.isEmpty }).sorted()
+        soundFonts = Set(notes.filter { $0.bank >= 0 }.map(\.soundFont).filter { !$0.isEmpty }).sorted()
         let trackPairs = Set(notes.map { TrackKey(index: $0.track, name: $0.trackName) }).sorted { $0.index < $1.index }
         tracks = trackPairs.map(\.index)
         trackNames = trackPairs.map(\.name)

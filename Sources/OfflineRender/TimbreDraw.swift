@@ -2,6 +2,7 @@ import Engine
 import MIDI
 import MappingFiles
 import Parameters
+import Sampling
 
 /// `render --timbres`: where each track's instrument is drawn from.
 public enum TimbreSource: Sendable, Equatable {
@@ -34,12 +35,26 @@ public struct TimbrePick: Sendable, Equatable, Codable {
     public var bank: Int
     public var program: Int
     public var preset: String
+    /// The file name of the font the preset is in (`TimGM6mb.sf2`), as the labels' `soundfont` column names it.
+    public var soundFont: String
     /// How many presets it was drawn among.
     public var candidates: Int
 
     enum CodingKeys: String, CodingKey {
         case track, trackName = "track_name", channel, family = "class", fromBank = "from_bank", fromProgram = "from_program"
-        case bank, program, preset, candidates
+        case bank, program, preset, soundFont = "soundfont", candidates
+    }
+}
+
+/// A font a draw takes presets from: its file name (the labels' `soundfont`),
+/// its presets as FluidSynth lists them, and the bank offset the piece's
+/// synth loads it at (`FontBankLayout`), which its bank selects add.
+public struct DrawFont: Sendable {
+    public var name: String
+    public var presets: [FontPreset]
+    public var bankOffset: Int
+    public init(name: String, presets: [FontPreset], bankOffset: Int = 0) {
+        self.name = name; self.presets = presets; self.bankOffset = bankOffset
     }
 }
 
@@ -68,26 +83,44 @@ public struct TimbreDraw: Sendable, Equatable {
         fileSeed = Shard.fnv1a64("\(seed)\u{1F}timbres\u{1F}\(key)")
     }
 
-    /// A preset of the font: bank, program and name.
-    typealias FontPreset = (bank: Int, program: Int, name: String)
+    /// A preset of one of the draw's fonts (`font`: its index among them).
+    typealias Candidate = (font: Int, bank: Int, program: Int, name: String)
 
     /// The presets a track playing `program` (nil: a drum kit) draws among,
-    /// in the font's order, and the draw's name (its stream's salt).
-    func candidates(program: Int?, font: [FontPreset]) -> (key: String, presets: [FontPreset]) {
+    /// font by font in the fonts' order, each font's in its own order, and
+    /// the draw's name (its stream's salt). Drum kits come from the font at
+    /// bank offset 0 only: a drum channel asks FluidSynth for bank 128 and
+    /// ignores bank select, so no other font's kits can sound there
+    /// (`FontBankLayout`). With one font, the candidates (and so the draws)
+    /// are those of a draw within that font alone.
+    func candidates(program: Int?, fonts: [DrawFont]) -> (key: String, presets: [Candidate]) {
+        func presets(_ keep: (DrawFont, FontPreset) -> Bool) -> [Candidate] {
+            fonts.enumerated().flatMap { f, font in
+                font.presets.filter { keep(font, $0) }.map { (font: f, bank: $0.bank, program: $0.program, name: $0.name) }
+            }
+        }
         switch source {
         case .perTrack:
-            guard let program else { return ("drums", font.filter { $0.bank == 128 }) }
+            guard let program else { return ("drums", presets { $0.bankOffset == 0 && $1.bank == 128 }) }
             // Banks above 127 are out of bank select's reach on a melodic channel.
-            return ("class \(program / 8)", font.filter { $0.bank <= 127 && $0.program / 8 == program / 8 })
+            return ("class \(program / 8)", presets { $1.bank + $0.bankOffset <= 127 && $1.program / 8 == program / 8 })
         case .pool(let pool, _):
             let wanted = pool.candidates(program: program)
             let key = program.map { pool.byProgram[$0] != nil ? "program \($0)" : "class \($0 / 8)" } ?? "drums"
-            return (key, wanted.compactMap { p in font.first { $0.bank == p.bank && $0.program == p.program } })
+            // Each listed preset from every font that has it (the one it names, if it names one).
+            let among: [Candidate] = wanted.flatMap { p in
+                fonts.enumerated().compactMap { f, font -> Candidate? in
+                    guard p.isIn(font: font.name), p.bank == 128 ? font.bankOffset == 0 : p.bank + font.bankOffset <= 127,
+                          let q = font.presets.first(where: { $0.bank == p.bank && $0.program == p.program }) else { return nil }
+                    return (font: f, bank: q.bank, program: q.program, name: q.name)
+                }
+            }
+            return (key, among)
         }
     }
 
     /// The preset `track` draws among `presets` for the draw named `key`.
-    func pick(track: Int, key: String, among presets: [FontPreset]) -> FontPreset? {
+    func pick(track: Int, key: String, among presets: [Candidate]) -> Candidate? {
         guard !presets.isEmpty else { return nil }
         var g = SplitMix64(seed: fileSeed ^ Shard.fnv1a64("\(track)\u{1F}\(key)"))
         return presets[Int(g.next(below: UInt64(presets.count)))]
@@ -103,9 +136,10 @@ public struct TimbreDraw: Sendable, Equatable {
     /// `score` (tracks on channels of their own) with each channel's
     /// instrument drawn. `notePresets`: the preset of every note-on (velocity
     /// above 0) on a channel not in `skipping`, in score order, as FluidSynth
-    /// selected it; `font`: the font's presets.
+    /// selected it; `fonts`: the fonts drawn among, with the bank offsets the
+    /// piece's synth has them at (one font at offset 0: a draw within it).
     func apply(to score: Score, notePresets: [(bank: Int, program: Int)?], skipping: UInt16,
-               font: [FontPreset], trackNames: [String]) -> Result {
+               fonts: [DrawFont], trackNames: [String]) -> Result {
         func skipped(_ c: Int) -> Bool { skipping & (1 << c) != 0 }
         // Pass 1: per channel, its tracks' note counts, its first note's preset, and whether it plays drums.
         var presets = notePresets.makeIterator()
@@ -134,11 +168,11 @@ public struct TimbreDraw: Sendable, Equatable {
         for case let t? in home { homes[t, default: 0] += 1 }
 
         var result = Result(score: score, picks: [], notes: [])
-        var drawn: [String: FontPreset?] = [:]   // "channel·key" → its draw (nil: none to draw among)
+        var drawn: [String: Candidate?] = [:]   // "channel·key" → its draw (nil: none to draw among)
         /// The preset channel `c` plays instead of `from` (nil: it keeps it), recorded the first time.
-        func draw(_ c: Int, from: (bank: Int, program: Int)) -> FontPreset? {
+        func draw(_ c: Int, from: (bank: Int, program: Int)) -> Candidate? {
             let program = drums[c] ? nil : from.program
-            let (key, among) = candidates(program: program, font: font)
+            let (key, among) = candidates(program: program, fonts: fonts)
             let memo = "\(c)\u{1F}\(key)"
             if let known = drawn[memo] { return known }
             guard let track = home[c] else { return nil }
@@ -147,25 +181,28 @@ public struct TimbreDraw: Sendable, Equatable {
             let family = program.map { GeneralMIDI.className(program: $0) } ?? "Drums"
             guard let picked else {
                 result.notes.append("timbres: no preset of \(source.name) for \(family.lowercased()) (track \(track), "
-                    + "channel \(c + 1)) is in the font; the track keeps its instrument")
+                    + "channel \(c + 1)) is in \(fonts.count > 1 ? "the fonts" : "the font"); the track keeps its instrument")
                 return nil
             }
             for t in trackOrder[c] {
                 result.picks.append(TimbrePick(track: t, trackName: t < trackNames.count ? trackNames[t] : "", channel: c + 1,
                                                family: family, fromBank: from.bank, fromProgram: from.program,
                                                bank: picked.bank, program: picked.program, preset: picked.name,
-                                               candidates: among.count))
+                                               soundFont: fonts[picked.font].name, candidates: among.count))
             }
             return picked
         }
-        /// Bank select (melodic channels, banks 0...127) and program change selecting `p` on `c`.
-        func selecting(_ p: FontPreset, on c: Int) -> [ChannelMessage] {
+        /// Bank select (melodic channels: the preset's bank plus its font's
+        /// offset, 0...127) and program change selecting `p` on `c`.
+        func selecting(_ p: Candidate, on c: Int) -> [ChannelMessage] {
             var messages: [ChannelMessage] = []
-            if !drums[c] { messages.append(.controlChange(0, value: UInt8(p.bank), channel: c)) }
+            if !drums[c] { messages.append(.controlChange(0, value: UInt8(p.bank + fonts[p.font].bankOffset), channel: c)) }
             messages.append(.programChange(UInt8(p.program), channel: c))
             return messages
         }
 
+        // Across a set: the home font (offset 0), whose presets a track that draws nothing keeps.
+        let homeFont = fonts.count > 1 ? fonts.firstIndex { $0.bankOffset == 0 } : nil
         // Pass 2: each program change on a drawing channel replaced by its draw, and each
         // channel's first draw just before its first note (after any reset SysEx at the start,
         // which would set its program back to 0).
@@ -177,7 +214,7 @@ public struct TimbreDraw: Sendable, Equatable {
             let m = event.message
             guard !m.isSysEx, heard[m.channel], !skipped(m.channel) else { events.append(event); continue }
             let c = m.channel
-            func select(_ p: FontPreset) {
+            func select(_ p: Candidate) {
                 for message in selecting(p, on: c) { events.append(Score.Event(seconds: event.seconds, message: message, track: event.track)) }
             }
             if m.kind == 0x90 && m.data2 > 0 && !started[c] {
@@ -185,8 +222,16 @@ public struct TimbreDraw: Sendable, Equatable {
                 if let from = first[c], let p = draw(c, from: from) { select(p) }
             }
             if m.kind == 0xB0 && m.data1 == 0 { bank[c] = Int(m.data2) }
-            guard m.kind == 0xC0, let p = draw(c, from: (drums[c] ? 128 : bank[c], Int(m.data1))) else { events.append(event); continue }
-            select(p)
+            guard m.kind == 0xC0 else { events.append(event); continue }
+            if let p = draw(c, from: (drums[c] ? 128 : bank[c], Int(m.data1))) { select(p); continue }
+            if let homeFont, !drums[c] {
+                // Kept: the file's own bank, as the home font alone would find it (a bank it lacks
+                // falls back to bank 0 there), never another font's bank at its offset.
+                let found = fonts[homeFont].presets.contains { $0.bank == bank[c] && $0.program == Int(m.data1) }
+                events.append(Score.Event(seconds: event.seconds, message: .controlChange(0, value: UInt8(found ? bank[c] : 0), channel: c),
+                                          track: event.track))
+            }
+            events.append(event)
         }
         var out = Score(events: events, duration: score.duration)
         out.sysExMessages = score.sysExMessages
@@ -198,6 +243,15 @@ public struct TimbreDraw: Sendable, Equatable {
 }
 
 extension RenderJob {
+    /// Moves the set's other fonts (`drawSet`) on the scout to `layout`'s
+    /// offsets, or out of reach (nil), for what the scout replays next.
+    func placeOtherFonts(_ layout: FontBankLayout?) throws(Failure) {
+        guard var set = drawSet else { return }
+        set.offsets = set.names.indices.filter { $0 != set.home }.map { layout?.offsets[$0] ?? Sampler.parkedBankOffset }
+        do throws(Sampler.Failure) { try scout.setBankOffsets(set.offsets) } catch { throw .sampler(error) }
+        drawSet = set
+    }
+
     /// The font's presets as FluidSynth lists them: what `--timbres` draws among.
     public var fontPresets: [FontPreset] {
         (scout.soundFont?.presets ?? []).map { FontPreset(bank: $0.bank, program: $0.program, name: $0.name) }
@@ -210,11 +264,28 @@ extension RenderJob {
     /// stems report, `PiecePlan.timbreSplit`).
     func drawTimbres(_ score: Score, _ draw: TimbreDraw, input: String,
                      trackNames: [String]) throws(Failure) -> (Score, [TimbrePick], StemGroups) {
+        // The set's other fonts parked: the tracks' first presets are found as with this font alone.
+        try placeOtherFonts(nil)
         let (split, _) = try splitIntoGroups(score, by: .track, input: input, trackNames: trackNames)
         let plan = try planSamples(split.score)
-        let font = (scout.soundFont?.presets ?? []).map { (bank: $0.bank, program: $0.program, name: $0.name) }
+        var fonts = [DrawFont(name: AtomicFile.split(soundFontPath).1, presets: fontPresets)]
+        if let set = drawSet {
+            // Across the set, in its order, each at its layout's offset (this job's font at home, 0).
+            var others = zip(set.others.indices, scout.extraSoundFonts).map { i, font in
+                DrawFont(name: set.names[i < set.home ? i : i + 1],
+                         presets: font.presets.map { FontPreset(bank: $0.bank, program: $0.program, name: $0.name) })
+            }
+            others.insert(fonts[0], at: set.home)
+            fonts = others
+            let layout: FontBankLayout
+            do throws(FontBankLayoutError) {
+                layout = try FontBankLayout(melodicBanks: fonts.map { $0.presets.map(\.bank) }, names: set.names, home: set.home)
+            } catch { throw .timbres("\(error)") }
+            for f in fonts.indices { fonts[f].bankOffset = layout.offsets[f] }
+            try placeOtherFonts(layout)
+        }
         let drawn = draw.apply(to: split.score, notePresets: Self.notePresets(plan), skipping: skippedChannels,
-                               font: font, trackNames: trackNames)
+                               fonts: fonts, trackNames: trackNames)
         for note in drawn.notes { log.append("\(input): \(note)") }
         return (drawn.score, drawn.picks, split)
     }

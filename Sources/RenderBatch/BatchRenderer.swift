@@ -98,6 +98,10 @@ public final class BatchRenderer: Sendable {
     /// Each font read once, for every worker's job.
     private let fonts: [SharedSoundFont]
     private let soundFontBytes: [Int]
+    /// With `--timbres` and `--soundfont-pick hash` over several fonts, the
+    /// tracks draw across the whole set (the input's picked font its home,
+    /// `FontBankLayout`); with `all`, each rendering draws within its own font.
+    private let drawSet: [SharedSoundFont]
     private let state = Mutex(State())
     /// The first worker's jobs, one per font, made on the caller's thread so
     /// a bad SoundFont is one clear error before anything is written (make the
@@ -112,8 +116,9 @@ public final class BatchRenderer: Sendable {
             var info = stat()
             return stat(font.path, &info) == 0 ? Int(info.st_size) : 0
         }
+        drawSet = settings.augmentation?.timbres != nil && soundFonts.pick == .hash && fonts.count > 1 ? fonts : []
         var jobs: [RenderJob?] = []
-        for font in fonts { jobs.append(try RenderJob(soundFont: font, options: settings.job)) }
+        for font in fonts { jobs.append(try RenderJob(soundFont: font, options: settings.job, drawSet: drawSet)) }
         firstJobs = Mutex(jobs)
     }
 
@@ -212,7 +217,7 @@ public final class BatchRenderer: Sendable {
             let font = item.soundFont
             precondition(fonts.indices.contains(font), "an item's font is one of the batch's")
             if jobs[font] == nil {
-                do { jobs[font] = try RenderJob(soundFont: fonts[font], options: settings.job) } catch {
+                do { jobs[font] = try RenderJob(soundFont: fonts[font], options: settings.job, drawSet: drawSet) } catch {
                     finish(Outcome(item: item, entry: entry(item, .failed, error: "\(error)")), worker: worker, manifest: manifest)
                     continue
                 }

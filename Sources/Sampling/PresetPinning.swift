@@ -21,6 +21,9 @@ extension FluidSynthInstrument {
         /// The (key, velocity) pairs FluidSynth will choose zones by on each
         /// preset: every note-on's, on the preset its channel has then.
         public var notes = PlayedNotes()
+        /// `notes` font by font (by FluidSynth's font ID), for a synth with
+        /// several fonts (`--timbres` across a set): each font's view keeps its own.
+        public var notesByFont: [Int32: PlayedNotes] = [:]
         /// Bit c: channel c plays mono (CC 124–127 on a basic channel, as
         /// `ChannelModes` follows FluidSynth's table: a group of channels at
         /// once), legato (CC 68) or with portamento (CC 65, CC 84) at some point.
@@ -82,7 +85,7 @@ extension FluidSynthInstrument {
                     _ = modes.changeMode(onChannel: c, controller: Int(message.data1), value: Int(message.data2))
                     selection.interactingChannels |= modes.monoChannels
                 }
-                notes.observe(message, preset: channelPreset[channel], into: &selection.notes)
+                notes.observe(message, preset: channelPreset[channel], into: &selection)
             case 0xB0 where message.data1 == 84 || ((message.data1 == 65 || message.data1 == 68) && message.data2 >= 64):
                 let reach = modes.reach(ofControlOn: channel)
                 selection.interactingChannels |= reach
@@ -92,7 +95,7 @@ extension FluidSynthInstrument {
                     selection.notePresets.append(channelPreset[channel])
                     if let preset = channelPreset[channel] { selection.channelsPlaying[preset, default: 0] |= 1 << channel }
                 }
-                notes.observe(message, preset: channelPreset[channel], into: &selection.notes)
+                notes.observe(message, preset: channelPreset[channel], into: &selection)
             }
         }
         for preset in previous where !selection.presets.contains(preset) { synth.unpin(preset) }
@@ -158,7 +161,7 @@ package struct NoteTracker {
     /// Channels (bit c) that may play mono from here on (the legato pedal down, reaching them).
     mutating func mayPlayMono(_ channels: UInt16) { mono |= channels }
 
-    mutating func observe(_ message: ChannelMessage, preset: Synth.PresetAddress?, into notes: inout PlayedNotes) {
+    mutating func observe(_ message: ChannelMessage, preset: Synth.PresetAddress?, into notes: inout FluidSynthInstrument.Selection) {
         let channel = message.channel
         switch message.kind {
         case 0x90 where message.data2 > 0:
@@ -180,12 +183,16 @@ package struct NoteTracker {
         }
     }
 
-    private func record(_ preset: Synth.PresetAddress, _ key: UInt8, _ velocity: UInt8, into notes: inout PlayedNotes) {
+    private func record(_ preset: Synth.PresetAddress, _ key: UInt8, _ velocity: UInt8, into selection: inout FluidSynthInstrument.Selection) {
         let bank = Int(preset.bank), program = Int(preset.program)
-        if tuned {
-            notes.insertEveryKey(bank: bank, program: program, velocity: Int(velocity))
-        } else {
-            notes.insert(bank: bank, program: program, key: Int(key), velocity: Int(velocity))
+        func insert(_ notes: inout PlayedNotes) {
+            if tuned {
+                notes.insertEveryKey(bank: bank, program: program, velocity: Int(velocity))
+            } else {
+                notes.insert(bank: bank, program: program, key: Int(key), velocity: Int(velocity))
+            }
         }
+        insert(&selection.notes)
+        insert(&selection.notesByFont[preset.soundFontID, default: PlayedNotes()])
     }
 }

@@ -57,11 +57,13 @@ package final class SampleSelection {
     /// whole: each stays on one synth, the channels still spread over the
     /// synths. A render's presets all come from this font (`RenderJob`
     /// builds its samplers with no per-channel fonts), so bank and program name them.
-    package func wholeChannels(_ selection: FluidSynthInstrument.Selection) -> UInt16 {
+    /// A preset of another font (`extraFonts`: the scout's IDs of a set's
+    /// other fonts) counts as one that may have an exclusive class.
+    package func wholeChannels(_ selection: FluidSynthInstrument.Selection, extraFonts: [Int32] = []) -> UInt16 {
         var whole = selection.percussionChannels | selection.interactingChannels
         for (preset, channels) in selection.channelsPlaying {
             let number = SoundFontHydra.PresetNumber(bank: Int(preset.bank), program: Int(preset.program))
-            if exclusivePresets?.contains(number) ?? true { whole |= channels }
+            if extraFonts.contains(preset.soundFontID) || exclusivePresets?.contains(number) ?? true { whole |= channels }
         }
         return whole
     }
@@ -80,6 +82,26 @@ package final class SampleSelection {
     package struct Plan {
         package var view: VirtualSoundFont?
         package var selection: FluidSynthInstrument.Selection
+        /// The fonts the synths load beside this one (`--timbres` across a
+        /// SoundFont set; none otherwise), each with its view and bank offset.
+        package var extras: [Extra] = []
+    }
+
+    /// A font a piece's synths load beside the main one, at `bankOffset`
+    /// (`FontBankLayout`), and the ID the scout has it under (what the
+    /// selection's presets name it by).
+    package struct Extra {
+        package var font: Sampler.ExtraFont
+        package var bankOffset: Int
+        package var scoutID: Int32
+        package init(font: Sampler.ExtraFont, bankOffset: Int, scoutID: Int32) {
+            self.font = font; self.bankOffset = bankOffset; self.scoutID = scoutID
+        }
+    }
+
+    /// The view of this font keeping the zones that sound `notes` (nil: by preset, the file).
+    package func view(playing notes: PlayedNotes) -> VirtualSoundFont? {
+        file.map { $0.view(keeping: $0.hydra.zones(playing: notes)) }
     }
 
     /// Finds what `score` selects by replaying its selections on `scout`, a
@@ -97,7 +119,10 @@ package final class SampleSelection {
         } catch { throw .soundFont(error) }
         pinned = selection.presets
         guard let file else { return Plan(view: nil, selection: selection) }
-        return Plan(view: file.view(keeping: file.hydra.zones(playing: selection.notes)), selection: selection)
+        // With other fonts beside it (a set's draw), this font's view keeps only its own notes' zones.
+        let notes = scout.extraSoundFonts.isEmpty ? selection.notes
+            : scout.soundFont.flatMap { selection.notesByFont[$0.id] } ?? PlayedNotes()
+        return Plan(view: file.view(keeping: file.hydra.zones(playing: notes)), selection: selection)
     }
 
     /// Selects by preset from now on (`reason` in the log): the scout loads the file.
@@ -111,13 +136,18 @@ package final class SampleSelection {
     /// A new synth for a piece: nothing of an earlier piece in it (voices,
     /// effects, channels, tunings), the plan's view (or the file) loaded and
     /// the piece's presets pinned, as FluidSynth starts. Not on the render thread.
+    /// With `plan.extras`, the synth loads those fonts too, at their bank offsets.
     package func makeSampler(for plan: Plan, path: String, sampleRate: Double,
                      options: SamplerOptions) throws(Sampler.Failure) -> Sampler {
-        let sampler = try Sampler(soundFont: path, sampleRate: sampleRate, options: options, view: plan.view)
+        let sampler = try Sampler(soundFont: path, sampleRate: sampleRate, options: options, view: plan.view,
+                                  extraFonts: plan.extras.map(\.font))
         guard let font = sampler.soundFont?.id else { preconditionFailure("a sampler has its font") }
+        if !plan.extras.isEmpty { try sampler.setBankOffsets(plan.extras.map(\.bankOffset)) }
         do throws(FluidSynthError) {
             for preset in plan.selection.presets {
-                try sampler.instrument.synth.pin(Synth.PresetAddress(soundFontID: font, bank: preset.bank, program: preset.program))
+                // The scout's font ID, as the selection names it, to this synth's.
+                let id = plan.extras.firstIndex { $0.scoutID == preset.soundFontID }.map { sampler.extraSoundFonts[$0].id } ?? font
+                try sampler.instrument.synth.pin(Synth.PresetAddress(soundFontID: id, bank: preset.bank, program: preset.program))
             }
         } catch { throw .soundFont(error) }
         return sampler

@@ -50,6 +50,22 @@ public final class Sampler {
     public let soundFontPath: String
     /// The mapping's per-channel SoundFonts, by channel (0...15).
     private let channelFonts: [Int: SoundFont]
+    /// The fonts loaded beside the main one, in the order given (`--timbres`
+    /// across a SoundFont set; see `ExtraFont`).
+    public let extraSoundFonts: [SoundFont]
+
+    /// A font a render's synth loads beside the main one (`--timbres` across a
+    /// SoundFont set): a view of it, or the file when `view` is nil. Its banks
+    /// are moved out of reach (`parkedBankOffset`) until `setBankOffsets`.
+    public struct ExtraFont {
+        public var path: String
+        public var view: VirtualSoundFont?
+        public init(path: String, view: VirtualSoundFont?) { self.path = path; self.view = view }
+    }
+
+    /// A bank offset no bank select or drum channel reaches (FluidSynth's
+    /// banks run 0...16383): a font there answers no program change.
+    public static let parkedBankOffset = 16_384
 
     public enum Failure: Error, CustomStringConvertible {
         case synth(FluidSynthError)
@@ -73,7 +89,8 @@ public final class Sampler {
     /// sounds (`RenderJob`'s scout): one output, one effects group, 16 voices,
     /// so it costs little memory.
     public init(soundFont path: String, sampleRate: Double, options: SamplerOptions,
-                channels: [ChannelSetup] = [], view: VirtualSoundFont? = nil, planning: Bool = false) throws(Failure) {
+                channels: [ChannelSetup] = [], view: VirtualSoundFont? = nil, planning: Bool = false,
+                extraFonts: [ExtraFont] = []) throws(Failure) {
         soundFontPath = path
         do throws(FluidSynthError) {
             let settings = planning
@@ -97,7 +114,28 @@ public final class Sampler {
             } catch { throw .channelSoundFont(channel: channel, "\(error)") }
         }
         channelFonts = fonts
+        var extras: [SoundFont] = []
+        do throws(FluidSynthError) {
+            for extra in extraFonts {
+                let font: SoundFont
+                if let view = extra.view { font = try instrument.synth.loadExtraSoundFont(view) }
+                else { font = try instrument.synth.loadExtraSoundFont(at: extra.path) }
+                try instrument.synth.setBankOffset(Self.parkedBankOffset, of: font)
+                extras.append(font)
+            }
+        } catch { throw .soundFont(error) }
+        extraSoundFonts = extras
         try loadSoundFont(view)
+    }
+
+    /// Moves the extra fonts' banks up by `offsets` (one each, in their
+    /// order; the main font stays at 0): `FontBankLayout`'s offsets. No voice
+    /// may sound; the next program changes find presets by them. Not on the render thread.
+    public func setBankOffsets(_ offsets: [Int]) throws(Failure) {
+        precondition(offsets.count == extraSoundFonts.count)
+        do throws(FluidSynthError) {
+            for (font, offset) in zip(extraSoundFonts, offsets) { try instrument.synth.setBankOffset(offset, of: font) }
+        } catch { throw .soundFont(error) }
     }
 
     /// Loads `view` of the main font (nil: the file itself) in place of the

@@ -141,6 +141,40 @@ import Testing
         #expect(both.status == 0, "\(both.stderr)")
     }
 
+    /// Across a set: a preset in neither font is a mistake at its place with the closest of the set (and
+    /// its font); a font a preset names that is none of the set, with the closest name; nothing renders.
+    @Test func poolAcrossASet_presetInNeitherFontOrAnUnknownFont_isAMistakeAtItsPlace() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try "piano: [0, \"3:4\"]\nstrings: [\"FluidR3:40\"]\n".write(toFile: "\(dir)/pool.yaml", atomically: true, encoding: .utf8)
+        let r = try CLI.carillon(["render", Self.song, "-o", "\(dir)/x.wav", "--soundfont", CLI.timGM, "--soundfont", PresetNamesCommandTests.fluidR3,
+                                  "--timbres", "\(dir)/pool.yaml", "--seed", "1"])
+        #expect(r.status != 0)
+        let lines = r.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(r.stderr)")
+        #expect(lines.first?.contains("pool.yaml:1:12: error: preset 3:4 is in none of the fonts (TimGM6mb.sf2, FluidR3_GM.sf2); did you mean 0:4 (") == true,
+                "\(r.stderr)")
+        #expect(lines.last?.contains("pool.yaml:2:11: error: font 'FluidR3' is none of the fonts (TimGM6mb.sf2, FluidR3_GM.sf2); did you mean 'FluidR3_GM'?") == true,
+                "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/x.wav"))
+    }
+
+    /// Across a set the manifest's picks name their fonts, and the labels each note's font.
+    @Test func perTrackAcrossASet_manifestAndLabelsNameTheFonts() throws {
+        let dir = CLI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let entry = try Self.render(into: dir, ["--soundfont", PresetNamesCommandTests.fluidR3, "--timbres", "per-track", "--seed", "3"])
+        let picks = try Self.picks(entry)
+        #expect(!picks.isEmpty && picks.allSatisfy { ["TimGM6mb.sf2", "FluidR3_GM.sf2"].contains($0["soundfont"] as? String) }, "\(picks)")
+        let home = try #require(entry["soundfont"] as? String)
+        #expect(picks.filter { $0["class"] as? String == "Drums" }.allSatisfy { ($0["soundfont"] as? String).map { home.hasSuffix($0) } == true }, "\(picks)")
+        let output = try #require(entry["output"] as? String)
+        let rows = try Self.csvRows(output.replacingOccurrences(of: ".wav", with: ".notes.csv"))
+        let drawn = Set(picks.map { "\($0["track"]!) \($0["soundfont"]!) \($0["bank"]!):\($0["program"]!)" })
+        for row in rows { #expect(drawn.contains("\(row["track"]!) \(row["soundfont"]!) \(row["bank"]!):\(row["program"]!)"), "\(row)") }
+    }
+
     @Test func missingPool_saysSo() throws {
         let r = try CLI.carillon(["render", Self.song, "-o", "/tmp/never.wav", "--timbres", "/nonexistent/pool.yaml"])
         #expect(r.status != 0)

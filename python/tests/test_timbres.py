@@ -75,3 +75,31 @@ def test_pool_presets_in_none_of_the_fonts_are_option_errors_at_their_place(tmp_
     # FluidR3_GM has 8:4: in a set with it, the pool is good.
     if Path(FLUIDR3).exists():
         carillon.Renderer([FONT, FLUIDR3], timbres=tmp_path / "pool.yaml")
+
+
+def test_a_set_draws_each_track_across_its_fonts_and_the_labels_name_each_notes_font(tmp_path):
+    """With several fonts, a track draws among the presets of its class in all of them (the CLI's
+    --soundfont A --soundfont B --timbres): for some seed the two string tracks play presets of two
+    fonts; each note's label names its track's font and preset; a rerun gives the same bytes."""
+    if not Path(FLUIDR3).exists():
+        pytest.skip("fluid-soundfont-gm is not installed")
+    fonts = [FONT, FLUIDR3]
+    options = dict(sample_rate=RATE, max_duration=6.0, labels=True, timbres="per-track", threads=1)
+    for seed in range(1, 40):
+        result = carillon.Renderer(fonts, seed=seed, **options).render(SONG)
+        # The string tracks (4 and 5) start after 6 s: the notes of the first 6 s (organ, drums) name the fonts.
+        strings = [p for p in result.timbres if p["class"] == "Strings"]
+        if len({p["soundfont"] for p in strings}) == 2 and len({str(r["soundfont"]) for r in result.labels}) == 2:
+            break
+    else:
+        pytest.fail("no seed in 1...39 drew the two string tracks from two fonts with notes of both fonts in 6 s")
+    drawn = {(p["track"], p["soundfont"], p["bank"], p["program"], p["preset"]) for p in result.timbres}
+    for row in result.labels:
+        key = (int(row["track"]), str(row["soundfont"]), int(row["bank"]), int(row["program"]), str(row["preset"]))
+        assert key in drawn, key
+    assert {str(r["soundfont"]) for r in result.labels} <= {"TimGM6mb.sf2", "FluidR3_GM.sf2"}
+    again = carillon.Renderer(fonts, seed=seed, **options).render(SONG)
+    assert again.audio.tobytes() == result.audio.tobytes() and again.timbres == result.timbres
+    # The CLI, with the same fonts and seed, writes the same samples and draws.
+    wav, _, line = _cli_render(tmp_path, "--soundfont", FLUIDR3, "--timbres", "per-track", "--seed", seed)
+    assert wav == result.audio.tobytes() and line["timbres"] == result.timbres
