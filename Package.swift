@@ -147,9 +147,9 @@ let package = Package(
             // (2.5 MiB of table read at every start otherwise) and no symbol table exported:
             // linns_basket's peak RSS 50.0 → 41.9 MiB (README, "At scale"). Still a PIE.
             // The functions a render runs first in .text (render.order, from scripts/render-order):
-            // scattered, the 1 MiB of code it runs kept 10.2 MiB of pages resident; together
-            // 6.0, and linns_basket's one-synth peak is 46.2 → 41.8 MiB (Benchmarks/README.md,
-            // "Code order"). A name the file no longer matches is only placed later, unwarned:
+            // scattered, the 1 MiB of code it runs kept 10.1 MiB of pages resident; together
+            // 5.8, and linns_basket's one-synth peak is 46.2 → 41.8 MiB (Benchmarks/README.md,
+            // "… code order"). A name the file no longer matches is only placed later, unwarned:
             // the file ages into a smaller gain, it does not break the build.
             .unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                           "-Xlinker", "--no-export-dynamic",
