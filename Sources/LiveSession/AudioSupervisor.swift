@@ -81,7 +81,7 @@ private final class SupervisorLoop: @unchecked Sendable {
                 let limit = recovery.giveUpAfter ?? 0
                 parts.shared.failure.withLock { $0 = "no audio for \(Self.format(limit)) s (--give-up-after): \(reason(of: recovery.state))" }
             }
-            if recovery.isTryDue(at: now) { tryReopen(at: now) }
+            if recovery.isTryDue(at: now) { tryReopen() }
             if recovery.state != .playing {
                 // What comes in meanwhile is played nowhere: rendered away so it does not sound on the return
                 // (only when something came: each time renders at least 0.5 s of silence, the tails' check).
@@ -109,14 +109,16 @@ private final class SupervisorLoop: @unchecked Sendable {
         renderAway()
     }
 
-    private func tryReopen(at now: Double) {
+    private func tryReopen() {
         // Nothing renders between the fault and here: the queue's last events and the voices end silently first.
         renderAway()
         parts.clock?.restart(at: parts.renderer.sampleTime)
         do throws(LiveHost.Failure) {
             try parts.output.reopen()
         } catch {
-            recovery.tryFailed(at: now)
+            // The next try an interval after this one ended, not after the poll that began it: the
+            // render-away before it can take tens of ms, and the tries must not come closer.
+            recovery.tryFailed(at: Self.seconds())
             if parts.verbose { parts.log.append("audio: reopen failed: \(error)") }
             return
         }
