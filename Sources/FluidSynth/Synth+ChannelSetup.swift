@@ -7,20 +7,13 @@ extension Synth {
     /// Loads a SoundFont *without* selecting its presets on every channel
     /// (the font loaded by `loadSoundFont(at:)` stays the default). Before rendering.
     public func loadExtraSoundFont(at path: String) throws(FluidSynthError) -> SoundFont {
-        if let problem = SoundFont.problem(with: path) { throw problem }
-        let id = try check(fluid_synth_sfload(handle, path, 0), "fluid_synth_sfload",
-                           orThrow: .soundFontUnreadable(path: path, reason: "damaged or truncated (FluidSynth could not load it)"))
-        return SoundFont(path: path, id: id, synth: self)
+        try load(path: path, view: nil, selectingPresets: false)
     }
 
     /// Loads `view` of a font *without* selecting its presets on every
     /// channel, as `loadExtraSoundFont(at:)` loads a file. Before rendering.
     public func loadExtraSoundFont(_ view: VirtualSoundFont) throws(FluidSynthError) -> SoundFont {
-        let muted = carillon_glib_mute()
-        defer { carillon_glib_unmute(muted) }
-        let id = try check(fluid_synth_sfload(handle, view.name, 0), "fluid_synth_sfload",
-                           orThrow: .soundFontUnreadable(path: view.file.path, reason: "FluidSynth could not load a reduced view of it"))
-        return SoundFont(path: view.file.path, id: id, synth: self, view: view)
+        try load(path: view.file.path, view: view, selectingPresets: false)
     }
 
     /// Moves `font`'s banks up by `offset` (fluid_synth_set_bank_offset):

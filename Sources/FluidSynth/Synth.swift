@@ -32,24 +32,28 @@ public final class Synth {
 
     /// Loads an SF2 or SF3 file and selects its presets on every channel.
     public func loadSoundFont(at path: String) throws(FluidSynthError) -> SoundFont {
-        if let problem = SoundFont.problem(with: path) { throw problem }
-        // A damaged file makes libinstpatch (FluidSynth's DLS loader, tried after
-        // the SF2 one) log GLib criticals on stderr; the typed error says it all.
-        let muted = carillon_glib_mute()
-        defer { carillon_glib_unmute(muted) }
-        let id = try check(fluid_synth_sfload(handle, path, 1), "fluid_synth_sfload",
-                           orThrow: .soundFontUnreadable(path: path, reason: "damaged or truncated (FluidSynth could not load it)"))
-        return SoundFont(path: path, id: id, synth: self)
+        try load(path: path, view: nil, selectingPresets: true)
     }
 
     /// Loads a view of a SoundFont (see `VirtualSoundFont`) and selects its
     /// presets on every channel; the font keeps the view alive. Not on the render thread.
     public func loadSoundFont(_ view: VirtualSoundFont) throws(FluidSynthError) -> SoundFont {
+        try load(path: view.file.path, view: view, selectingPresets: true)
+    }
+
+    /// `fluid_synth_sfload` of a file, or of `view` (its registered name), with or
+    /// without selecting its presets on every channel: the one way fonts load.
+    func load(path: String, view: VirtualSoundFont?, selectingPresets: Bool) throws(FluidSynthError) -> SoundFont {
+        if view == nil, let problem = SoundFont.problem(with: path) { throw problem }
+        // A damaged file makes libinstpatch (FluidSynth's DLS loader, tried after
+        // the SF2 one) log GLib criticals on stderr; the typed error says it all.
         let muted = carillon_glib_mute()
         defer { carillon_glib_unmute(muted) }
-        let id = try check(fluid_synth_sfload(handle, view.name, 1), "fluid_synth_sfload",
-                           orThrow: .soundFontUnreadable(path: view.file.path, reason: "FluidSynth could not load a reduced view of it"))
-        return SoundFont(path: view.file.path, id: id, synth: self, view: view)
+        let reason = view == nil ? "damaged or truncated (FluidSynth could not load it)"
+                                 : "FluidSynth could not load a reduced view of it"
+        let id = try check(fluid_synth_sfload(handle, view?.name ?? path, selectingPresets ? 1 : 0), "fluid_synth_sfload",
+                           orThrow: .soundFontUnreadable(path: path, reason: reason))
+        return SoundFont(path: path, id: id, synth: self, view: view)
     }
 
     // MARK: Layout
