@@ -61,12 +61,24 @@ public final class EventQueueProducer: ChannelOutput {
         case arrival(UInt64)
         /// Its frame is known (JACK MIDI: the offset in its cycle, a period on).
         case frame(UInt64)
+        /// Its frame is known, and it comes from the live take's input message
+        /// numbered `take` (`MIDIRecorder.record`): the events pushed carry the
+        /// number, so the render thread can say where it applied them (`TakeStamps`).
+        case recorded(frame: UInt64, take: UInt32)
         /// Right after the last event pushed (a parameter change).
         case afterLast
 
-        /// The frame when it is given (`.frame`), else nil.
+        /// The frame when it is given (`.frame`, `.recorded`), else nil.
         public var frame: UInt64? {
-            if case .frame(let frame) = self { frame } else { nil }
+            switch self {
+            case .frame(let frame), .recorded(let frame, _): frame
+            case .arrival, .afterLast: nil
+            }
+        }
+
+        /// The take's number it carries (`.recorded`), else 0.
+        public var take: UInt32 {
+            if case .recorded(_, let take) = self { take } else { 0 }
         }
     }
 
@@ -81,7 +93,9 @@ public final class EventQueueProducer: ChannelOutput {
     /// False when the queue was full (counted by the queue).
     @discardableResult
     public func push(_ message: ChannelMessage, at placement: Placement) -> Bool {
-        lastFrame.withLock { last in queue.push(TimedMessage(frame: Self.place(placement, clock, &last), message: message)) }
+        lastFrame.withLock { last in
+            queue.push(TimedMessage(frame: Self.place(placement, clock, &last), message: message, take: placement.take))
+        }
     }
 
     @discardableResult
@@ -105,7 +119,7 @@ public final class EventQueueProducer: ChannelOutput {
         guard let clock else { return 0 }
         switch placement {
         case .arrival(let nanos): last = max(last, clock.frame(arrival: nanos))
-        case .frame(let frame): last = max(last, frame)
+        case .frame(let frame), .recorded(let frame, _): last = max(last, frame)
         case .afterLast: break
         }
         return last

@@ -71,9 +71,9 @@ final class InputRouter: Sendable {
             let arrival = event.arrival ?? OutputClock.now()
             // `--timing stamped`: the frame it plays at, fixed once, so the take records it.
             let frame = keyboard.frame(pinning: .arrival(arrival))
-            midiRecorder?.record(message, at: arrival, frame: frame)
+            let take = midiRecorder?.record(message, at: arrival, frame: frame)
             counts.withLock { $0[source, default: 0] += 1 }
-            keyboard.route(message, from: Self.sourceID(source), at: frame.map { .frame($0) } ?? .arrival(arrival))
+            keyboard.route(message, from: Self.sourceID(source), at: frame.map { Self.placement($0, take) } ?? .arrival(arrival))
         case .subscribed(let a):
             connected.withLock { _ = $0.insert(a) }
             keyboard.registerSource(Self.sourceID(a), name: sourceName(a) ?? "\(a)")
@@ -101,9 +101,15 @@ final class InputRouter: Sendable {
     /// sample clock: recorded, counted, and routed like a sequencer event.
     func receive(_ message: MIDIMessage, frame: UInt64) {
         let played = keyboard.frame(pinning: .frame(frame))
-        midiRecorder?.record(message, frame: played)
+        let take = midiRecorder?.record(message, frame: played)
         jackMessages.add(1, ordering: .relaxed)
-        keyboard.route(message, from: Self.jackSource, at: .frame(played ?? frame))
+        keyboard.route(message, from: Self.jackSource, at: Self.placement(played ?? frame, take))
+    }
+
+    /// At `frame`, with the take's number of the message when it was recorded:
+    /// what it routes carries it, so a wait on the render thread moves it in the take.
+    private static func placement(_ frame: UInt64, _ take: UInt32?) -> EventQueueProducer.Placement {
+        take.map { .recorded(frame: frame, take: $0) } ?? .frame(frame)
     }
 
     /// Messages JACK MIDI brought (`receive`).

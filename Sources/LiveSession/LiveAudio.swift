@@ -17,6 +17,9 @@ final class LiveAudio {
     let sampler: Sampler
     /// `live`: the loader of the presets the rig did not name (nil: the whole font loaded).
     let presets: OnDemandPresets?
+    /// Where the render thread applied what waited for a preset (nil: the whole font loaded,
+    /// nothing waits), for `--record-midi` to stamp it there.
+    let takeStamps: TakeStamps?
     let renderer: Renderer
     /// The render thread's queue as the input thread and the hub push to it.
     let events: EventQueueProducer
@@ -68,7 +71,9 @@ final class LiveAudio {
         do { spectrum = try SpectrumTap(sampleRate: rate) } catch { throw .spectrum(error) }
         do {
             let base = made.sampler.instrument
-            let instrument: any Instrument = made.presets.map { OnDemandInstrument(base: base, presets: $0) } ?? base
+            let onDemand = made.presets.map { OnDemandInstrument(base: base, presets: $0) }
+            takeStamps = onDemand?.takeStamps
+            let instrument: any Instrument = onDemand ?? base
             renderer = try assembly.makeRenderer(instrument: instrument, tracks: tracks, sampleRate: rate,
                                                  maxFrames: blockFrames, eventCapacity: 4096, plugins: plugins, slots: pluginSlots)
         } catch { throw .plugin(error) }

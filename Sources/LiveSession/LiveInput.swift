@@ -57,7 +57,7 @@ final class LiveInput: Sendable {
         self.client = client; self.hub = hub; self.log = log
         connect = options.connect; autoconnect = options.autoconnect; feedbackTo = options.feedback
         jackMIDI = audio?.jackMIDI
-        let recorder = options.recordMIDI.map { MIDIRecorder(path: $0, sampleRate: audio?.output.sampleRate) }
+        let recorder = options.recordMIDI.map { MIDIRecorder(path: $0, sampleRate: audio?.output.sampleRate, applied: audio?.takeStamps) }
         midiRecorder = recorder
         let jackZones = (audio?.output as? JACKOutput).map { JACKZoneOutput(outputs: $0.midiOutputs, log: log) }
         let alsaZones = jackZones == nil ? client.map { ALSAZoneOutput(client: $0, log: log) } : nil
@@ -127,6 +127,8 @@ final class LiveInput: Sendable {
         do throws(MIDIRecorder.Failure) {
             try midiRecorder.finish()
             log.append("recorded MIDI \(midiRecorder.path): \(midiRecorder.count) messages")
+            let lost = midiRecorder.lostStamps
+            if lost > 0 { log.append("MIDI recording: \(lost) message\(lost == 1 ? "" : "s") that waited for a preset kept where they came (the stamps' ring was full)") }
         } catch { log.append("MIDI recording failed: \(error)") }
     }
 

@@ -1,3 +1,4 @@
+import Engine
 import Hosting
 import MIDI
 import Synchronization
@@ -19,6 +20,13 @@ import Glibc
 /// and 480 ticks per quarter note (960 ticks a second, about 1 ms) from the
 /// session's start.
 ///
+/// A message the render thread held back (presets on demand: behind a
+/// program change whose preset was loading) is stamped where it was
+/// applied: `record` numbers each message, what the router pushes from it
+/// carries the number, and the instrument reports the frame it applied it
+/// at (`TakeStamps`, drained here at each `record` and at the end), so
+/// the take holds what was heard, not when it came.
+///
 /// `record` from the input thread (it appends under a lock: not for the
 /// render thread); `finish` from the owner's, once.
 public final class MIDIRecorder: Sendable {
@@ -30,12 +38,16 @@ public final class MIDIRecorder: Sendable {
     public let sampleRate: Int?
     private let startNanos: Atomic<UInt64>
     private let events = Mutex<[(nanos: UInt64, frame: UInt64?, message: MIDIMessage)]>([])
+    /// Where the render thread applied the messages it held back (nil: it holds none back).
+    public let applied: TakeStamps?
 
     /// Time zero is now: the session's start, so the file lines up with an audio recording.
-    /// `sampleRate`: the output's, when there is audio.
-    public init(path: String, sampleRate: Int? = nil) {
+    /// `sampleRate`: the output's, when there is audio; `applied`: the instrument's
+    /// reports of the messages it applied late (`OnDemandInstrument.takeStamps`).
+    public init(path: String, sampleRate: Int? = nil, applied: TakeStamps? = nil) {
         self.path = path
         self.sampleRate = sampleRate
+        self.applied = applied
         startNanos = Atomic(OutputClock.now())
     }
 
@@ -43,10 +55,30 @@ public final class MIDIRecorder: Sendable {
     public func begin() { startNanos.store(OutputClock.now(), ordering: .relaxed) }
 
     /// Stores `message`, stamped `nanos` (the monotonic clock on its arrival) and,
-    /// when known, the `frame` of the output's sample clock it was played at.
-    public func record(_ message: MIDIMessage, at nanos: UInt64 = OutputClock.now(), frame: UInt64? = nil) {
-        events.withLock { $0.append((nanos, frame, message)) }
+    /// when known, the `frame` of the output's sample clock it was placed at;
+    /// returns its number in the take (from 1), which the messages routed from
+    /// it carry (`EventQueueProducer.Placement.recorded`).
+    @discardableResult
+    public func record(_ message: MIDIMessage, at nanos: UInt64 = OutputClock.now(), frame: UInt64? = nil) -> UInt32 {
+        events.withLock { events in
+            takeStamps(into: &events)
+            events.append((nanos, frame, message))
+            return UInt32(truncatingIfNeeded: events.count)
+        }
     }
+
+    /// Moves each message the render thread applied late to the frame it was
+    /// applied at (the latest, for one routed to several channels). Under the lock.
+    private func takeStamps(into events: inout [(nanos: UInt64, frame: UInt64?, message: MIDIMessage)]) {
+        applied?.drain { stamp in
+            let index = Int(stamp.take) - 1
+            guard events.indices.contains(index), let frame = events[index].frame else { return }
+            events[index].frame = max(frame, stamp.frame)
+        }
+    }
+
+    /// Reports of late messages lost to a full ring (those kept the frame they came for).
+    public var lostStamps: Int { applied?.lostCount ?? 0 }
 
     /// A division and tempo at which one tick is one frame at `rate`: the rate
     /// (at 60 bpm), halved with the tempo's period until it fits SMF's 15-bit
@@ -67,10 +99,14 @@ public final class MIDIRecorder: Sendable {
     /// in frames when every message has one (and the rate a division), else in
     /// milliseconds from `begin`.
     public func file() -> StandardMIDIFile {
-        let recorded = events.withLock { $0 }
+        let recorded = events.withLock { events in
+            takeStamps(into: &events)
+            return events
+        }
         if let rate = sampleRate, let division = Self.frameDivision(sampleRate: rate), !recorded.isEmpty,
            recorded.allSatisfy({ $0.frame != nil }) {
-            // Messages at one frame keep the order they were played in.
+            // Messages at one frame keep the order they came in (a late one's channel
+            // applied them so; it waited behind nothing of another channel).
             let timed = recorded.enumerated().sorted { ($0.element.frame!, $0.offset) < ($1.element.frame!, $1.offset) }
             return Self.file(timed.map { ($0.element.frame!, $0.element.message) }, division.ticksPerQuarterNote,
                              division.microsecondsPerQuarterNote)

@@ -19,6 +19,10 @@ import Engine
 /// after it — with the held values of the same pedal on its channel taken out,
 /// and any other message is refused (`droppedOthers`).
 ///
+/// Each entry keeps the live take's number of the input message it came
+/// from (`TimedMessage.take`, 0: none), handed to `release` with it, so the
+/// take can stamp it where it was applied (`TakeStamps`).
+///
 /// Threads: made before rendering; then only the render thread uses it
 /// (no allocation, no lock).
 package struct HeldMessages {
@@ -28,6 +32,8 @@ package struct HeldMessages {
     package static let sysExSlots = 8, sysExBytes = 512
 
     private let entries: UnsafeMutablePointer<ChannelMessage>
+    /// Each entry's take number, beside it.
+    private let takes: UnsafeMutablePointer<UInt32>
     package private(set) var count = 0
     /// Bit c: channel c has a message here.
     package private(set) var heldChannels: UInt16 = 0
@@ -48,6 +54,8 @@ package struct HeldMessages {
         self.capacity = capacity
         self.reserve = reserve
         entries = .allocate(capacity: capacity)
+        takes = .allocate(capacity: capacity)
+        takes.initialize(repeating: 0, count: capacity)
         sysExStore = .allocate(capacity: Self.sysExSlots * Self.sysExBytes)
         sysExLengths = .allocate(capacity: Self.sysExSlots)
         sysExLengths.initialize(repeating: 0, count: Self.sysExSlots)
@@ -55,7 +63,7 @@ package struct HeldMessages {
 
     /// Frees the store. Once, by the owner, after the last use.
     package func deallocate() {
-        entries.deallocate(); sysExStore.deallocate(); sysExLengths.deallocate()
+        entries.deallocate(); takes.deallocate(); sysExStore.deallocate(); sysExLengths.deallocate()
     }
 
     package var isEmpty: Bool { count == 0 }
@@ -82,8 +90,8 @@ package struct HeldMessages {
         case applyNow
     }
 
-    /// Holds a channel message (not a SysEx).
-    package mutating func hold(_ message: ChannelMessage) -> Admission {
+    /// Holds a channel message (not a SysEx), with the take's number of its input message (0: none).
+    package mutating func hold(_ message: ChannelMessage, take: UInt32 = 0) -> Admission {
         precondition(!message.isSysEx)
         if message.kind == 0x90 && message.data2 > 0 {
             guard count < capacity - reserve else { droppedNoteOns += 1; return .dropped }
@@ -105,6 +113,7 @@ package struct HeldMessages {
             admission = .replacedWaitingProgram
         }
         entries[count] = message
+        takes[count] = take
         count += 1
         heldChannels |= 1 << message.channel
         return admission
@@ -122,33 +131,35 @@ package struct HeldMessages {
         sysExLengths[slot] = data.count
         sysExCount += 1
         entries[count] = .sysExPlaceholder(0)
+        takes[count] = 0
         count += 1
         return true
     }
 
-    /// Releases held messages in order: `release` is called with each entry
-    /// (with a SysEx's bytes, valid during the call; nil for a channel
-    /// message) and says whether it was applied (true: taken out) or must
+    /// Releases held messages in order: `release` is called with each entry,
+    /// its take number, and a SysEx's bytes (valid during the call; nil for a
+    /// channel message) and says whether it was applied (true: taken out) or must
     /// still wait (false: it stays, and so does every later entry of its
     /// channel — of every channel after a SysEx that stays). Render thread.
-    package mutating func release(_ release: (ChannelMessage, UnsafeBufferPointer<UInt8>?) -> Bool) {
+    package mutating func release(_ release: (ChannelMessage, UInt32, UnsafeBufferPointer<UInt8>?) -> Bool) {
         var blocked: UInt16 = 0, kept = 0
         for i in 0..<count {
-            let message = entries[i]
+            let message = entries[i], take = takes[i]
             if message.isSysEx {
                 let bytes = UnsafeBufferPointer(start: sysExStore + sysExFirst * Self.sysExBytes, count: sysExLengths[sysExFirst])
-                if blocked == 0 && release(message, bytes) {
+                if blocked == 0 && release(message, take, bytes) {
                     sysExFirst = (sysExFirst + 1) % Self.sysExSlots
                     sysExCount -= 1
                     continue
                 }
                 blocked = 0xFFFF
-            } else if blocked & 1 << message.channel == 0 && release(message, nil) {
+            } else if blocked & 1 << message.channel == 0 && release(message, take, nil) {
                 continue
             } else {
                 blocked |= 1 << message.channel
             }
             entries[kept] = message
+            takes[kept] = take
             kept += 1
         }
         count = kept
@@ -160,6 +171,7 @@ package struct HeldMessages {
         var kept = 0
         for i in 0..<count where !(entries[i].kind == 0x90 && entries[i].data2 > 0) {
             entries[kept] = entries[i]
+            takes[kept] = takes[i]
             kept += 1
         }
         count = kept
@@ -218,6 +230,7 @@ package struct HeldMessages {
             let m = entries[i]
             if !m.isSysEx && m.kind == 0xB0 && m.channel == channel && m.data1 == controller { continue }
             entries[kept] = m
+            takes[kept] = takes[i]
             kept += 1
         }
         count = kept
@@ -226,6 +239,7 @@ package struct HeldMessages {
 
     private mutating func remove(at index: Int) {
         (entries + index).update(from: entries + index + 1, count: count - index - 1)
+        (takes + index).update(from: takes + index + 1, count: count - index - 1)
         count -= 1
         recountChannels()
     }

@@ -23,12 +23,21 @@ import Parameters
 /// A program change to a preset whose samples could not be read is refused
 /// (counted; the loader said it): the channel keeps its sound.
 ///
+/// What waited is reported where it was applied (`takeStamps`: the frame
+/// of the renderer's clock at the block piece it was applied before, by the
+/// live take's number of its input message), so `--record-midi` stamps it
+/// there and `render --take` plays it where it was heard.
+///
 /// Threads: built before rendering; then only the render thread calls it.
 public final class OnDemandInstrument: Instrument {
     public let base: FluidSynthInstrument
     public let presets: OnDemandPresets
     private var held: HeldMessages
     private var drums: DrumChannels
+    /// Where held messages of the live take were applied; the take's recorder drains it.
+    public let takeStamps = TakeStamps()
+    /// Frames rendered since `prepare`: the renderer's sample clock at the next `render`.
+    private var renderedFrames: UInt64 = 0
 
     public init(base: FluidSynthInstrument, presets: OnDemandPresets, heldCapacity: Int = 1024, heldReserve: Int = 256) {
         self.base = base
@@ -46,15 +55,20 @@ public final class OnDemandInstrument: Instrument {
     /// Messages waiting behind a program change now. Render thread (tests).
     package var heldCount: Int { held.count }
 
-    public func prepare(sampleRate: Double, maxFrames: Int) { base.prepare(sampleRate: sampleRate, maxFrames: maxFrames) }
+    public func prepare(sampleRate: Double, maxFrames: Int) {
+        base.prepare(sampleRate: sampleRate, maxFrames: maxFrames)
+        renderedFrames = 0
+    }
 
-    public func receive(_ message: ChannelMessage) {
-        if held.holds(channel: message.channel) { hold(message); return }
+    public func receive(_ message: ChannelMessage) { receive(message, take: 0) }
+
+    public func receive(_ message: ChannelMessage, take: UInt32) {
+        if held.holds(channel: message.channel) { hold(message, take: take); return }
         guard message.kind == 0xC0 else { send(message); return }
-        if presets.windowOpen() { hold(message); return }
+        if presets.windowOpen() { hold(message, take: take); return }
         switch readiness(of: message) {
         case .ready: sendProgram(message)
-        case .loading: hold(message)
+        case .loading: hold(message, take: take)
         case .failed: base.countRefusal()
         }
     }
@@ -76,20 +90,32 @@ public final class OnDemandInstrument: Instrument {
         // Every block's start grants the loader's window if it asks (whether or not anything waits).
         if !presets.windowOpen() && !held.isEmpty { releaseHeld() }
         base.render(frames: frames, dry: dry, effects: effects)
+        renderedFrames &+= UInt64(frames)
     }
 
     /// Applies, in order, every held message whose channel's preset is ready
-    /// (the window is closed: program changes and SysEx may reach the synth).
+    /// (the window is closed: program changes and SysEx may reach the synth),
+    /// and reports each of the take's where it was applied: the synth takes
+    /// it at its next grid frame (FluidSynth: 64), where a render of the take
+    /// puts it too.
     private func releaseHeld() {
-        held.release { [self] message, sysEx in
+        let grid = UInt64(max(1, base.eventGranularity))
+        let applied = (renderedFrames &+ grid &- 1) / grid &* grid
+        held.release { [self] message, take, sysEx in
             if let data = sysEx {
                 guard sysExSelectsReady(data) else { return false }
                 sendSysEx(data)
                 return true
             }
-            guard message.kind == 0xC0 else { send(message); return true }
+            guard message.kind == 0xC0 else {
+                send(message)
+                takeStamps.report(take: take, frame: applied)
+                return true
+            }
             switch readiness(of: message) {
-            case .ready: sendProgram(message)
+            case .ready:
+                sendProgram(message)
+                takeStamps.report(take: take, frame: applied)
             case .loading: return false
             case .failed: base.countRefusal()
             }
@@ -97,8 +123,8 @@ public final class OnDemandInstrument: Instrument {
         }
     }
 
-    private func hold(_ message: ChannelMessage) {
-        switch held.hold(message) {
+    private func hold(_ message: ChannelMessage, take: UInt32) {
+        switch held.hold(message, take: take) {
         case .held, .replacedWaitingProgram: break
         case .applyNow: send(message)
         case .dropped:

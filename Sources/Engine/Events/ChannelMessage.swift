@@ -77,9 +77,14 @@ public struct ChannelMessage: Hashable, Sendable, BitwiseCopyable, CustomStringC
 public struct TimedMessage: Hashable, Sendable, BitwiseCopyable {
     public var frame: UInt64
     public var message: ChannelMessage
+    /// The live take's number of the input message this came from (`--record-midi`,
+    /// `MIDIRecorder.record`), 0 for none: an instrument that applies it later than
+    /// `frame` reports where (`TakeStamps`), so the take stamps it where it played.
+    /// In the padding after `message`: the event stays 16 bytes.
+    public var take: UInt32
 
-    public init(frame: UInt64, message: ChannelMessage) {
-        self.frame = frame; self.message = message
+    public init(frame: UInt64, message: ChannelMessage, take: UInt32 = 0) {
+        self.frame = frame; self.message = message; self.take = take
     }
 
     /// "As soon as possible": applied at the start of the next block.

@@ -29,6 +29,12 @@ public protocol Instrument: AnyObject {
     /// Applies one channel message now. Render thread.
     func receive(_ message: ChannelMessage)
 
+    /// Applies one channel message, the live take's number of the input message
+    /// it came from with it (`TimedMessage.take`, 0: none). An instrument that
+    /// holds a message back (`OnDemandInstrument`: until its preset is loaded)
+    /// reports where it applied it through its `TakeStamps`. Render thread.
+    func receive(_ message: ChannelMessage, take: UInt32)
+
     /// Adds `frames` frames of sound into planar buffers, which the renderer
     /// has zeroed: `dry` holds `2 × stripCount` pointers (left, right of each
     /// strip), `effects` 4 per effects group (reverb left/right, chorus
@@ -70,6 +76,8 @@ public protocol Instrument: AnyObject {
 
 extension Instrument {
     public var eventGranularity: Int { 1 }
+    /// By default an instrument applies every message at once: nothing to report.
+    public func receive(_ message: ChannelMessage, take: UInt32) { receive(message) }
     /// By default one reverb and chorus for all channels.
     public var effectsGroupCount: Int { 1 }
     /// By default an instrument ignores SysEx.

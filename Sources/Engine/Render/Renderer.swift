@@ -399,7 +399,7 @@ public final class Renderer: @unchecked Sendable {
                     oscillatorSounds = true
                 }
             } else {
-                instrument.receive(event.message)
+                instrument.receive(event.message, take: event.take)
                 selections.note(event.message)
             }
             if source == 1 { sequencer.advance() } else if source == 2 { events.pop() } else { effectOutputNext += 1 }

@@ -12,7 +12,7 @@ import Testing
     /// Releases with channel 1's program change still loading: returns what was applied, in order.
     static func release(_ held: inout HeldMessages, loading: Set<UInt8> = [], sysExReady: Bool = true) -> [ChannelMessage] {
         var applied: [ChannelMessage] = []
-        held.release { message, sysEx in
+        held.release { message, _, sysEx in
             if sysEx != nil { guard sysExReady else { return false } }
             if message.kind == 0xC0 && loading.contains(message.data1) { return false }
             applied.append(message)
@@ -37,6 +37,34 @@ import Testing
         // Ready: the program change first, then the rest as they came.
         #expect(Self.release(&held) == [Self.programChange] + chord)
         #expect(held.isEmpty && !held.holds(channel: 0))
+    }
+
+    /// Each entry's take number stays with it through a partial release (another
+    /// channel still waiting) and a replaced program change, as `--record-midi` needs.
+    @Test func takeNumbers_travelWithTheirMessages() {
+        var held = HeldMessages(capacity: 8, reserve: 2)
+        defer { held.deallocate() }
+        func releaseAll(loading: Set<UInt8> = []) -> [UInt32] {
+            var takes: [UInt32] = []
+            held.release { message, take, _ in
+                if message.kind == 0xC0 && loading.contains(message.data1) { return false }
+                takes.append(take)
+                return true
+            }
+            return takes
+        }
+        _ = held.hold(ChannelMessage(status: 0xC1, data1: 73), take: 1)                  // channel 2 waits for 73
+        _ = held.hold(.noteOn(72, velocity: 100, channel: 1), take: 2)
+        _ = held.hold(ChannelMessage(status: 0xC0, data1: 56), take: 3)                  // channel 1: replaced below
+        _ = held.hold(ChannelMessage(status: 0xB0, data1: 0, data2: 8), take: 4)
+        #expect(held.hold(ChannelMessage(status: 0xC0, data1: 4), take: 5) == .replacedWaitingProgram)
+        _ = held.hold(ChannelMessage(status: 0xB0, data1: 64, data2: 127), take: 6)      // sustain down on channel 1
+        _ = held.hold(.noteOn(60, velocity: 100, channel: 0), take: 7)
+        // Channel 1 ready, channel 2 still loading: 4, 5, 6, 7 in order.
+        #expect(releaseAll(loading: [73]) == [4, 5, 6, 7])
+        _ = held.hold(.noteOn(74, velocity: 90, channel: 1), take: 8)
+        #expect(releaseAll() == [1, 2, 8])
+        #expect(held.isEmpty)
     }
 
     @Test func aReadyChannel_isReleased_whileAnotherStillWaits() {
@@ -75,7 +103,7 @@ import Testing
         // Channel 1 still loading: the SysEx and channel 10's note after it wait.
         #expect(Self.release(&held, loading: [19]).isEmpty)
         var bytes: [UInt8] = []
-        held.release { _, sysEx in if let sysEx { bytes = Array(sysEx) }; return true }
+        held.release { _, _, sysEx in if let sysEx { bytes = Array(sysEx) }; return true }
         #expect(bytes == gmOn && held.isEmpty && !held.holds(channel: 5))
     }
 
