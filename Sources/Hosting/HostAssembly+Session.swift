@@ -36,12 +36,18 @@ extension HostAssembly {
     /// `onDemand` (live): only the presets the rig names (the channels', the
     /// scenes') have their samples loaded, the others load as they are selected
     /// (`presets`, its loader not started yet); else (play) the whole font.
+    /// On demand, the main font loads as live needs it (`Sampler.init(onDemandSession:)`:
+    /// its samples as the file has them, not as FluidSynth 2.3 reads them on demand).
     public func makeSessionSampler(soundFont path: String, sampleRate: Int, onDemand: Bool = false,
                                    log: HostLog? = nil) throws(Sampler.Failure) -> (sampler: Sampler, presets: OnDemandPresets?, problems: [String]) {
         var samplerOptions = options.sampler
         samplerOptions.loadsSamplesOnDemand = onDemand
-        let sampler = try Sampler(soundFont: path, sampleRate: Double(sampleRate), options: samplerOptions, channels: channels)
-        let problems = sampler.apply(channels)
+        var problems: [String] = []
+        let sampler = onDemand
+            ? try Sampler(onDemandSession: path, sampleRate: Double(sampleRate), options: samplerOptions, channels: channels,
+                          problems: &problems)
+            : try Sampler(soundFont: path, sampleRate: Double(sampleRate), options: samplerOptions, channels: channels)
+        problems += sampler.apply(channels)
         let presets = onDemand ? try sampler.presetsOnDemand(rig: channels + sceneChannels, log: log) : nil
         return (sampler, presets, problems)
     }

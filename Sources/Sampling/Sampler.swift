@@ -141,6 +141,29 @@ public final class Sampler {
     /// Loads `view` of the main font (nil: the file itself) in place of the
     /// one loaded (if any) and selects its presets on every channel. No voice
     /// may sound (`FluidSynthInstrument.resetAndFinishVoices`). Not on the render thread.
+    /// Live's sampler with presets on demand (`options.loadsSamplesOnDemand`): the
+    /// font at `path` loaded as a view of every zone whose sample headers end where
+    /// FluidSynth's on-demand loader needs them (`SoundFontFile.view`, as a render's
+    /// by note). FluidSynth before 2.4.4 loads each sample on demand with the 46 words
+    /// after its end and plays them (its issue #1484): loaded from the file, live
+    /// sounded unlike `--whole-font`, `play` and the render of its take at every
+    /// sample's end (a click of up to 3e-2 with TimGM6mb's drums). A font the reader
+    /// refuses loads from the file, with a line in `problems`.
+    public convenience init(onDemandSession path: String, sampleRate: Double, options: SamplerOptions,
+                            channels: [ChannelSetup] = [], problems: inout [String]) throws(Failure) {
+        var view: VirtualSoundFont?
+        if SoundFontHydra.onDemandPadding > 0 {
+            do throws(SoundFontFileError) {
+                let file = try SoundFontFile(path: path)
+                view = file.view(keeping: file.hydra.allZones)
+            } catch {
+                problems.append("\(path): samples loaded on demand as FluidSynth reads them from the file, each with "
+                                + "\(SoundFontHydra.onDemandPadding) words past its end (\(error)); --whole-font plays them as written")
+            }
+        }
+        try self.init(soundFont: path, sampleRate: sampleRate, options: options, channels: channels, view: view)
+    }
+
     func loadSoundFont(_ view: VirtualSoundFont?) throws(Failure) {
         soundFont = nil
         do throws(FluidSynthError) {

@@ -91,6 +91,14 @@ public final class SoundFontFile: Sendable {
 
     deinit { close(descriptor) }
 
+    /// Whether the file still has the size it was read at: one cut short since would
+    /// leave a view's samples unreadable, which FluidSynth's on-demand loader does not
+    /// notice (the preset would load silent). Any thread.
+    var keepsItsSize: Bool {
+        var status = stat()
+        return fstat(descriptor, &status) == 0 && Int(status.st_size) == size
+    }
+
     /// The major version of the `ifil` sub-chunk of an INFO list's body
     /// (after its "INFO" id): 2 for SF2, 3 for SF3, as FluidSynth takes them;
     /// FluidSynth reads a font without one as SF2.

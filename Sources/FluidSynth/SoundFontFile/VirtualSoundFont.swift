@@ -145,7 +145,8 @@ enum VirtualSoundFontLoader {
     private static let open: fluid_sfloader_callback_open_t = { name in
         guard let name else { return nil }
         let key = String(cString: name)
-        guard let content = VirtualSoundFont.registry.withLock({ $0[key] }) else { return nil }
+        // A file cut short since it was read: refused, so a load from it fails as FluidSynth's own open would.
+        guard let content = VirtualSoundFont.registry.withLock({ $0[key] }), content.file.keepsItsSize else { return nil }
         return Unmanaged.passRetained(Handle(content)).toOpaque()
     }
 
