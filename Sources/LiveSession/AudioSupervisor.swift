@@ -178,23 +178,24 @@ enum RenderAway {
     /// The tails are over once this many frames in a row are silent (0.5 s at 48 kHz).
     static let quietStretchFrames = 24_000
 
-    /// Renders into `scratch` (2 × `frames` samples): every event queued, whatever
+    /// Into `scratch` (2 × `frames` samples): every event queued taken, whatever
     /// frame it was stamped for (a note placed ahead of a block that never came
-    /// would otherwise play on the return), each block's notes stopped at once;
-    /// then the pedals up on every channel (all sound off leaves a sustain down,
-    /// and it would hold the next notes); then the effects' tails (FluidSynth's
-    /// reverb and chorus ring on after all sound off) until 0.5 s is silent.
-    /// At most `tailLimitFrames` in all. Returns the frames rendered, and
-    /// whether the tails fell quiet (false: cut off at the limit, something may sound still).
+    /// would otherwise play on the return), without a note-on
+    /// (`drainWithoutSound`), and every sound stopped; then the pedals up on
+    /// every channel (all sound off leaves a sustain down, and it would hold the
+    /// next notes); then the effects' tails (FluidSynth's reverb and chorus ring
+    /// on after all sound off) rendered until 0.5 s is silent, the queue drained
+    /// before each block: a player who plays on meanwhile neither sounds nor keeps
+    /// the tails from ending (rendering what came in kept a render-away going to
+    /// its limit, 10 s of audio, and under load longer than that, in the VM soak).
+    /// At most `tailLimitFrames`. Returns the frames rendered, and whether the
+    /// tails fell quiet (false: cut off at the limit, something may sound still).
     @discardableResult
     static func everything(_ renderer: Renderer, frames: Int, scratch: UnsafeMutableBufferPointer<Float>,
                            tailLimitFrames: Int) -> (frames: Int, quiet: Bool) {
         var rendered = 0
-        repeat {
-            renderer.render(frames: frames, into: scratch)
-            renderer.silence()
-            rendered += frames
-        } while (rendered < 2 * frames || renderer.events.count > 0) && rendered < tailLimitFrames
+        renderer.drainWithoutSound()
+        renderer.silence()
         for channel in 0..<16 {
             for pedal: UInt8 in [64, 66, 67] {   // sustain, sostenuto, soft
                 renderer.instrument.receive(.controlChange(pedal, value: 0, channel: channel))
@@ -203,6 +204,7 @@ enum RenderAway {
         // Quiet for a stretch, not one block: a reverb's delay lines give out a tail some way behind its input.
         var quietFrames = 0
         repeat {
+            renderer.drainWithoutSound()
             renderer.render(frames: frames, into: scratch)
             rendered += frames
             quietFrames = renderer.blockPeak > quietPeak ? 0 : quietFrames + frames
