@@ -30,6 +30,9 @@ public struct ALSAError: Error, Equatable, Sendable, CustomStringConvertible {
         self.kind = kind; self.function = function; self.code = code; self.context = context
     }
 
+    /// A write ended by `PCMPlayback.cancel`, not by the device.
+    public var isCancellation: Bool { code == -ECANCELED }
+
     /// `snd_strerror(code)`.
     public var reason: String { String(cString: snd_strerror(code)) }
 

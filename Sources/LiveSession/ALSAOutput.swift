@@ -51,7 +51,11 @@ final class ALSAOutput: AudioOutput, @unchecked Sendable {
         do { thread = try JoinableThread(name: "output") { body.run() } } catch { throw .thread(error) }
     }
 
+    var stallLimit: Double? { OutputStallWatch.limit(periodDuration: periodDuration) }
+
     func halt() {
+        // A thread waiting on a device that stalled ends within `PCMPlayback.waitMilliseconds` of this.
+        current.withLock { $0?.cancel() }
         thread?.join()
         thread = nil
         // Closed now, not at the reopen: until then the kernel could not free the card that went away.
@@ -103,7 +107,8 @@ private final class OutputLoop: @unchecked Sendable {
         while !shared.stop.load(ordering: .acquiring) {
             cycle.render(frames: frames, into: buffer)
             if let error = pcm.write(UnsafeBufferPointer(buffer)) {
-                shared.fault.withLock { $0 = "\(error)" }
+                // Cancelled by `halt`: the supervisor already knows why (a stall it saw).
+                if !error.isCancellation { shared.fault.withLock { $0 = "\(error)" } }
                 return
             }
         }

@@ -38,6 +38,9 @@ protocol AudioOutput: AnyObject, Sendable {
     /// After `shared.stop` is set: the last block (all sound off, its release
     /// heard) and the end of the output. Idempotent.
     func finish()
+    /// Seconds without a block, while it should play, after which the output
+    /// is stalled (a fault: `AudioSupervisor` halts and reopens it); nil: not watched.
+    var stallLimit: Double? { get }
 }
 
 extension AudioOutput {
@@ -45,6 +48,10 @@ extension AudioOutput {
     /// chores a reopened output has (JACK: connections lost with the server, made
     /// again as the other clients come back). Nothing by default.
     func maintain() {}
+
+    /// Not watched by default (JACK): the process thread is the server's and blocks on no device of
+    /// ours, a server that dies says so (`jack_on_shutdown`), and one that hangs hangs every client alike.
+    var stallLimit: Double? { nil }
 }
 
 /// The choice of `AudioOutput` (`-a alsa|jack`, as fluidsynth spells it).
@@ -55,7 +62,10 @@ public enum AudioBackend: String, Sendable, CaseIterable {
 /// What the render side shares with the other threads: atomics only in the block loop.
 final class OutputState: Sendable {
     let stop = Atomic<Bool>(false)
+    /// Blocks rendered: the output's progress, which `OutputStallWatch` reads.
     let blocks = Atomic<Int>(0)
+    /// Frames the supervisor rendered away (never heard) while the output was down.
+    let framesRenderedAway = Atomic<Int>(0)
     let renderNanosTotal = Atomic<Int>(0)
     let renderNanosWorst = Atomic<Int>(0)
     /// Set by the output when it fails for good (render, notification or output thread); taken by `AudioSupervisor`.

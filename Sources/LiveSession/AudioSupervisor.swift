@@ -11,10 +11,17 @@ import Glibc
 /// `AudioRecovery`'s decisions. When the output fails it says so once, holds a
 /// playing piece's transport, releases every held note (the zones' ledger, and
 /// the render side's voices, rendered silently here since nothing else renders
-/// now), then reopens the same device or server about once a second. When one
-/// try works it drops what came in meanwhile, forgets the old device's timing
+/// now), then reopens the same device or server about once a second. While
+/// down, what comes in is drained without rendering (`Renderer.drainWithoutSound`:
+/// note-ons dropped, the rest applied, so controls and programs set meanwhile
+/// hold); audio is rendered away again before a try only when the last render-away
+/// did not end quiet. When one try works it forgets the old device's timing
 /// (`OutputClock.restart`) and lets the transport go on. The controls, scenes,
 /// zones, MIDI input, OSC and the web page never stop.
+///
+/// It also watches the output's progress (`OutputStallWatch`): an output that
+/// should play and writes no period for `AudioOutput.stallLimit` (a write
+/// blocked on a device that went away without an error) is a fault like any other.
 ///
 /// Threads: `start` and `stop` from the host's owner thread; `statusText` from any.
 final class AudioSupervisor {
@@ -55,6 +62,9 @@ private final class SupervisorLoop: @unchecked Sendable {
 
     /// The transport was playing when the output failed: it plays on when the output is back.
     var resumeTransport = false
+    /// The last render-away ended before its tails were quiet (it hit `tailLimitFrames`): render away again before a reopen.
+    var soundMayRemain = false
+    var stallWatch: OutputStallWatch?
 
     init(parts: AudioSupervisor.Parts, recovery: AudioRecovery) {
         self.parts = parts
@@ -70,11 +80,16 @@ private final class SupervisorLoop: @unchecked Sendable {
 
     func run(until stopping: CancellationFlag) {
         var polls = 0
+        stallWatch = parts.output.stallLimit.map { OutputStallWatch(limit: $0, blocks: parts.shared.blocks.load(ordering: .relaxed), at: Self.seconds()) }
         while !stopping.isSet {
-            usleep(50_000)
+            usleep(Self.pollMicroseconds)
             polls &+= 1
             let now = Self.seconds()
             if let reason = parts.shared.fault.withLock({ f in defer { f = nil }; return f }) {
+                if recovery.fault(reason, at: now) { goDown(reason) }
+            }
+            if recovery.state == .playing, let stalled = stallWatch?.poll(blocks: parts.shared.blocks.load(ordering: .relaxed), at: now) {
+                let reason = "output stalled: no period written for \(Self.format(stalled)) s"
                 if recovery.fault(reason, at: now) { goDown(reason) }
             }
             if recovery.shouldGiveUp(at: now) {
@@ -83,9 +98,9 @@ private final class SupervisorLoop: @unchecked Sendable {
             }
             if recovery.isTryDue(at: now) { tryReopen() }
             if recovery.state != .playing {
-                // What comes in meanwhile is played nowhere: rendered away so it does not sound on the return
-                // (only when something came: each time renders at least 0.5 s of silence, the tails' check).
-                if parts.renderer.events.count > 0 { renderAway() }
+                // What comes in meanwhile is played nowhere, and not rendered (that took the CPU the tries need):
+                // note-ons dropped, controls, programs and pedals kept.
+                parts.renderer.drainWithoutSound()
             } else if polls % 5 == 0 {
                 parts.output.maintain()
             }
@@ -110,8 +125,10 @@ private final class SupervisorLoop: @unchecked Sendable {
     }
 
     private func tryReopen() {
-        // Nothing renders between the fault and here: the queue's last events and the voices end silently first.
-        renderAway()
+        // Nothing renders between the fault and here: the queue's last events taken, and a tail still
+        // sounding at the last render-away rendered away (no note-on reached a voice since: the drain drops them).
+        parts.renderer.drainWithoutSound()
+        if soundMayRemain { renderAway() }
         parts.clock?.restart(at: parts.renderer.sampleTime)
         do throws(LiveHost.Failure) {
             try parts.output.reopen()
@@ -127,11 +144,14 @@ private final class SupervisorLoop: @unchecked Sendable {
             parts.transport?.play()
         }
         let outage = recovery.recovered(at: Self.seconds()) ?? 0
+        stallWatch?.restart(blocks: parts.shared.blocks.load(ordering: .relaxed), at: Self.seconds())
         parts.log.append("audio back after \(Self.format(outage)) s: \(parts.output.summary)")
     }
 
     private func renderAway() {
-        RenderAway.everything(parts.renderer, frames: parts.output.maxFrames, scratch: scratch, tailLimitFrames: tailLimitFrames)
+        let result = RenderAway.everything(parts.renderer, frames: parts.output.maxFrames, scratch: scratch, tailLimitFrames: tailLimitFrames)
+        soundMayRemain = !result.quiet
+        parts.shared.framesRenderedAway.add(result.frames, ordering: .relaxed)
     }
 
     private func reason(of state: AudioRecovery.State) -> String {
@@ -140,6 +160,9 @@ private final class SupervisorLoop: @unchecked Sendable {
         case .playing: "the output failed"
         }
     }
+
+    /// 50 ms between polls: a fault is seen, and the status set, within a twentieth of a second.
+    static let pollMicroseconds: UInt32 = 50_000
 
     static func format(_ seconds: Double) -> String {
         let tenths = (seconds * 10).rounded() / 10
@@ -155,22 +178,24 @@ enum RenderAway {
     /// The tails are over once this many frames in a row are silent (0.5 s at 48 kHz).
     static let quietStretchFrames = 24_000
 
-    /// Renders into `scratch` (2 × `frames` samples): every event queued, whatever
+    /// Into `scratch` (2 × `frames` samples): every event queued taken, whatever
     /// frame it was stamped for (a note placed ahead of a block that never came
-    /// would otherwise play on the return), each block's notes stopped at once;
-    /// then the pedals up on every channel (all sound off leaves a sustain down,
-    /// and it would hold the next notes); then the effects' tails (FluidSynth's
-    /// reverb and chorus ring on after all sound off) until 0.5 s is silent.
-    /// At most `tailLimitFrames` in all. Returns the frames rendered.
+    /// would otherwise play on the return), without a note-on
+    /// (`drainWithoutSound`), and every sound stopped; then the pedals up on
+    /// every channel (all sound off leaves a sustain down, and it would hold the
+    /// next notes); then the effects' tails (FluidSynth's reverb and chorus ring
+    /// on after all sound off) rendered until 0.5 s is silent, the queue drained
+    /// before each block: a player who plays on meanwhile neither sounds nor keeps
+    /// the tails from ending (rendering what came in kept a render-away going to
+    /// its limit, 10 s of audio, and under load longer than that, in the VM soak).
+    /// At most `tailLimitFrames`. Returns the frames rendered, and whether the
+    /// tails fell quiet (false: cut off at the limit, something may sound still).
     @discardableResult
     static func everything(_ renderer: Renderer, frames: Int, scratch: UnsafeMutableBufferPointer<Float>,
-                           tailLimitFrames: Int) -> Int {
+                           tailLimitFrames: Int) -> (frames: Int, quiet: Bool) {
         var rendered = 0
-        repeat {
-            renderer.render(frames: frames, into: scratch)
-            renderer.silence()
-            rendered += frames
-        } while (rendered < 2 * frames || renderer.events.count > 0) && rendered < tailLimitFrames
+        renderer.drainWithoutSound()
+        renderer.silence()
         for channel in 0..<16 {
             for pedal: UInt8 in [64, 66, 67] {   // sustain, sostenuto, soft
                 renderer.instrument.receive(.controlChange(pedal, value: 0, channel: channel))
@@ -178,12 +203,61 @@ enum RenderAway {
         }
         // Quiet for a stretch, not one block: a reverb's delay lines give out a tail some way behind its input.
         var quietFrames = 0
+        renderer.leavesQueuesAlone = true
+        defer { renderer.leavesQueuesAlone = false }
         repeat {
+            renderer.drainWithoutSound()
             renderer.render(frames: frames, into: scratch)
             rendered += frames
             quietFrames = renderer.blockPeak > quietPeak ? 0 : quietFrames + frames
         } while quietFrames < quietStretchFrames && rendered < tailLimitFrames
         renderer.silence()
-        return rendered
+        return (rendered, quietFrames >= quietStretchFrames)
+    }
+}
+
+/// Notices an output that should play and makes no progress (issue 40's
+/// soak: `snd_pcm_writei` blocked 12–30 s on a device gone, no error said):
+/// the blocks counter the output thread moves, read at each supervisor poll.
+/// Only the time the supervisor itself ran counts: a poll gap longer than
+/// `longestGap` (the whole process stopped, `kill -STOP`, or starved) counts
+/// as `longestGap`, so a process stopped and continued is not taken for a
+/// stalled output. Decisions only, on a clock the caller passes in.
+struct OutputStallWatch: Equatable {
+    /// Seconds without a block before the output is stalled.
+    let limit: Double
+    /// A poll gap counts at most this long (5 polls).
+    let longestGap: Double
+    private var lastBlocks: Int
+    private var lastPoll: Double
+    /// Seconds without a block so far, as the supervisor saw them.
+    private(set) var stalledFor = 0.0
+    /// Said once a stall, until the output moves or is restarted.
+    private var said = false
+
+    init(limit: Double, blocks: Int, at now: Double, longestGap: Double = 0.25) {
+        self.limit = limit; self.longestGap = longestGap
+        lastBlocks = blocks; lastPoll = now
+    }
+
+    /// The stall limit of an output whose period lasts `periodDuration`: 8 periods, at least 1 s.
+    static func limit(periodDuration: Double) -> Double { max(1, 8 * periodDuration) }
+
+    /// A poll at `now` saw `blocks`: the seconds stalled, once, when they reach the limit; nil otherwise.
+    mutating func poll(blocks: Int, at now: Double) -> Double? {
+        defer { lastPoll = now }
+        if blocks != lastBlocks {
+            lastBlocks = blocks; stalledFor = 0; said = false
+            return nil
+        }
+        stalledFor += min(max(now - lastPoll, 0), longestGap)
+        guard stalledFor >= limit, !said else { return nil }
+        said = true
+        return stalledFor
+    }
+
+    /// The output started again (a reopen): its stall is measured from `now`.
+    mutating func restart(blocks: Int, at now: Double) {
+        lastBlocks = blocks; lastPoll = now; stalledFor = 0; said = false
     }
 }

@@ -2,8 +2,12 @@ import CALSA
 import Glibc
 import Synchronization
 
-/// Interleaved playback on one ALSA PCM device, blocking writes, with the
-/// recovery a live instrument needs: an underrun (`-EPIPE`) is counted and
+/// Interleaved playback on one ALSA PCM device, with the recovery a live
+/// instrument needs. `write` blocks until the device took the frames, but in
+/// ALSA's non-blocking mode: it waits for room with `snd_pcm_wait` and a
+/// timeout (`waitMilliseconds`), so another thread can `cancel` a write that
+/// waits on a device which went away without an error (seen in the VM soak:
+/// a blocking `snd_pcm_writei` that never returned). An underrun (`-EPIPE`) is counted and
 /// the device prepared again, a suspend (`-ESTRPIPE`) resumed or prepared,
 /// `-EAGAIN` waited out. Xruns are counted, never fatal — unless recovery
 /// after recovery lets no frame through (`maxFruitlessRecoveries`): then, as for
@@ -11,7 +15,7 @@ import Synchronization
 ///
 /// Threads: open it on any thread; `write` belongs to one output (render)
 /// thread and neither allocates, locks nor throws; `xruns` may be read from
-/// any thread. Deinit drops what is queued and closes the device.
+/// any thread, and `cancel` called from any. Deinit drops what is queued and closes the device.
 public final class PCMPlayback: @unchecked Sendable {
     /// Sample formats, in the order Carillon prefers them.
     public enum SampleFormat: String, Sendable, CaseIterable, CustomStringConvertible {
@@ -69,7 +73,16 @@ public final class PCMPlayback: @unchecked Sendable {
         let xruns = Atomic<Int>(0)
         let suspends = Atomic<Int>(0)
         let framesWritten = Atomic<Int>(0)
+        let cancelled = Atomic<Bool>(false)
     }
+
+    /// The longest a `write` waits for room at a time before it looks whether it was cancelled.
+    public static let waitMilliseconds: Int32 = 100
+
+    /// Makes a `write` on another thread, now or later, return at once or after
+    /// at most `waitMilliseconds`, with an error `isCancellation` says is this.
+    /// The device is no use for writing after it: close it. Any thread.
+    public func cancel() { counters.cancelled.store(true, ordering: .releasing) }
 
     /// Underruns recovered from so far.
     public var xruns: Int { counters.xruns.load(ordering: .relaxed) }
@@ -78,7 +91,7 @@ public final class PCMPlayback: @unchecked Sendable {
     /// Frames accepted by the device so far.
     public var framesWritten: Int { counters.framesWritten.load(ordering: .relaxed) }
 
-    /// Opens and configures the device (interleaved, blocking). Throws
+    /// Opens and configures the device (interleaved, non-blocking writes). Throws
     /// `.pcmUnavailable` when the device cannot be opened, `.call` naming the
     /// `snd_pcm_hw_params_*` call for a setting it refuses.
     public init(_ config: Configuration) throws(ALSAError) {
@@ -151,6 +164,8 @@ public final class PCMPlayback: @unchecked Sendable {
         try check("snd_pcm_sw_params_set_avail_min", snd_pcm_sw_params_set_avail_min(pcm, sw, period))
         try check("snd_pcm_sw_params", snd_pcm_sw_params(pcm, sw))
         try check("snd_pcm_prepare", snd_pcm_prepare(pcm), context: device)
+        // Writes never block in the kernel: `writeFrames` waits with a timeout instead (see the type's comment).
+        try check("snd_pcm_nonblock", snd_pcm_nonblock(pcm, 1), context: device)
         return (Int(rate), config.channels, Int(period), Int(buffer), format)
     }
 
@@ -194,6 +209,9 @@ public final class PCMPlayback: @unchecked Sendable {
         // Recoveries in a row that let no frame through: a device that "recovers" and fails again at once is gone.
         var fruitless = 0
         while done < frames {
+            if counters.cancelled.load(ordering: .acquiring) {
+                return ALSAError(function: "snd_pcm_writei", code: -ECANCELED, context: "\(requested.device): cancelled")
+            }
             let rc = snd_pcm_writei(pcm, data + done * frameBytes, snd_pcm_uframes_t(frames - done))
             if rc >= 0 {
                 done += rc
@@ -218,7 +236,9 @@ public final class PCMPlayback: @unchecked Sendable {
     private func recover(_ code: Int32) -> ALSAError? {
         switch code {
         case -EAGAIN:
-            _ = snd_pcm_wait(pcm, 100)
+            // No room yet: wait for a period, or time out and look at `cancelled` again. An error here
+            // (an xrun, a device gone) is the next `snd_pcm_writei`'s to report.
+            _ = snd_pcm_wait(pcm, Self.waitMilliseconds)
             return nil
         case -EINTR:
             return nil
@@ -240,8 +260,9 @@ public final class PCMPlayback: @unchecked Sendable {
         }
     }
 
-    /// Plays what is queued, then stops (end of a clean shutdown).
+    /// Plays what is queued, then stops (end of a clean shutdown): blocking (non-blocking, `snd_pcm_drain` would return at once).
     public func drain() throws(ALSAError) {
+        try check("snd_pcm_nonblock", snd_pcm_nonblock(pcm, 0))
         try check("snd_pcm_drain", snd_pcm_drain(pcm))
     }
 

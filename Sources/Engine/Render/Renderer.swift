@@ -368,14 +368,14 @@ public final class Renderer: @unchecked Sendable {
         let toneLeft = slotTone + slot * oscillatorSlotSize
         slotToneSounds[slot] = tone.render(frames: frames, left: toneLeft, right: toneLeft + maxFrames, parameters: parameters)
         effectOutputCount = 0; effectOutputNext = 0
-        if !midiEffects.isEmpty { runMIDIEffects(frames: frames, from: blockStart) }
+        if !midiEffects.isEmpty && !leavesQueuesAlone { runMIDIEffects(frames: frames, from: blockStart) }
         var done = 0
         while true {
             // The earliest of the score's, the queue's and the MIDI effects' next events (in that order at one frame).
             var source = 0
             var event = TimedMessage(frame: 0, message: .noteOff(0, channel: 0))
             if let s = sequencer.next(before: bound) { event = s; source = 1 }
-            if let q = events.peek(), q.frame < bound, source == 0 || q.frame < event.frame { event = q; source = 2 }
+            if !leavesQueuesAlone, let q = events.peek(), q.frame < bound, source == 0 || q.frame < event.frame { event = q; source = 2 }
             if effectOutputNext < effectOutputCount, source == 0 || effectOutput[effectOutputNext].frame < event.frame {
                 event = effectOutput[effectOutputNext]; source = 3
             }
@@ -387,21 +387,7 @@ public final class Renderer: @unchecked Sendable {
                 renderPiece(from: done, frames: offset - done)
                 done = offset
             }
-            if event.message.isSysEx {
-                deliverSysEx(event.message, from: isScore ? nil : events)
-            } else if routes[event.message.channel] >= 2 {
-                channelPlugins[Int(routes[event.message.channel]) - 2].plugin.receive(event.message, at: offset)
-            } else if routes[event.message.channel] == 1 {
-                oscillator.receive(event.message)
-                if !oscillatorSounds && event.message.isNoteOn {
-                    // Silent so far this block: the pieces before stay silent.
-                    oscillatorBuffer.update(repeating: 0, count: 2 * maxFrames)
-                    oscillatorSounds = true
-                }
-            } else {
-                instrument.receive(event.message, take: event.take)
-                selections.note(event.message)
-            }
+            deliver(event.message, take: event.take, at: offset, sysExFrom: isScore ? nil : events)
             if source == 1 { sequencer.advance() } else if source == 2 { events.pop() } else { effectOutputNext += 1 }
         }
         if done < frames { renderPiece(from: done, frames: frames - done) }
@@ -520,6 +506,67 @@ public final class Renderer: @unchecked Sendable {
         slotOscillator + slot * oscillatorSlotSize
     }
     @inline(__always) private func trackSlot(_ slot: Int) -> UnsafeMutablePointer<Float> { slotTracks + slot * trackSlotSize }
+
+    /// Hands one message to what plays its channel: a channel plugin, the
+    /// oscillator or the instrument (a SysEx: the instrument, its bytes from
+    /// `queue`'s byte ring before its `pop`, or from the score's pool when nil), with the
+    /// live take's number of the input message it came from (`TimedMessage.take`, 0: none).
+    @inline(__always)
+    private func deliver(_ message: ChannelMessage, take: UInt32 = 0, at offset: Int, sysExFrom queue: EventQueue?) {
+        if message.isSysEx {
+            deliverSysEx(message, from: queue)
+        } else if routes[message.channel] >= 2 {
+            channelPlugins[Int(routes[message.channel]) - 2].plugin.receive(message, at: offset)
+        } else if routes[message.channel] == 1 {
+            oscillator.receive(message)
+            if !oscillatorSounds && message.isNoteOn {
+                // Silent so far this block: the pieces before stay silent.
+                oscillatorBuffer.update(repeating: 0, count: 2 * maxFrames)
+                oscillatorSounds = true
+            }
+        } else {
+            instrument.receive(message, take: take)
+            selections.note(message)
+        }
+    }
+
+    /// While true, `dispatch` takes nothing from the live queue or the MIDI
+    /// effects' queues: the blocks a live output that is down renders away
+    /// (`RenderAway`: the tails after all sound off) must not play what a
+    /// player sends meanwhile. Under load a block's render is long, and what
+    /// arrived during it was taken and sounded, keeping the tails from ending
+    /// (the VM soak: a render-away run to its 10 s limit). Set by the thread
+    /// that renders.
+    public var leavesQueuesAlone = false
+
+    /// While nothing renders (a live output that is down): takes every message
+    /// queued, whatever its frame, without rendering a frame. Note-ons are
+    /// dropped (played nowhere now, they would sound late, and held, when the
+    /// output is back); everything else is applied in order (controls, program
+    /// changes, pitch bend, pedals, SysEx), so the state a player sets meanwhile
+    /// is kept. The MIDI effects' queues likewise: each effect gets its
+    /// messages but the note-ons and runs one block, and what it sends but
+    /// note-ons is applied. The sample clock does not move. Returns the
+    /// note-ons dropped. Render thread (or the thread that stands in for it).
+    @discardableResult
+    public func drainWithoutSound() -> Int {
+        var dropped = 0
+        while let event = events.peek() {
+            if event.message.isNoteOn { dropped += 1 } else { deliver(event.message, take: event.take, at: 0, sysExFrom: events) }
+            events.pop()
+        }
+        for k in 0..<midiEffects.count {
+            let effect = midiEffects[k].effect, queue = midiEffects[k].queue
+            guard queue.peek() != nil else { continue }
+            while let event = queue.peek() {
+                if event.message.isNoteOn { dropped += 1 } else { effect.receive(event.message, at: 0) }
+                queue.pop()
+            }
+            let n = effect.process(frames: maxFrames, into: UnsafeMutableBufferPointer(start: effectOutput, count: Self.effectOutputCapacity))
+            for i in 0..<n where !effectOutput[i].message.isNoteOn { deliver(effectOutput[i].message, at: 0, sysExFrom: nil) }
+        }
+        return dropped
+    }
 
     /// Hands a SysEx placeholder's bytes to the instrument: from the scheduled
     /// score's pool (`queue` nil), or from a queue's byte ring (before its `pop`).

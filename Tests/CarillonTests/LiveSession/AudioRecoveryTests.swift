@@ -84,10 +84,17 @@ import Glibc
         let stripCount = 16
         let held = Mutex<Set<Int>>([])
         let releasedByNoteOff = Mutex<[Int]>([])
+        /// Every note-on that reached the instrument.
+        let noteOnCount = Atomic<Int>(0)
+        /// The last value of each controller (channel << 8 | controller) and each channel's program.
+        let controls = Mutex<[Int: UInt8]>([:])
+        let programs = Mutex<[Int: UInt8]>([:])
         func prepare(sampleRate: Double, maxFrames: Int) {}
         func receive(_ m: ChannelMessage) {
             let key = m.channel << 8 | Int(m.data1)
-            if m.isNoteOn { held.withLock { _ = $0.insert(key) } }
+            if m.kind == 0xB0 { controls.withLock { $0[key] = m.data2 } }
+            if m.kind == 0xC0 { programs.withLock { $0[m.channel] = m.data1 } }
+            if m.isNoteOn { noteOnCount.add(1, ordering: .relaxed); held.withLock { _ = $0.insert(key) } }
             else if m.kind == 0x80 || m.kind == 0x90 {
                 releasedByNoteOff.withLock { $0.append(key) }
                 held.withLock { _ = $0.remove(key) }
@@ -113,6 +120,9 @@ import Glibc
         let playing = Atomic<Bool>(false)
         let reopenTries = Mutex<[Double]>([])
         let halts = Atomic<Int>(0)
+        /// Set before the supervisor starts: the stall watch's limit (nil: not watched).
+        var stallLimitSeconds: Double?
+        var stallLimit: Double? { stallLimitSeconds }
 
         func start(_ cycle: OutputCycle) throws(LiveHost.Failure) { self.cycle = cycle; playing.store(true, ordering: .releasing) }
         func halt() { halts.add(1, ordering: .relaxed) }
@@ -156,11 +166,12 @@ import Glibc
                                       transport: transport, log: log, verbose: true), recovery: recovery)
         }
 
-        /// One block on the test thread, as the render thread would (only while the output plays).
+        /// One block on the test thread, as the render thread would (only while the output plays), counted in `shared.blocks`.
         mutating func renderBlock() {
-            guard output.playing.load(ordering: .acquiring) else { return }
-            buffer.withUnsafeMutableBufferPointer { renderer.render(frames: 480, into: $0) }
+            guard output.playing.load(ordering: .acquiring), let cycle = output.cycle else { return }
+            buffer.withUnsafeMutableBufferPointer { cycle.render(frames: 480, into: $0) }
         }
+        var framesRenderedAway: Int { shared.framesRenderedAway.load(ordering: .relaxed) }
 
         var outage: String? { shared.outage.withLock { $0 } }
         var failure: String? { shared.failure.withLock { $0 } }
@@ -254,5 +265,130 @@ import Glibc
         rig.output.available.store(true, ordering: .releasing)
         usleep(300_000)
         #expect(rig.output.tries.count == tries)
+    }
+
+    /// Issue 40's soak: while down, a player playing on made the supervisor render away the queue at every
+    /// poll (0.5 s of audio each), which crowded out the reopen tries. Now the queue is drained: no frame is
+    /// rendered after the fault's render-away, controls and programs set meanwhile hold, and no note sounds on the return.
+    @Test func whileDown_aFloodOfNoteOns_isDrainedNotRendered_controlsKept_nothingSoundsOnTheReturn() throws {
+        var rig = try Rig()
+        let supervisor = try rig.supervisor(recovery: AudioRecovery(retryInterval: 0.2))
+        defer { supervisor.stop() }
+        rig.press(60)
+        rig.renderBlock()
+        let clockAtFault = rig.renderer.sampleTime
+        // Note-ons that reached the instrument: none after the fault, not even in its render-away's blocks.
+        let onsAtFault = rig.voices.noteOnCount.load(ordering: .relaxed)
+        rig.output.fail("snd_pcm_writei failed: No such device")
+
+        // A second of playing on from the fault (through its render-away too): 200 note-ons (half let go),
+        // a control change and a program change amid them.
+        for i in 0..<200 {
+            let key = UInt7(36 + i % 48)
+            rig.press(key)
+            if i % 2 == 1 { rig.press(key, on: false) }
+            if i == 60 { #expect(rig.framesRenderedAway == RenderAway.quietStretchFrames) }
+            if i == 100 {
+                rig.keyboard.route(.cc(7, value: 33, channel: 0), from: 1, at: .afterLast)
+                rig.keyboard.route(.programChange(5, channel: 0), from: 1, at: .afterLast)
+            }
+            usleep(5_000)
+        }
+        #expect(Self.eventually { rig.renderer.events.count == 0 })
+        usleep(100_000)
+        #expect(rig.output.tries.count >= 3, "the tries were crowded out: \(rig.output.tries.count)")
+        #expect(rig.voices.heldNow.isEmpty)
+        // (a) Not a frame rendered for what came in: the fault's one render-away (the fake is silent: its
+        // tails are quiet after 0.5 s), none per poll, none before the tries.
+        #expect(rig.framesRenderedAway == RenderAway.quietStretchFrames)
+        #expect(rig.renderer.sampleTime == clockAtFault + UInt64(RenderAway.quietStretchFrames))
+        // (b) The control and the program reached the instrument (the zone plays channel 3, index 2).
+        #expect(rig.voices.controls.withLock { $0[Self.zoned(7)] } == 33)
+        #expect(rig.voices.programs.withLock { $0[2] } == 5)
+        // No note-on reached a voice meanwhile.
+        #expect(rig.voices.noteOnCount.load(ordering: .relaxed) == onsAtFault)
+
+        rig.output.available.store(true, ordering: .releasing)
+        #expect(Self.eventually { rig.outage == nil })
+        for _ in 0..<20 { rig.renderBlock() }
+        // (c) Nothing sounds on the return, and what was set meanwhile still holds.
+        #expect(rig.voices.heldNow.isEmpty)
+        #expect(rig.voices.noteOnCount.load(ordering: .relaxed) == onsAtFault)
+        #expect(rig.voices.controls.withLock { $0[Self.zoned(7)] } == 33)
+        #expect(rig.voices.programs.withLock { $0[2] } == 5)
+        rig.press(67)
+        rig.renderBlock()
+        #expect(rig.voices.heldNow == [Self.zoned(67)])
+    }
+
+    /// Issue 40's soak: `snd_pcm_writei` blocked for 12–30 s with no fault said. An output that stops
+    /// writing is a fault once the stall limit has passed: halted, reopened, and said once.
+    @Test func anOutputThatStopsWriting_isAFault_atTheStallLimit_once() throws {
+        var rig = try Rig()
+        rig.output.stallLimitSeconds = 0.5
+        let supervisor = try rig.supervisor(recovery: AudioRecovery(retryInterval: 0.2))
+        defer { supervisor.stop() }
+        // Playing: a block every 10 ms for a second, no fault.
+        for _ in 0..<100 { rig.renderBlock(); usleep(10_000) }
+        #expect(rig.outage == nil)
+        // The output stops writing, and says nothing.
+        let stalledAt = Double(monotonicNanoseconds()) / 1e9
+        #expect(Self.eventually(3) { rig.outage != nil })
+        let seenAfter = Double(monotonicNanoseconds()) / 1e9 - stalledAt
+        #expect(seenAfter >= 0.5, "before the stall limit: \(seenAfter) s")
+        #expect(seenAfter < 1.5, "long after the stall limit: \(seenAfter) s")
+        #expect(rig.output.halts.load(ordering: .relaxed) == 1)
+        // It reopens (the fake's device is there) and plays on: no second fault while blocks come.
+        #expect(Self.eventually { rig.outage == nil })
+        for _ in 0..<150 { rig.renderBlock(); usleep(10_000) }
+        let log = rig.log.take()
+        #expect(log.filter { $0.hasPrefix("no audio: output stalled: no period written for 0.5 s") }.count == 1, "\(log)")
+        #expect(log.filter { $0.hasPrefix("no audio:") }.count == 1, "\(log)")
+        #expect(rig.output.halts.load(ordering: .relaxed) == 1)
+    }
+}
+
+/// The stall watch's decisions, on a clock the test holds.
+@Suite struct OutputStallWatchTests {
+    @Test func fires_onceAtTheLimit_andAgainOnlyAfterProgress() {
+        var w = OutputStallWatch(limit: 1, blocks: 7, at: 0)
+        var fired: [Double] = []
+        for i in 1...60 {   // 3 s of 50 ms polls, no block
+            let now = Double(i) * 0.05
+            if w.poll(blocks: 7, at: now) != nil { fired.append(now) }
+        }
+        #expect(fired.count == 1)
+        #expect(abs(fired[0] - 1.0) < 1e-9)
+        // A block went through: the next stall is measured afresh.
+        #expect(w.poll(blocks: 8, at: 3.05) == nil)
+        #expect(w.poll(blocks: 8, at: 3.5) == nil)
+        #expect(w.poll(blocks: 8, at: 3.75) == nil)
+        #expect(w.poll(blocks: 8, at: 4.0) == nil)
+        #expect(w.poll(blocks: 8, at: 4.05) == nil)   // 0.25 + 0.25 + 0.25 + 0.05: a gap counts at most 0.25 s
+        #expect(w.poll(blocks: 8, at: 4.3) != nil)    // + 0.25 ≥ 1
+    }
+
+    @Test func aStoppedProcess_isNotTheOutputsStall() {
+        // The whole process stopped 30 s (kill -STOP): the supervisor's own gap counts 0.25 s, not 30.
+        var w = OutputStallWatch(limit: 1, blocks: 0, at: 0)
+        #expect(w.poll(blocks: 0, at: 0.05) == nil)
+        #expect(w.poll(blocks: 0, at: 30.05) == nil)
+        #expect(w.stalledFor < 0.31)
+        // Continued: the output writes again within a period or two, and nothing fires.
+        #expect(w.poll(blocks: 3, at: 30.1) == nil)
+        #expect(w.stalledFor == 0)
+    }
+
+    @Test func theLimit_isEightPeriods_atLeastASecond() {
+        #expect(OutputStallWatch.limit(periodDuration: 256.0 / 48_000) == 1)
+        #expect(OutputStallWatch.limit(periodDuration: 0.25) == 2)
+    }
+
+    @Test func restart_measuresFromTheReopen() {
+        var w = OutputStallWatch(limit: 1, blocks: 0, at: 0)
+        for i in 1...30 { _ = w.poll(blocks: 0, at: Double(i) * 0.05) }   // 1.5 s: fired
+        w.restart(blocks: 0, at: 10)
+        #expect(w.poll(blocks: 0, at: 10.05) == nil)
+        #expect(w.stalledFor < 0.06)
     }
 }

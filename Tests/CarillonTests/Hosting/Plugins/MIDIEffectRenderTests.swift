@@ -45,6 +45,35 @@ import Testing
         return (renderer, plugins)
     }
 
+    /// While a live output is down (`AudioSupervisor`), `drainWithoutSound` takes the event queue and the
+    /// chain's queue without rendering: no note-on reaches the instrument, then or on the next blocks (the
+    /// chord would make three of each), the controls and the program do, in order, and the clock stands.
+    @Test func drainWithoutSound_dropsNoteOns_keepsTheRest_rendersNothing() throws {
+        let instrument = RecordingInstrument()
+        let (renderer, plugins) = try Self.renderer([Self.x42 + "midichord"], channels: [2], instrument: instrument, maxFrames: 256)
+        let queue = renderer.midiEffectQueues[0]
+        queue.push(TimedMessage(frame: 100, message: .noteOn(60, velocity: 100, channel: 1)))
+        queue.push(TimedMessage(frame: 200, message: .controlChange(7, value: 40, channel: 1)))
+        queue.push(TimedMessage(frame: 90_000, message: .noteOn(64, velocity: 100, channel: 1)))   // stamped ahead
+        renderer.events.push(TimedMessage(frame: 50, message: .noteOn(62, velocity: 100, channel: 4)))
+        renderer.events.push(TimedMessage(frame: 60, message: .programChange(12, channel: 4)))
+        renderer.events.push(TimedMessage(frame: 70, message: .controlChange(64, value: 127, channel: 4)))
+        renderer.events.push(TimedMessage(frame: 80_000, message: .controlChange(1, value: 9, channel: 4)))   // stamped ahead
+        let dropped = renderer.drainWithoutSound()
+        #expect(dropped == 3)
+        #expect(renderer.sampleTime == 0)
+        #expect(instrument.position == 0)
+        #expect(renderer.events.count == 0 && queue.count == 0)
+        #expect(!instrument.received.contains { $0.message.isNoteOn })
+        #expect(instrument.received.map(\.message) == [.programChange(12, channel: 4), .controlChange(64, value: 127, channel: 4),
+                                                       .controlChange(1, value: 9, channel: 4), .controlChange(7, value: 40, channel: 1)])
+        let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 512)
+        defer { output.deallocate() }
+        for _ in 0..<400 { renderer.render(frames: 256, into: output) }   // past the frames stamped ahead
+        #expect(!instrument.received.contains { $0.message.isNoteOn })
+        _ = plugins
+    }
+
     /// The chord's notes reach the instrument at the frame its key came in
     /// (mid-block), on each of the zone's channels, and end at the key's release.
     @Test func chord_playsAtTheKeysFrame_onEveryDestination() throws {
