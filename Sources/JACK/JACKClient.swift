@@ -73,10 +73,24 @@ public final class JACKClient: @unchecked Sendable {
 
     /// Holds the delegate without owning it: the delegate usually owns the
     /// client, and must deactivate it (or let it go) before it goes itself.
-    private final class DelegateBox {
+    /// The process thread calls `process`, which `ProcessBox` implements.
+    private class DelegateBox {
         unowned(unsafe) let delegate: any JACKClientDelegate
         unowned(unsafe) let client: JACKClient
         init(_ delegate: any JACKClientDelegate, client: JACKClient) { self.delegate = delegate; self.client = client }
+        func process(frames: Int) { preconditionFailure("a ProcessBox's") }
+    }
+
+    /// The process call through the delegate's own type, as an unretained
+    /// reference: calling it through `delegate` (an `unowned(unsafe)` existential)
+    /// made a strong copy, a swift_retain and a swift_release every cycle.
+    private final class ProcessBox<Delegate: JACKClientDelegate>: DelegateBox {
+        let processing: Unmanaged<Delegate>
+        init(_ delegate: Delegate, client: JACKClient) {
+            processing = .passUnretained(delegate)
+            super.init(delegate, client: client)
+        }
+        override func process(frames: Int) { processing._withUnsafeGuaranteedRef { $0.process(frames: frames) } }
     }
 
     /// Opens a client on the running server. Throws `.serverUnavailable` when none runs.
@@ -132,14 +146,14 @@ public final class JACKClient: @unchecked Sendable {
     /// Sets the callbacks and starts processing: `delegate.process` runs from
     /// now on, once per cycle, until `deactivate`. Once per client. The
     /// client does not keep `delegate` alive: it must `deactivate` before it ends.
-    public func activate(_ delegate: any JACKClientDelegate) throws(JACKError) {
+    public func activate<Delegate: JACKClientDelegate>(_ delegate: Delegate) throws(JACKError) {
         precondition(box == nil, "activate once")
-        let box = Unmanaged.passRetained(DelegateBox(delegate, client: self))
+        let box = Unmanaged<DelegateBox>.passRetained(ProcessBox(delegate, client: self))
         self.box = box
         let arg = box.toOpaque()
         try check("jack_set_process_callback", jack_set_process_callback(client, { frames, arg in
-            // No retain/release: the box lives as long as the client.
-            Unmanaged<DelegateBox>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.delegate.process(frames: Int(frames)) }
+            // No retain/release: the box lives as long as the client, the delegate longer.
+            Unmanaged<DelegateBox>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.process(frames: Int(frames)) }
             return 0
         }, arg))
         try check("jack_set_buffer_size_callback", jack_set_buffer_size_callback(client, { frames, arg in

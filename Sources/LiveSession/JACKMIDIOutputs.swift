@@ -23,11 +23,16 @@ final class JACKMIDIOutputs: @unchecked Sendable {
     private let clientBox: Mutex<JACKClient>
     private var client: JACKClient { clientBox.withLock { $0 } }
     private let ports: UnsafeMutablePointer<Port?>
+    /// `ports` as the process thread reads them, unretained (a strong load of a stored
+    /// reference is a swift_retain and a swift_release): a port, once made, stays in `ports`.
+    private let processPorts: UnsafeMutablePointer<Unmanaged<Port>>
     private let count = Atomic<Int>(0)
     /// Messages JACK did not take (a full port buffer).
     let dropped = Atomic<Int>(0)
     /// `--clock-out`'s port (set before the client is activated), nil without it.
-    var clockPort: Port?
+    var clockPort: Port? { didSet { processClockPort = clockPort.map { Unmanaged.passUnretained($0) } } }
+    /// `clockPort` as the process thread reads it (unretained, as `processPorts`).
+    private var processClockPort: Unmanaged<Port>?
 
     final class Port: @unchecked Sendable {
         let name: String
@@ -41,6 +46,7 @@ final class JACKMIDIOutputs: @unchecked Sendable {
         clientBox = Mutex(client)
         ports = .allocate(capacity: Self.capacity)
         ports.initialize(repeating: nil, count: Self.capacity)
+        processPorts = .allocate(capacity: Self.capacity)
         Self.warmUp()
     }
 
@@ -58,6 +64,7 @@ final class JACKMIDIOutputs: @unchecked Sendable {
     deinit {
         ports.deinitialize(count: Self.capacity)
         ports.deallocate()
+        processPorts.deallocate()
     }
 
     /// The port named `name`, registered on first use (not on the process thread). One
@@ -71,6 +78,7 @@ final class JACKMIDIOutputs: @unchecked Sendable {
         }
         let p = Port(name: name, port: try client.register(name, .midi, .output))
         ports[n] = p
+        (processPorts + n).initialize(to: .passUnretained(p))
         count.store(n + 1, ordering: .releasing)
         return p
     }
@@ -137,11 +145,12 @@ final class JACKMIDIOutputs: @unchecked Sendable {
     /// Process thread: `--clock-out`'s events of the block just rendered, to the clock port's ring.
     @inline(__always)
     func takeClock(from tap: ClockOutTap) {
-        guard let port = clockPort else { return }
-        while let e = tap.ring.peek() {
-            tap.ring.pop()
-            if let bytes = e.message.shortWireForm, !port.ring.push(FrameMessage(frame: e.frame, bytes: bytes)) {
-                tap.dropped.add(1, ordering: .relaxed)
+        processClockPort?._withUnsafeGuaranteedRef { port in
+            while let e = tap.ring.peek() {
+                tap.ring.pop()
+                if let bytes = e.message.shortWireForm, !port.ring.push(FrameMessage(frame: e.frame, bytes: bytes)) {
+                    tap.dropped.add(1, ordering: .relaxed)
+                }
             }
         }
     }
@@ -154,13 +163,14 @@ final class JACKMIDIOutputs: @unchecked Sendable {
         let n = count.load(ordering: .acquiring)
         let end = start &+ UInt64(frames)
         for i in 0..<n {
-            let p = ports[i].unsafelyUnwrapped
-            let out = p.port.midiOutput(frames: frames)
-            var last = 0
-            while let m = p.ring.peek(), m.frame < end {
-                p.ring.pop()
-                last = max(last, m.frame > start ? Int(m.frame &- start) : 0)
-                if !m.bytes.withBytes({ out.write($0, at: last) }) { dropped.add(1, ordering: .relaxed) }
+            processPorts[i]._withUnsafeGuaranteedRef { p in
+                let out = p.port.midiOutput(frames: frames)
+                var last = 0
+                while let m = p.ring.peek(), m.frame < end {
+                    p.ring.pop()
+                    last = max(last, m.frame > start ? Int(m.frame &- start) : 0)
+                    if !m.bytes.withBytes({ out.write($0, at: last) }) { dropped.add(1, ordering: .relaxed) }
+                }
             }
         }
     }

@@ -54,7 +54,12 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
     /// The last block after `stop` is rendered (the process thread's answer to `finish`).
     private let ended = Atomic<Bool>(false)
     /// Set in `start` before `activate`, read only by the process thread after it.
-    private var cycle: OutputCycle?
+    private var cycle: OutputCycle? {
+        didSet { processCycle = cycle.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `cycle` as the process thread reads it: unretained (a strong load of the stored
+    /// reference was a swift_retain and a swift_release every cycle); `cycle` keeps it alive.
+    private var processCycle: Unmanaged<OutputCycle>?
     private let buffer: UnsafeMutableBufferPointer<Float>
     /// `midi_in`'s events, for `JACKMIDIInput` (this is its one producer).
     private let midiInbox: EventQueue
@@ -64,8 +69,9 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
     /// `CARILLON_JACK_MIDI_TRACE`: each call's `midi_in` (debug builds only).
     private let midiTrace = JACKMIDITrace.fromEnvironment()
     #endif
-    /// The client as the process thread sees it (no lock there): set where `clientBox` is, while no callback runs.
-    private var cycleClient: JACKClient
+    /// The client as the process thread sees it (no lock there, unretained: `clientBox` holds
+    /// it): set where `clientBox` is, while no callback runs.
+    private var cycleClient: Unmanaged<JACKClient>
     /// The MIDI outputs (`--clock-out`'s `clock`, the zones' ports), written each cycle.
     let midiOutputs: JACKMIDIOutputs
 
@@ -79,7 +85,7 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
             midiIn = try client.register("midi_in", .midi, .input)
         } catch { throw .jack(error) }
         clientBox = Mutex(client)
-        cycleClient = client
+        cycleClient = .passUnretained(client)
         self.options = options
         self.clientName = clientName
         self.midiInbox = midiInbox
@@ -170,7 +176,7 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
         // The old client goes: abandoned by `halt` if its server went away, closed if the server lives (its rate changed).
         serverGone.store(false, ordering: .releasing)
         clientBox.withLock { $0 = fresh }
-        cycleClient = fresh
+        cycleClient = .passUnretained(fresh)
         midiRereads = JACKMIDIRereads()   // the new server's cycles owe nothing to the old one's
         (left, right, midiIn) = ports
         period.store(fresh.bufferSize, ordering: .relaxed)
@@ -207,11 +213,18 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
 
     func process(frames: Int) {
         let outLeft = left.audioBuffer(frames: frames), outRight = right.audioBuffer(frames: frames)
-        guard let cycle, !rateRefused.load(ordering: .relaxed), !ended.load(ordering: .relaxed) else {
+        guard let processCycle, !rateRefused.load(ordering: .relaxed), !ended.load(ordering: .relaxed) else {
             outLeft.update(repeating: 0, count: frames); outRight.update(repeating: 0, count: frames)
             midiOutputs.writeCycle(start: 0, frames: frames)
             return
         }
+        processCycle._withUnsafeGuaranteedRef { process(frames: frames, cycle: $0, into: outLeft, outRight) }
+    }
+
+    /// One cycle of the session's `cycle`, guaranteed (not retained) by the caller.
+    private func process(frames: Int, cycle: OutputCycle, into outLeft: UnsafeMutablePointer<Float>,
+                         _ outRight: UnsafeMutablePointer<Float>) {
+        let cycleStartFrame = cycleClient._withUnsafeGuaranteedRef { $0.cycleStartFrame }
         let renderer = cycle.renderer
         let cycleStart = renderer.sampleTime
         if cycle.shared.stop.load(ordering: .acquiring) {
@@ -226,9 +239,9 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
         let input = midiIn.midiEvents(frames: frames)
         let next = renderer.sampleTime &+ UInt64(frames)
         // A buffer read already (the sender has not run since: an xrun) is not read again.
-        midiRereads.begin(cycle: cycleClient.cycleStartFrame, frames: frames)
+        midiRereads.begin(cycle: cycleStartFrame, frames: frames)
         #if DEBUG
-        midiTrace?.begin(cycle: cycleClient.cycleStartFrame, frames: frames)
+        midiTrace?.begin(cycle: cycleStartFrame, frames: frames)
         #endif
         for i in 0..<input.count {
             if let event = input.event(i) {
@@ -258,11 +271,12 @@ final class JACKOutput: AudioOutput, JACKClientDelegate, @unchecked Sendable {
             done += n
         }
         // MIDI out in the same cycle as the audio it goes with: the clock at its frames, the zones' at the start.
-        if let tap = cycle.clockOut { midiOutputs.takeClock(from: tap) }
+        // Unretained: the cycle holds its tap (binding it to a local was a retain and a release each cycle).
+        if let tap = cycle.clockOut.map(Unmanaged.passUnretained) { tap._withUnsafeGuaranteedRef { midiOutputs.takeClock(from: $0) } }
         midiOutputs.writeCycle(start: cycleStart, frames: frames)
-        midiRereads.end(cycle: cycleClient.cycleStartFrame)
+        midiRereads.end(cycle: cycleStartFrame)
         #if DEBUG
-        midiTrace?.end(cycle: cycleClient.cycleStartFrame)
+        midiTrace?.end(cycle: cycleStartFrame)
         #endif
     }
 

@@ -471,8 +471,8 @@ public final class RenderJob {
                 plan.extras = set.others.indices.map { i in
                     let id = scout.extraSoundFonts[i].id
                     let view = set.others[i].view(playing: plan.selection.notesByFont[id] ?? PlayedNotes())
-                    return SampleSelection.Extra(font: Sampler.ExtraFont(path: set.otherPaths[i], view: view),
-                                                 bankOffset: set.offsets[i], scoutID: id)
+                    return SampleSelection.Extra(font: Sampler.ExtraFont(path: set.otherPaths[i], view: view,
+                                                                         bankOffset: set.offsets[i]), scoutID: id)
                 }
             }
             return plan

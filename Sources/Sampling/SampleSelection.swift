@@ -87,16 +87,13 @@ package final class SampleSelection {
         package var extras: [Extra] = []
     }
 
-    /// A font a piece's synths load beside the main one, at `bankOffset`
+    /// A font a piece's synths load beside the main one, at its bank offset
     /// (`FontBankLayout`), and the ID the scout has it under (what the
     /// selection's presets name it by).
     package struct Extra {
         package var font: Sampler.ExtraFont
-        package var bankOffset: Int
         package var scoutID: Int32
-        package init(font: Sampler.ExtraFont, bankOffset: Int, scoutID: Int32) {
-            self.font = font; self.bankOffset = bankOffset; self.scoutID = scoutID
-        }
+        package init(font: Sampler.ExtraFont, scoutID: Int32) { self.font = font; self.scoutID = scoutID }
     }
 
     /// The view of this font keeping the zones that sound `notes` (nil: by preset, the file).
@@ -136,13 +133,12 @@ package final class SampleSelection {
     /// A new synth for a piece: nothing of an earlier piece in it (voices,
     /// effects, channels, tunings), the plan's view (or the file) loaded and
     /// the piece's presets pinned, as FluidSynth starts. Not on the render thread.
-    /// With `plan.extras`, the synth loads those fonts too, at their bank offsets.
+    /// With `plan.extras`, the synth loads those fonts too, each at its bank offset.
     package func makeSampler(for plan: Plan, path: String, sampleRate: Double,
                      options: SamplerOptions) throws(Sampler.Failure) -> Sampler {
         let sampler = try Sampler(soundFont: path, sampleRate: sampleRate, options: options, view: plan.view,
                                   extraFonts: plan.extras.map(\.font))
         guard let font = sampler.soundFont?.id else { preconditionFailure("a sampler has its font") }
-        if !plan.extras.isEmpty { try sampler.setBankOffsets(plan.extras.map(\.bankOffset)) }
         do throws(FluidSynthError) {
             for preset in plan.selection.presets {
                 // The scout's font ID, as the selection names it, to this synth's.

@@ -55,12 +55,16 @@ public final class Sampler {
     public let extraSoundFonts: [SoundFont]
 
     /// A font a render's synth loads beside the main one (`--timbres` across a
-    /// SoundFont set): a view of it, or the file when `view` is nil. Its banks
-    /// are moved out of reach (`parkedBankOffset`) until `setBankOffsets`.
+    /// SoundFont set): a view of it, or the file when `view` is nil, its banks
+    /// moved up by `bankOffset` as it loads (`FontBankLayout`'s offset; by
+    /// default out of reach, `parkedBankOffset`, until `setBankOffsets`).
     public struct ExtraFont {
         public var path: String
         public var view: VirtualSoundFont?
-        public init(path: String, view: VirtualSoundFont?) { self.path = path; self.view = view }
+        public var bankOffset: Int
+        public init(path: String, view: VirtualSoundFont?, bankOffset: Int = Sampler.parkedBankOffset) {
+            self.path = path; self.view = view; self.bankOffset = bankOffset
+        }
     }
 
     /// A bank offset no bank select or drum channel reaches (FluidSynth's
@@ -120,7 +124,7 @@ public final class Sampler {
                 let font: SoundFont
                 if let view = extra.view { font = try instrument.synth.loadExtraSoundFont(view) }
                 else { font = try instrument.synth.loadExtraSoundFont(at: extra.path) }
-                try instrument.synth.setBankOffset(Self.parkedBankOffset, of: font)
+                try instrument.synth.setBankOffset(extra.bankOffset, of: font)
                 extras.append(font)
             }
         } catch { throw .soundFont(error) }
