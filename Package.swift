@@ -37,10 +37,12 @@ let package = Package(
         .systemLibrary(name: "CJACK", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev"])]),
         .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
+        // glibc's <malloc.h> (mallopt, malloc_trim), which the Glibc module leaves out: no library of its own.
+        .systemLibrary(name: "CMalloc"),
 
         // Joinable POSIX threads and real-time scheduling, with their own error: for the
-        // ALSA input, the outputs and the render pool alike.
-        .target(name: "Threads"),
+        // ALSA input, the outputs and the render pool alike; the heap's settings for a render.
+        .target(name: "Threads", dependencies: ["CMalloc"]),
 
         // Swift wrappers over the C libraries: typed errors, handles released in deinit.
         .target(name: "ALSA", dependencies: ["CALSA", "MIDI", "Threads"]),

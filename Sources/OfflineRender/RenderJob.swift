@@ -353,6 +353,8 @@ public final class RenderJob {
                            blockFrames: rig.blockFrames, measures: groups != nil)
             }
             let sink = try makeSink()
+            // The plan's and the font's reading's temporaries are freed: their pages back before the piece renders.
+            HeapTuning.returnFreePages()
             do throws(Failure) {
                 let loop = BlockLoop(rig: rig, options: options, score: score, changes: piece.changes, deadAirFrom: deadAirFrom)
                 guard let played = try loop.run(into: sink, stems: stemWriter, output: output, cancel: cancel, progress: progress,

@@ -6,6 +6,7 @@ import Engine
 import Hosting
 import SoundFile
 import Synchronization
+import Threads
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -346,6 +347,11 @@ struct Render: ParsableCommand {
         if let normalize { settings.loudness = .normalize(LoudnessTarget(integrated: normalize, truePeakCeiling: truePeak)) }
         else if manifest != nil { settings.loudness = .measure }
 
+        // The heap's settings before the fonts are read and the workers start: an arena for each
+        // thread that renders at once, and freed memory given back (`HeapTuning`).
+        do throws(HeapTuningError) {
+            try HeapTuning.forRender(workers: max(1, min(settings.jobs, items.count)) * settings.job.threads)
+        } catch { Diagnostics.warning("\(error)") }
         // Every font loaded (a bad one is one line) before any folder or manifest line is written.
         let batch: BatchRenderer
         do { batch = try BatchRenderer(soundFonts: fonts, settings: settings) } catch { fail(error) }

@@ -1,0 +1,3 @@
+#pragma once
+// glibc's heap settings (mallopt, malloc_trim): in <malloc.h>, which Swift's Glibc module leaves out.
+#include <malloc.h>
