@@ -46,6 +46,11 @@ public final class RenderJob {
         /// not held in step block by block. Each costs a slot of buffers
         /// (36 × `blockFrames` floats, twice).
         public var blocksInFlight = 4
+        /// Hand the heap's free pages back (`HeapTuning.returnFreePages`) before each
+        /// piece renders: the CLI's render, whose process is the render's alone. Off
+        /// for a library (the Python package): `malloc_trim` walks every arena of the
+        /// host process, whose heap is not ours to size.
+        public var returnsFreePages = false
         /// Only the samples of the presets a piece selects are loaded (see `pinPresets`).
         public var loadsSamplesOnDemand = true
         /// With `loadsSamplesOnDemand`: only the samples of the zones a piece's
@@ -354,7 +359,7 @@ public final class RenderJob {
             }
             let sink = try makeSink()
             // The plan's and the font's reading's temporaries are freed: their pages back before the piece renders.
-            HeapTuning.returnFreePages()
+            if options.returnsFreePages { HeapTuning.returnFreePages() }
             do throws(Failure) {
                 let loop = BlockLoop(rig: rig, options: options, score: score, changes: piece.changes, deadAirFrom: deadAirFrom)
                 guard let played = try loop.run(into: sink, stems: stemWriter, output: output, cancel: cancel, progress: progress,

@@ -28,12 +28,24 @@ public enum HeapTuning {
     /// its own beside the main thread's heap, which the main thread, waiting
     /// on the workers, hardly uses).
     public static func forRender(workers: Int) throws(HeapTuningError) {
-        let arenas = Int32(clamping: max(1, workers))
-        for (setting, name, value) in [(M_MMAP_THRESHOLD, "M_MMAP_THRESHOLD", mmapThreshold),
-                                       (M_TRIM_THRESHOLD, "M_TRIM_THRESHOLD", trimThreshold),
-                                       (M_ARENA_MAX, "M_ARENA_MAX", arenas)] where mallopt(setting, value) != 1 {
-            throw HeapTuningError(setting: name, value: value)
+        for setting in settings(workers: workers) where mallopt(setting.parameter, setting.value) != 1 {
+            throw HeapTuningError(setting: setting.name, value: setting.value)
         }
+    }
+
+    /// One `mallopt` setting: glibc's parameter, its name, the value.
+    struct Setting: Equatable {
+        let parameter: Int32
+        let name: String
+        let value: Int32
+    }
+
+    /// What `forRender(workers:)` sets (apart, so a test can read it without
+    /// changing its own process's heap, which every test in it shares).
+    static func settings(workers: Int) -> [Setting] {
+        [Setting(parameter: M_MMAP_THRESHOLD, name: "M_MMAP_THRESHOLD", value: mmapThreshold),
+         Setting(parameter: M_TRIM_THRESHOLD, name: "M_TRIM_THRESHOLD", value: trimThreshold),
+         Setting(parameter: M_ARENA_MAX, name: "M_ARENA_MAX", value: Int32(clamping: max(1, workers)))]
     }
 
     /// Hands the free pages of every arena back to the kernel (`malloc_trim`:

@@ -352,6 +352,7 @@ struct Render: ParsableCommand {
         do throws(HeapTuningError) {
             try HeapTuning.forRender(workers: max(1, min(settings.jobs, items.count)) * settings.job.threads)
         } catch { Diagnostics.warning("\(error)") }
+        settings.job.returnsFreePages = true
         // Every font loaded (a bad one is one line) before any folder or manifest line is written.
         let batch: BatchRenderer
         do { batch = try BatchRenderer(soundFonts: fonts, settings: settings) } catch { fail(error) }
