@@ -64,6 +64,7 @@ private final class SupervisorLoop: @unchecked Sendable {
     var resumeTransport = false
     /// The last render-away ended before its tails were quiet (it hit `tailLimitFrames`): render away again before a reopen.
     var soundMayRemain = false
+    /// nil: the output is not watched (`AudioOutput.stallLimit`, JACK).
     var stallWatch: OutputStallWatch?
 
     init(parts: AudioSupervisor.Parts, recovery: AudioRecovery) {
@@ -72,6 +73,7 @@ private final class SupervisorLoop: @unchecked Sendable {
         scratch = .allocate(capacity: 2 * parts.output.maxFrames)
         scratch.initialize(repeating: 0)
         tailLimitFrames = 10 * parts.output.sampleRate
+        stallWatch = parts.output.stallLimit.map { OutputStallWatch(limit: $0, blocks: parts.shared.blocks.load(ordering: .relaxed), at: Self.seconds()) }
     }
 
     deinit { scratch.deallocate() }
@@ -80,7 +82,6 @@ private final class SupervisorLoop: @unchecked Sendable {
 
     func run(until stopping: CancellationFlag) {
         var polls = 0
-        stallWatch = parts.output.stallLimit.map { OutputStallWatch(limit: $0, blocks: parts.shared.blocks.load(ordering: .relaxed), at: Self.seconds()) }
         while !stopping.isSet {
             usleep(Self.pollMicroseconds)
             polls &+= 1

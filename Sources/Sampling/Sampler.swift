@@ -142,9 +142,6 @@ public final class Sampler {
         } catch { throw .soundFont(error) }
     }
 
-    /// Loads `view` of the main font (nil: the file itself) in place of the
-    /// one loaded (if any) and selects its presets on every channel. No voice
-    /// may sound (`FluidSynthInstrument.resetAndFinishVoices`). Not on the render thread.
     /// Live's sampler with presets on demand (`options.loadsSamplesOnDemand`): the
     /// font at `path` loaded as a view of every zone whose sample headers end where
     /// FluidSynth's on-demand loader needs them (`SoundFontFile.view`, as a render's
@@ -168,6 +165,9 @@ public final class Sampler {
         try self.init(soundFont: path, sampleRate: sampleRate, options: options, channels: channels, view: view)
     }
 
+    /// Loads `view` of the main font (nil: the file itself) in place of the
+    /// one loaded (if any) and selects its presets on every channel. No voice
+    /// may sound (`FluidSynthInstrument.resetAndFinishVoices`). Not on the render thread.
     func loadSoundFont(_ view: VirtualSoundFont?) throws(Failure) {
         soundFont = nil
         do throws(FluidSynthError) {
