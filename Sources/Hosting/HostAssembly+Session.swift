@@ -36,8 +36,9 @@ extension HostAssembly {
     /// `onDemand` (live): only the presets the rig names (the channels', the
     /// scenes') have their samples loaded, the others load as they are selected
     /// (`presets`, its loader not started yet); else (play) the whole font.
-    /// On demand, the main font loads as live needs it (`Sampler.init(onDemandSession:)`:
-    /// its samples as the file has them, not as FluidSynth 2.3 reads them on demand).
+    /// On demand, the main font and the channel fonts load as live needs them
+    /// (`Sampler.init(onDemandSession:)`: their samples as the files have them, not as
+    /// FluidSynth 2.3 reads them on demand).
     public func makeSessionSampler(soundFont path: String, sampleRate: Int, onDemand: Bool = false,
                                    log: HostLog? = nil) throws(Sampler.Failure) -> (sampler: Sampler, presets: OnDemandPresets?, problems: [String]) {
         var samplerOptions = options.sampler

@@ -92,9 +92,10 @@ public final class Sampler {
     /// `planning`: a synth that only replays a score's selections and never
     /// sounds (`RenderJob`'s scout): one output, one effects group, 16 voices,
     /// so it costs little memory.
+    /// `channelViews`: views to load in place of the channel fonts' files, by located path.
     public init(soundFont path: String, sampleRate: Double, options: SamplerOptions,
                 channels: [ChannelSetup] = [], view: VirtualSoundFont? = nil, planning: Bool = false,
-                extraFonts: [ExtraFont] = []) throws(Failure) {
+                extraFonts: [ExtraFont] = [], channelViews: [String: VirtualSoundFont] = [:]) throws(Failure) {
         soundFontPath = path
         do throws(FluidSynthError) {
             let settings = planning
@@ -113,7 +114,10 @@ public final class Sampler {
             let channel = setup.channel.intValue
             do {
                 let located = try SoundFontLocator(explicitPath: name).locate()
-                if byPath[located] == nil { byPath[located] = try instrument.synth.loadExtraSoundFont(at: located) }
+                if byPath[located] == nil {
+                    if let view = channelViews[located] { byPath[located] = try instrument.synth.loadExtraSoundFont(view) }
+                    else { byPath[located] = try instrument.synth.loadExtraSoundFont(at: located) }
+                }
                 fonts[channel] = byPath[located]
             } catch { throw .channelSoundFont(channel: channel, "\(error)") }
         }
@@ -143,26 +147,34 @@ public final class Sampler {
     }
 
     /// Live's sampler with presets on demand (`options.loadsSamplesOnDemand`): the
-    /// font at `path` loaded as a view of every zone whose sample headers end where
-    /// FluidSynth's on-demand loader needs them (`SoundFontFile.view`, as a render's
-    /// by note). FluidSynth before 2.4.4 loads each sample on demand with the 46 words
-    /// after its end and plays them (its issue #1484): loaded from the file, live
-    /// sounded unlike `--whole-font`, `play` and the render of its take at every
-    /// sample's end (a click of up to 3e-2 with TimGM6mb's drums). A font the reader
-    /// refuses loads from the file, with a line in `problems`.
+    /// font at `path`, and each channel's `soundfont:`, loaded as a view of every zone
+    /// whose sample headers end where FluidSynth's on-demand loader needs them
+    /// (`SoundFontFile.view`, as a render's by note). FluidSynth before 2.4.4 loads each
+    /// sample on demand with the 46 words after its end and plays them (its issue
+    /// #1484): loaded from the file, live sounded unlike `--whole-font`, `play` and the
+    /// render of its take at every sample's end (a click of up to 3e-2 with TimGM6mb's
+    /// drums). A font the reader refuses loads from the file, with a line in `problems`.
     public convenience init(onDemandSession path: String, sampleRate: Double, options: SamplerOptions,
                             channels: [ChannelSetup] = [], problems: inout [String]) throws(Failure) {
-        var view: VirtualSoundFont?
-        if SoundFontHydra.onDemandPadding > 0 {
+        func wholeView(_ path: String) -> VirtualSoundFont? {
+            guard SoundFontHydra.onDemandPadding > 0 else { return nil }
             do throws(SoundFontFileError) {
                 let file = try SoundFontFile(path: path)
-                view = file.view(keeping: file.hydra.allZones)
+                return file.view(keeping: file.hydra.allZones)
             } catch {
                 problems.append("\(path): samples loaded on demand as FluidSynth reads them from the file, each with "
                                 + "\(SoundFontHydra.onDemandPadding) words past its end (\(error)); --whole-font plays them as written")
+                return nil
             }
         }
-        try self.init(soundFont: path, sampleRate: sampleRate, options: options, channels: channels, view: view)
+        var channelViews: [String: VirtualSoundFont] = [:]
+        for name in channels.compactMap(\.soundFont) {
+            // A name that cannot be found is left to the designated init's message.
+            guard let located = try? SoundFontLocator(explicitPath: name).locate(), channelViews[located] == nil else { continue }
+            channelViews[located] = wholeView(located)
+        }
+        try self.init(soundFont: path, sampleRate: sampleRate, options: options, channels: channels, view: wholeView(path),
+                      channelViews: channelViews)
     }
 
     /// Loads `view` of the main font (nil: the file itself) in place of the
