@@ -428,6 +428,7 @@ import Threads
             channels:
               1: { program: 0 }
               10: { soundfont: \(copy), bank: 128, program: 0 }
+            controls: []
             """)
         func sampler(onDemand: Bool) throws -> (sampler: Sampler, presets: OnDemandPresets?) {
             var options = HostOptions()
