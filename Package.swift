@@ -152,7 +152,8 @@ let package = Package(
             // scattered, the 1 MiB of code it runs kept 10.1 MiB of pages resident; together
             // 5.8, and linns_basket's one-synth peak is 46.2 → 41.8 MiB (Benchmarks/README.md,
             // "… code order"); with every function of ours in a section of its own (the end of
-            // this file), code resident 5.9 → 4.5 MiB, the peak 41.4 → 40.2. A name the file no longer matches is only placed later, unwarned:
+            // this file), code resident 5.9 → 4.5 MiB, the peak 41.3 → 39.9–40.0 (medians).
+            // A name the file no longer matches is only placed later, unwarned:
             // the file ages into a smaller gain, it does not break the build; scripts/test's
             // scripts/check-render-order fails once under 90% of its names are still defined.
             .unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
